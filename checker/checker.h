@@ -1,0 +1,54 @@
+// The happens-before engine and its checks.
+//
+// Feed every Event in host-call order through on_event(); call finish() at
+// the end of the program. The Checker is single-threaded: a concurrent
+// producer (the runtime) serializes calls itself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "checker/event.h"
+#include "checker/finding.h"
+
+namespace xsc {
+
+struct CheckerConfig {
+  bool check_use_after_free = true;
+  bool check_use_before_ready = true;
+  // Freed ranges remembered for use-after-free, oldest dropped first.
+  std::size_t quarantine_entries = 1 << 16;
+};
+
+struct CheckerStats {
+  std::uint64_t events = 0;
+  std::uint64_t live_allocations = 0;
+  std::uint64_t streams = 0;
+  std::uint64_t threads = 0;
+};
+
+class Checker {
+ public:
+  explicit Checker(CheckerConfig config = {});
+  ~Checker();
+  Checker(const Checker&) = delete;
+  Checker& operator=(const Checker&) = delete;
+
+  void on_event(const Event& event);
+  // End of program. Idempotent.
+  void finish();
+
+  // Deduplicated findings, one per (kind, free site, use site) with counts,
+  // in order of first occurrence. Late-wait notes are attached as the waits
+  // arrive, so read this after finish() for the final picture.
+  const std::vector<Finding>& findings() const;
+  ParkedBlockStats parked_blocks() const;
+  CheckerStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xsc

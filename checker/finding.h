@@ -1,0 +1,78 @@
+// What the checker found: plain data consumed by the report writers.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "checker/event.h"
+
+namespace xsc {
+
+enum class FindingKind : std::uint8_t {
+  kUnorderedFree,   // rule xstream-unordered-free
+  kUseAfterFree,    // rule xstream-use-after-free
+  kUseBeforeReady,  // rule xstream-use-before-ready
+};
+std::string_view to_string(FindingKind kind);   // "unordered-free", ...
+std::string_view rule_id(FindingKind kind);     // "xstream-unordered-free", ...
+
+struct AllocInfo {
+  Addr addr = 0;
+  std::uint64_t size = 0;
+  StreamId stream = kLegacyStream;  // allocation stream
+  AllocKind kind = AllocKind::kStreamOrdered;
+  ThreadId thread = 0;
+  StackId stack = kNoStack;
+};
+
+struct FreeInfo {
+  Addr addr = 0;
+  StreamId stream = kLegacyStream;  // stream the free is ordered on
+  FreeKind kind = FreeKind::kStreamOrdered;
+  bool deferred = false;            // record_stream-style deferred free
+  ThreadId thread = 0;
+  StackId stack = kNoStack;
+};
+
+struct UseInfo {
+  Addr addr = 0;
+  std::uint64_t size = 0;
+  StreamId stream = kLegacyStream;
+  UseWhat what = UseWhat::kKernel;
+  Access access = Access::kUnknown;
+  NameId name = kNoName;
+  std::uint64_t graph = 0;
+  ThreadId thread = 0;
+  StackId stack = kNoStack;
+};
+
+// The wait that would have ordered an unordered use, but was enqueued on the
+// free's stream only after the free.
+struct LateWait {
+  StreamId stream = kLegacyStream;
+  EventId event = 0;
+  ThreadId thread = 0;
+  StackId stack = kNoStack;
+};
+
+struct Finding {
+  FindingKind kind = FindingKind::kUnorderedFree;
+  AllocInfo alloc;
+  FreeInfo free;        // kUnorderedFree, kUseAfterFree
+  UseInfo use;          // the unordered / stale / too-early use
+  bool has_late_wait = false;
+  LateWait late_wait;   // kUnorderedFree only
+  std::uint64_t count = 1;  // occurrences merged into this finding
+};
+
+// record_stream-style deferred frees: blocks parked until the allocator's own
+// event query lets them be reused. Reported as an advisory, not a finding.
+struct ParkedBlockStats {
+  std::uint64_t deferred_frees = 0;  // frees that were deferred
+  std::uint64_t max_parked = 0;      // most blocks parked at once
+  std::uint64_t peak_parked_bytes = 0;
+  StackId top_site = kNoStack;       // free site that parked the most blocks
+  std::uint64_t top_site_count = 0;
+};
+
+}  // namespace xsc

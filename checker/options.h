@@ -1,0 +1,36 @@
+// Options shared by the runtime (XSC_OPTIONS, like TSAN_OPTIONS) and the
+// command-line tool (--name=value flags).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace xsc {
+
+enum class ReportFormat : unsigned char { kText, kJson, kSarif };
+
+struct Options {
+  ReportFormat report = ReportFormat::kText;  // report=text|json|sarif
+  std::string suppressions;   // suppressions=FILE
+  std::string log_path;       // log_path=PREFIX: report to PREFIX.<pid>
+                              // (PREFIX.<rank>.<pid> under a launcher);
+                              // empty: stderr
+  std::string record;         // record=TRACE: write the replayable trace
+  int exitcode = 66;          // exitcode=N: exit status when findings exist
+  bool advisory = true;       // advisory=0|1: record_stream parked-block note
+  int stack_depth = 24;       // stack_depth=N: frames captured per stack
+  int verbosity = 0;          // verbosity=N
+  bool use_after_free = true;     // use_after_free=0|1
+  bool use_before_ready = true;   // use_before_ready=0|1
+};
+
+// Parses "name=value" items separated by ':' , ' ' or ',' into *options.
+// Unknown names or bad values: false with a one-line message in *error.
+bool parse_options(std::string_view text, Options* options, std::string* error);
+
+// Applies $XSC_OPTIONS (if set) on top of *options.
+bool apply_env_options(Options* options, std::string* error);
+
+bool parse_report_format(std::string_view text, ReportFormat* out);
+
+}  // namespace xsc

@@ -1,0 +1,48 @@
+// A checking session: the checker, its name table and stack depot, an
+// optional trace recorder and the report at the end. The live runtime and
+// trace replay both drive one Session, so both report the same way.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "checker/checker.h"
+#include "checker/event.h"
+#include "checker/options.h"
+#include "checker/stack_depot.h"
+
+namespace xsc {
+
+class Session {
+ public:
+  explicit Session(Options options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts recording to options.record when it is set. False (with a
+  // one-line message in *error) when the file cannot be written.
+  bool start(std::string* error);
+
+  NameTable& names();
+  StackDepot& stacks();
+  const Options& options() const;
+
+  // Feeds the checker and the recorder. Not thread-safe: callers serialize.
+  void on_event(const Event& event);
+
+  // Ends the session: finishes the checker, writes the report (in the
+  // configured format, suppressions applied) to `out`, flushes the trace.
+  // Returns the number of findings reported after suppressions.
+  std::uint64_t finish(std::ostream& out);
+
+  const Checker& checker() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xsc
