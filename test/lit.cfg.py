@@ -1,0 +1,70 @@
+# lit configuration shared by every suite under test/.
+import os
+import shutil
+import subprocess
+
+import lit.formats
+import lit.util
+
+config.name = "xstream-check"
+config.test_format = lit.formats.ShTest(not lit.util.which("bash") is None)
+config.suffixes = [".test", ".cu", ".cpp", ".py", ".jsonl"]
+config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.xsc_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.xsc_bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+for var in ("CUDA_VISIBLE_DEVICES", "HOME", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+            "NVSHMEM_DISABLE_NVLS", "LD_LIBRARY_PATH", "PYTHONPATH", "TMPDIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+# Tests state their own options; never inherit a user's.
+config.environment.pop("XSC_OPTIONS", None)
+
+config.substitutions.append(("%xsc", os.path.join(config.xsc_bin_dir, "xstream-check")))
+config.substitutions.append(("%libxsc", os.path.join(config.xsc_lib_dir, "libxstream_check.so")))
+config.substitutions.append(("%lint", os.path.join(config.xsc_bin_dir, "xstream-lint")))
+config.substitutions.append(("%plugin", os.path.join(config.xsc_lib_dir, "libxstream_plugin.so")))
+config.substitutions.append(("%tidymodule", os.path.join(config.xsc_lib_dir, "libxstream_tidy.so")))
+config.substitutions.append(("%clangxx", config.clangxx))
+config.substitutions.append(("%clang_tidy", config.clang_tidy))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%exbin", os.path.join(config.xsc_bin_dir, "examples")))
+config.substitutions.append(("%srcroot", config.xsc_src_root))
+config.substitutions.append(("%cuda_include", config.cuda_include_dir))
+
+
+def gpu_present():
+    """A CUDA GPU is usable only when nvidia-smi lists one."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def python_has(module):
+    try:
+        out = subprocess.run([config.python_executable, "-c", "import " + module],
+                             capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
+
+
+if config.have_runtime:
+    config.available_features.add("runtime")
+if config.have_examples:
+    config.available_features.add("examples")
+if config.have_runtime and config.have_examples and gpu_present():
+    config.available_features.add("cuda-gpu")
+if config.have_torch and python_has("torch"):
+    config.available_features.add("torch")
+if config.have_nccl:
+    config.available_features.add("nccl")
+if config.have_clang_plugin and config.clangxx:
+    config.available_features.add("clang-plugin")
