@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,9 +45,21 @@ class StackDepot {
   StackId intern_frames(std::vector<Frame> frames);
 
   // Symbolized frames of `id` (empty for kNoStack or an unknown id). PCs are
-  // symbolized on first request through the installed Symbolizer and cached.
+  // symbolized on first request through the installed Symbolizer and cached;
+  // a pending deferred stack is resolved here.
   std::vector<Frame> frames(StackId id) const;
   std::size_t size() const;  // number of distinct stacks
+
+  // A stack whose frames are produced later: Python contexts captured under
+  // PyTorch's allocator lock are symbolized only at a safe point, and trace
+  // stacks may be defined after their first use.
+  using Resolver = std::function<std::vector<Frame>()>;
+  StackId intern_deferred(Resolver resolver);
+  // Runs every pending resolver now; the caller knows this point is safe.
+  void resolve_pending();
+  // Reserves an id to be defined later; define() (re)sets its frames.
+  StackId reserve();
+  void define(StackId id, std::vector<Frame> frames);
 
   void set_symbolizer(std::shared_ptr<Symbolizer> symbolizer);
 
