@@ -44,6 +44,9 @@ class Checker {
   // arrive, so read this after finish() for the final picture.
   const std::vector<Finding>& findings() const;
   ParkedBlockStats parked_blocks() const;
+  // The live allocation containing `addr` (interior pointers included).
+  // Producers use it to tell pointer-valued kernel arguments from other words.
+  bool lookup_allocation(Addr addr, AllocInfo* out) const;
   CheckerStats stats() const;
 
  private:

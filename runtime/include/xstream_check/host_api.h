@@ -1,0 +1,63 @@
+/* The C ABI between libxstream_check.so and the producers it loads at run
+ * time (the PyTorch allocator adapter libxstream_torch.so). The runtime owns
+ * the session; an adapter only reports events through these functions. All
+ * functions are thread-safe and may be called under the application's own
+ * locks: none of them calls back into CUDA, Python or the adapter. */
+#ifndef XSTREAM_CHECK_HOST_API_H
+#define XSTREAM_CHECK_HOST_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XSC_HOST_API_VERSION 1
+
+typedef struct xsc_frame {
+  const char* function; /* may be NULL */
+  const char* file;     /* may be NULL */
+  uint32_t line;
+} xsc_frame;
+
+/* Produces a stack's frames later, at a point the runtime knows is safe
+ * (outside the allocator lock, holding nothing the adapter needs). Called at
+ * most once; must fill at most `cap` frames into `out` and return the count.
+ * Strings must stay valid until release() is called. */
+typedef struct xsc_deferred_stack {
+  void* context;
+  size_t (*resolve)(void* context, xsc_frame* out, size_t cap);
+  void (*release)(void* context);
+} xsc_deferred_stack;
+
+/* Values of the event model's enums (checker/event.h). */
+enum { XSC_ALLOC_STREAM_ORDERED = 0, XSC_ALLOC_CACHING = 1, XSC_ALLOC_SYNCHRONOUS = 2 };
+enum { XSC_FREE_STREAM_ORDERED = 0, XSC_FREE_CACHING = 1, XSC_FREE_SYNCHRONOUS = 2 };
+enum { XSC_ACCESS_READ = 0, XSC_ACCESS_WRITE = 1, XSC_ACCESS_UNKNOWN = 2 };
+
+typedef struct xsc_host_api {
+  uint32_t version; /* XSC_HOST_API_VERSION */
+  /* Stack ids: 0 = capture the calling thread's host stack now. */
+  uint32_t (*intern_frames)(const xsc_frame* frames, size_t n);
+  uint32_t (*intern_deferred)(xsc_deferred_stack stack);
+  /* `stream` is the raw cudaStream_t value; the runtime resolves legacy and
+   * per-thread default streams exactly as for CUDA calls. */
+  void (*alloc)(uint64_t addr, uint64_t size, uint64_t stream, int alloc_kind, uint32_t stack);
+  void (*free)(uint64_t addr, uint64_t stream, int free_kind, int deferred, uint32_t stack);
+  void (*free_completed)(uint64_t addr, uint32_t stack);
+  void (*use)(uint64_t addr, uint64_t size, uint64_t stream, int access, const char* what,
+              uint32_t stack);
+  /* One line to the report stream, prefixed "xstream-check: ". */
+  void (*notice)(const char* message);
+} xsc_host_api;
+
+/* Exported by an adapter; called once by the runtime. Returns 0 when the
+ * adapter attached, non-zero (after one notice) when it could not. */
+typedef int (*xsc_adapter_attach_fn)(const xsc_host_api* api);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XSTREAM_CHECK_HOST_API_H */
