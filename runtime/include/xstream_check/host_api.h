@@ -50,7 +50,17 @@ typedef struct xsc_host_api {
               uint32_t stack);
   /* One line to the report stream, prefixed "xstream-check: ". */
   void (*notice)(const char* message);
+  /* A collective or point-to-point communication op (NCCL) touching
+   * [addr, addr+size) on `stream`; `name` like "ncclAllGather". May be NULL
+   * in older runtimes: fall back to use(). */
+  void (*collective)(uint64_t addr, uint64_t size, uint64_t stream, int access,
+                     const char* name, uint32_t stack);
 } xsc_host_api;
+
+/* Exported by libxstream_check.so: the table for producers that live in the
+ * runtime's own process image (NCCL interposers, annotations). NULL while
+ * checking is disabled. */
+const xsc_host_api* xsc_runtime_host_api(void);
 
 /* Exported by an adapter; called once by the runtime. Returns 0 when the
  * adapter attached, non-zero (after one notice) when it could not. */
