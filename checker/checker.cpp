@@ -1,0 +1,492 @@
+// The checks on top of the happens-before state.
+//
+//  1. Unordered free: at the point where a free makes a block reusable, every
+//     stream's last use of the block must happen before that point.
+//  2. Late wait: an unordered use that the free's stream waits for only
+//     after the free. Reported as a note on finding 1.
+//  3. Use after free: a use of a range that was freed (and not reallocated).
+//  4. Use before ready: a stream-ordered allocation used on another stream
+//     that is not ordered after the allocation.
+#include "checker/checker.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <unordered_map>
+
+#include "checker/alloc_map.h"
+#include "checker/hb_state.h"
+#include "checker/vector_clock.h"
+
+namespace xsc {
+namespace {
+
+// Unordered (free, use) pairs waiting for a late wait on the free's stream.
+// Distinct (free stream, use stream, finding) triples are few; the bound only
+// guards against pathological input.
+constexpr std::size_t kMaxPendingLateWaits = 4096;
+
+struct PendingLateWait {
+  AgentId free_agent;
+  AgentId use_agent;
+  Epoch use_epoch;
+  std::uint32_t finding;
+};
+
+struct FindingKey {
+  FindingKind kind;
+  StackId site;  // free stack, or the allocation stack for use-before-ready
+  StackId use_stack;
+  NameId use_name;
+  bool operator==(const FindingKey&) const = default;
+};
+
+struct FindingKeyHash {
+  std::size_t operator()(const FindingKey& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.kind);
+    h = h * 0x9e3779b97f4a7c15ULL + k.site;
+    h = h * 0x9e3779b97f4a7c15ULL + k.use_stack;
+    h = h * 0x9e3779b97f4a7c15ULL + k.use_name;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+// A caching-allocator block whose reuse the allocator deferred.
+struct DeferredBlock {
+  AllocMap::Node node;
+  FreeInfo free;
+  bool parked = false;
+};
+
+UseInfo use_info(const Event& e) {
+  UseInfo u;
+  u.addr = e.addr;
+  u.size = e.size;
+  u.stream = e.stream;
+  u.what = e.what;
+  u.access = e.access;
+  u.name = e.name;
+  u.graph = e.graph;
+  u.thread = e.thread;
+  u.stack = e.stack;
+  return u;
+}
+
+FreeInfo free_info(const Event& e) {
+  FreeInfo f;
+  f.addr = e.addr;
+  f.stream = e.stream;
+  f.kind = e.free_kind;
+  f.deferred = e.deferred;
+  f.thread = e.thread;
+  f.stack = e.stack;
+  return f;
+}
+
+}  // namespace
+
+struct Checker::Impl {
+  explicit Impl(CheckerConfig c) : config(c), quarantine(c.quarantine_entries) {}
+
+  CheckerConfig config;
+  HbState hb;
+  AllocMap live;
+  Quarantine quarantine;
+  std::vector<Finding> findings;
+  std::unordered_map<FindingKey, std::uint32_t, FindingKeyHash> finding_index;
+  std::deque<PendingLateWait> pending;
+  VectorClock point;  // scratch ordering point, storage reused
+  std::uint64_t events = 0;
+  bool finished = false;
+
+  // Deferred caching-allocator frees, by address.
+  std::unordered_map<Addr, DeferredBlock> deferred;
+  bool has_requested = false;  // the latest deferred free, not yet parked
+  Addr requested = 0;
+  std::uint64_t parked_now = 0;
+  std::uint64_t parked_bytes_now = 0;
+  std::unordered_map<StackId, std::uint64_t> parked_by_site;
+  ParkedBlockStats parked_stats;
+
+  void on_event(const Event& e);
+
+  Finding& report(const FindingKey& key, bool* fresh) {
+    auto [it, inserted] = finding_index.try_emplace(
+        key, static_cast<std::uint32_t>(findings.size()));
+    *fresh = inserted;
+    if (inserted) {
+      findings.emplace_back();
+      findings.back().kind = key.kind;
+      findings.back().count = 0;
+    }
+    Finding& f = findings[it->second];
+    ++f.count;
+    return f;
+  }
+
+  // Check 1 against the ordering point in `point`. `free_agent` is the stream
+  // a late wait would have to be enqueued on (kNoAgent: none can help).
+  void check_free(const Allocation& a, const FreeInfo& free, AgentId free_agent) {
+    for (const LastUse& use : a.uses) {
+      if (point.get(use.agent) >= use.epoch) continue;
+      bool fresh = false;
+      Finding& f = report(
+          {FindingKind::kUnorderedFree, free.stack, use.info.stack, use.info.name},
+          &fresh);
+      if (fresh) {
+        f.alloc = a.info;
+        f.free = free;
+        f.use = use.info;
+      }
+      if (free_agent != kNoAgent && !f.has_late_wait)
+        remember_late_wait(free_agent, use.agent, use.epoch,
+                           static_cast<std::uint32_t>(&f - findings.data()));
+    }
+  }
+
+  void remember_late_wait(AgentId free_agent, AgentId use_agent, Epoch epoch,
+                          std::uint32_t finding) {
+    // A wait that covers the earliest epoch of a triple is the first wait to
+    // cover any of them, so one record per triple suffices.
+    for (PendingLateWait& p : pending) {
+      if (p.free_agent == free_agent && p.use_agent == use_agent &&
+          p.finding == finding) {
+        p.use_epoch = std::min(p.use_epoch, epoch);
+        return;
+      }
+    }
+    if (pending.size() == kMaxPendingLateWaits) pending.pop_front();
+    pending.push_back({free_agent, use_agent, epoch, finding});
+  }
+
+  void match_late_waits(AgentId stream, const Event& wait) {
+    if (pending.empty()) return;
+    const VectorClock* snapshot = hb.event_snapshot(wait.event);
+    if (!snapshot) return;
+    auto covered = [&](const PendingLateWait& p) {
+      if (p.free_agent != stream || snapshot->get(p.use_agent) < p.use_epoch)
+        return false;
+      Finding& f = findings[p.finding];
+      if (!f.has_late_wait) {
+        f.has_late_wait = true;
+        f.late_wait = LateWait{wait.stream, wait.event, wait.thread, wait.stack};
+      }
+      return true;
+    };
+    pending.erase(std::remove_if(pending.begin(), pending.end(), covered),
+                  pending.end());
+  }
+
+  // Check 1 done; the range is remembered for use-after-free.
+  void retire_block(AllocMap::Node node, const FreeInfo& free) {
+    quarantine.push(node.mapped().info, free);
+    live.recycle(std::move(node));
+  }
+
+  void on_alloc(const Event& e, AgentId thread);
+  void on_free(const Event& e, AgentId thread);
+  void on_free_completed(const Event& e, AgentId thread);
+  void on_use(const Event& e, AgentId thread);
+  void use_freed_range(const Event& e, const AllocInfo& alloc, const FreeInfo& free);
+
+  void park_requested();
+  void unpark(DeferredBlock& block);
+};
+
+void Checker::Impl::park_requested() {
+  has_requested = false;
+  auto it = deferred.find(requested);
+  if (it == deferred.end() || it->second.parked) return;
+  DeferredBlock& block = it->second;
+  block.parked = true;
+  ++parked_now;
+  parked_bytes_now += block.node.mapped().info.size;
+  parked_stats.max_parked = std::max(parked_stats.max_parked, parked_now);
+  parked_stats.peak_parked_bytes =
+      std::max(parked_stats.peak_parked_bytes, parked_bytes_now);
+  std::uint64_t& site = parked_by_site[block.free.stack];
+  ++site;
+  if (site > parked_stats.top_site_count) {
+    parked_stats.top_site_count = site;
+    parked_stats.top_site = block.free.stack;
+  }
+}
+
+void Checker::Impl::unpark(DeferredBlock& block) {
+  if (!block.parked) return;
+  block.parked = false;
+  --parked_now;
+  parked_bytes_now -= block.node.mapped().info.size;
+}
+
+void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
+  AllocInfo info;
+  info.addr = e.addr;
+  info.size = e.size;
+  info.stream = e.stream;
+  info.kind = e.alloc_kind;
+  info.thread = e.thread;
+  info.stack = e.stack;
+  AgentId ready_agent = kNoAgent;
+  Epoch ready_epoch = 0;
+  if (e.alloc_kind == AllocKind::kStreamOrdered) {
+    ready_agent = hb.stream_agent(e.stream);
+    ready_epoch = hb.enqueue(ready_agent, thread);
+  } else {
+    hb.host_action(thread);
+  }
+  const Addr end = e.size > std::numeric_limits<Addr>::max() - e.addr
+                       ? std::numeric_limits<Addr>::max()
+                       : e.addr + e.size;
+  quarantine.forget(e.addr, end);
+  // A deferred block the allocator hands out again was reusable already; a
+  // missed completion is not a reason to keep it parked.
+  if (!deferred.empty()) {
+    for (auto it = deferred.begin(); it != deferred.end();) {
+      const AllocInfo& d = it->second.node.mapped().info;
+      if (d.addr < end && e.addr < d.addr + d.size) {
+        unpark(it->second);
+        if (has_requested && requested == it->first) has_requested = false;
+        live.recycle(std::move(it->second.node));
+        it = deferred.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (Allocation* a = live.insert(info)) {
+    a->ready_agent = ready_agent;
+    a->ready_epoch = ready_epoch;
+  }
+}
+
+void Checker::Impl::on_free(const Event& e, AgentId thread) {
+  const FreeInfo free = free_info(e);
+  switch (e.free_kind) {
+    case FreeKind::kStreamOrdered: {
+      // cudaFreeAsync is an op on its stream; that stream's clock after the
+      // enqueue is what the memory's next user is ordered after.
+      AgentId stream = hb.stream_agent(e.stream);
+      hb.enqueue(stream, thread);
+      AllocMap::Node node = live.extract(e.addr);
+      if (node.empty()) return;
+      point.assign(hb.clock(stream));
+      check_free(node.mapped(), free, stream);
+      retire_block(std::move(node), free);
+      return;
+    }
+    case FreeKind::kSynchronous: {
+      // cudaFree is not an ordering point for other streams' work: only
+      // what the freeing thread itself synchronized with counts.
+      hb.host_action(thread);
+      AllocMap::Node node = live.extract(e.addr);
+      if (node.empty()) return;
+      point.assign(hb.clock(thread));
+      check_free(node.mapped(), free, kNoAgent);
+      retire_block(std::move(node), free);
+      return;
+    }
+    case FreeKind::kCachingAllocator: {
+      hb.host_action(thread);
+      AllocMap::Node node = live.extract(e.addr);
+      if (node.empty()) return;
+      if (e.deferred) {
+        ++parked_stats.deferred_frees;
+        if (has_requested) park_requested();
+        DeferredBlock block;
+        block.node = std::move(node);
+        block.free = free;
+        deferred.insert_or_assign(e.addr, std::move(block));
+        has_requested = true;
+        requested = e.addr;
+        return;
+      }
+      // The block is reusable at once, by later work on its allocation
+      // stream: that stream plus what this thread knows is the point.
+      AgentId alloc_stream = hb.stream_agent(node.mapped().info.stream);
+      point.assign(hb.clock(alloc_stream));
+      point.join(hb.clock(thread));
+      check_free(node.mapped(), free, alloc_stream);
+      retire_block(std::move(node), free);
+      return;
+    }
+  }
+}
+
+void Checker::Impl::on_free_completed(const Event& e, AgentId thread) {
+  auto it = deferred.find(e.addr);
+  if (it == deferred.end()) return;
+  hb.host_action(thread);
+  DeferredBlock block = std::move(it->second);
+  deferred.erase(it);
+  if (has_requested && requested == e.addr) has_requested = false;
+  unpark(block);
+  // The allocator's successful event query made the completing thread
+  // synchronize with the consumers' events before this point.
+  AgentId alloc_stream = hb.stream_agent(block.node.mapped().info.stream);
+  point.assign(hb.clock(alloc_stream));
+  point.join(hb.clock(thread));
+  check_free(block.node.mapped(), block.free, alloc_stream);
+  retire_block(std::move(block.node), block.free);
+}
+
+void Checker::Impl::use_freed_range(const Event& e, const AllocInfo& alloc,
+                                    const FreeInfo& free) {
+  bool fresh = false;
+  Finding& f =
+      report({FindingKind::kUseAfterFree, free.stack, e.stack, e.name}, &fresh);
+  if (fresh) {
+    f.alloc = alloc;
+    f.free = free;
+    f.use = use_info(e);
+  }
+}
+
+void Checker::Impl::on_use(const Event& e, AgentId thread) {
+  // A host access is the thread's own action; everything else is an op on
+  // its stream.
+  AgentId agent;
+  Epoch epoch;
+  if (e.what == UseWhat::kHostAccess) {
+    agent = thread;
+    epoch = hb.host_action(thread);
+  } else {
+    agent = hb.stream_agent(e.stream);
+    epoch = hb.enqueue(agent, thread);
+  }
+  const VectorClock& clock = hb.clock(agent);
+  const UseInfo use = use_info(e);
+  auto touch = [&](Allocation& a) {
+    if (config.check_use_before_ready && a.ready_epoch != 0 &&
+        a.ready_agent != agent && clock.get(a.ready_agent) < a.ready_epoch) {
+      bool fresh = false;
+      Finding& f = report(
+          {FindingKind::kUseBeforeReady, a.info.stack, e.stack, e.name}, &fresh);
+      if (fresh) {
+        f.alloc = a.info;
+        f.use = use;
+      }
+    }
+    a.record_use(agent, epoch, use);
+  };
+
+  Addr begin = e.addr;
+  Addr end;
+  if (e.size == 0) {
+    if (Allocation* a = live.find_containing(e.addr)) {
+      touch(*a);
+      return;
+    }
+    end = begin + 1 > begin ? begin + 1 : begin;
+  } else {
+    end = e.size > std::numeric_limits<Addr>::max() - begin
+              ? std::numeric_limits<Addr>::max()
+              : begin + e.size;
+    if (live.for_each_overlapping(begin, end, touch) != 0) return;
+  }
+  if (!config.check_use_after_free) return;
+  for (auto& [addr, block] : deferred) {
+    const AllocInfo& d = block.node.mapped().info;
+    if (d.addr < end && begin < d.addr + d.size) {
+      use_freed_range(e, d, block.free);
+      return;
+    }
+  }
+  if (const FreedRange* freed = quarantine.find_overlapping(begin, end))
+    use_freed_range(e, freed->alloc, freed->free);
+}
+
+void Checker::Impl::on_event(const Event& e) {
+  ++events;
+  // A deferred free whose completion is not the very next event parks.
+  if (has_requested &&
+      !(e.kind == EventKind::kFreeCompleted && e.addr == requested))
+    park_requested();
+
+  const AgentId thread = hb.thread_agent(e.thread);
+  switch (e.kind) {
+    case EventKind::kStreamCreate:
+      hb.create_stream(e.stream, e.stream_flags);
+      break;
+    case EventKind::kStreamDestroy:
+      hb.destroy_stream(e.stream);
+      break;
+    case EventKind::kAlloc:
+      on_alloc(e, thread);
+      break;
+    case EventKind::kFree:
+      on_free(e, thread);
+      break;
+    case EventKind::kFreeCompleted:
+      on_free_completed(e, thread);
+      break;
+    case EventKind::kUse:
+      on_use(e, thread);
+      break;
+    case EventKind::kEventRecord: {
+      AgentId stream = hb.stream_agent(e.stream);
+      hb.enqueue(stream, thread);
+      hb.record_event(e.event, stream);
+      break;
+    }
+    case EventKind::kStreamWaitEvent: {
+      AgentId stream = hb.stream_agent(e.stream);
+      hb.enqueue(stream, thread);
+      hb.wait_event(stream, e.event);
+      match_late_waits(stream, e);
+      break;
+    }
+    case EventKind::kStreamSync:
+      hb.sync_stream(thread, hb.stream_agent(e.stream));
+      hb.host_action(thread);
+      break;
+    case EventKind::kEventSync:
+      hb.sync_event(thread, e.event);
+      hb.host_action(thread);
+      break;
+    case EventKind::kDeviceSync:
+      hb.sync_device(thread);
+      hb.host_action(thread);
+      break;
+    case EventKind::kHostFunc:
+    case EventKind::kGraphLaunch:
+      hb.enqueue(hb.stream_agent(e.stream), thread);
+      break;
+    case EventKind::kThreadName:
+      break;
+  }
+}
+
+Checker::Checker(CheckerConfig config) : impl_(std::make_unique<Impl>(config)) {}
+Checker::~Checker() = default;
+
+void Checker::on_event(const Event& event) { impl_->on_event(event); }
+
+void Checker::finish() {
+  if (impl_->finished) return;
+  impl_->finished = true;
+  // A deferred free still waiting at the end stayed parked to the end.
+  if (impl_->has_requested) impl_->park_requested();
+}
+
+const std::vector<Finding>& Checker::findings() const { return impl_->findings; }
+
+ParkedBlockStats Checker::parked_blocks() const { return impl_->parked_stats; }
+
+bool Checker::lookup_allocation(Addr addr, AllocInfo* out) const {
+  const Allocation* a = impl_->live.find_containing(addr);
+  if (!a) return false;
+  if (out) *out = a->info;
+  return true;
+}
+
+CheckerStats Checker::stats() const {
+  CheckerStats s;
+  s.events = impl_->events;
+  s.live_allocations = impl_->live.size();
+  s.streams = impl_->hb.live_streams();
+  s.threads = impl_->hb.threads();
+  return s;
+}
+
+}  // namespace xsc

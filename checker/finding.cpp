@@ -1,0 +1,24 @@
+// Names of the finding kinds as reports and suppressions spell them.
+#include "checker/finding.h"
+
+namespace xsc {
+
+std::string_view to_string(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kUnorderedFree: return "unordered-free";
+    case FindingKind::kUseAfterFree: return "use-after-free";
+    case FindingKind::kUseBeforeReady: return "use-before-ready";
+  }
+  return "invalid";
+}
+
+std::string_view rule_id(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kUnorderedFree: return "xstream-unordered-free";
+    case FindingKind::kUseAfterFree: return "xstream-use-after-free";
+    case FindingKind::kUseBeforeReady: return "xstream-use-before-ready";
+  }
+  return "xstream-invalid";
+}
+
+}  // namespace xsc

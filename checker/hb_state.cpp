@@ -1,0 +1,133 @@
+#include "checker/hb_state.h"
+
+#include <algorithm>
+
+namespace xsc {
+
+HbState::HbState() { dense_threads_.reserve(64); }
+
+AgentId HbState::new_agent(bool is_stream) {
+  AgentId id = static_cast<AgentId>(agents_.size());
+  agents_.emplace_back();
+  agents_.back().is_stream = is_stream;
+  return id;
+}
+
+AgentId HbState::new_stream(StreamId id, StreamFlags flags) {
+  AgentId agent = new_agent(/*is_stream=*/true);
+  Agent& a = agents_[agent];
+  a.stream = id;
+  // The legacy stream cannot be non-blocking with respect to itself.
+  a.blocking = id == kLegacyStream || flags == StreamFlags::kBlocking;
+  streams_[id] = agent;
+  live_streams_.push_back(agent);
+  if (id == kLegacyStream)
+    legacy_ = agent;
+  else if (a.blocking)
+    blocking_streams_.push_back(agent);
+  cached_stream_ = id;
+  cached_stream_agent_ = agent;
+  return agent;
+}
+
+void HbState::retire(AgentId agent) {
+  Agent& a = agents_[agent];
+  a.live = false;
+  retired_.join(a.clock);
+  a.clock.release();
+  streams_.erase(a.stream);
+  live_streams_.erase(std::find(live_streams_.begin(), live_streams_.end(), agent));
+  auto it = std::find(blocking_streams_.begin(), blocking_streams_.end(), agent);
+  if (it != blocking_streams_.end()) blocking_streams_.erase(it);
+  if (legacy_ == agent) legacy_ = kNoAgent;
+  cached_stream_agent_ = kNoAgent;
+}
+
+AgentId HbState::stream_agent(StreamId id) {
+  if (cached_stream_agent_ != kNoAgent && cached_stream_ == id)
+    return cached_stream_agent_;
+  auto it = streams_.find(id);
+  if (it != streams_.end()) {
+    cached_stream_ = id;
+    cached_stream_agent_ = it->second;
+    return it->second;
+  }
+  return new_stream(id, StreamFlags::kBlocking);
+}
+
+AgentId HbState::thread_agent(ThreadId id) {
+  if (id < kDenseThreads) {
+    if (id < dense_threads_.size() && dense_threads_[id] != kNoAgent)
+      return dense_threads_[id];
+    if (id >= dense_threads_.size()) dense_threads_.resize(id + 1, kNoAgent);
+    AgentId agent = new_agent(/*is_stream=*/false);
+    agents_[agent].thread = id;
+    dense_threads_[id] = agent;
+    ++thread_count_;
+    return agent;
+  }
+  auto it = sparse_threads_.find(id);
+  if (it != sparse_threads_.end()) return it->second;
+  AgentId agent = new_agent(/*is_stream=*/false);
+  agents_[agent].thread = id;
+  sparse_threads_.emplace(id, agent);
+  ++thread_count_;
+  return agent;
+}
+
+AgentId HbState::create_stream(StreamId id, StreamFlags flags) {
+  auto it = streams_.find(id);
+  if (it != streams_.end()) {
+    if (id == kLegacyStream) return it->second;  // it is never destroyed
+    retire(it->second);
+  }
+  return new_stream(id, flags);
+}
+
+void HbState::destroy_stream(StreamId id) {
+  if (id == kLegacyStream) return;
+  auto it = streams_.find(id);
+  if (it != streams_.end()) retire(it->second);
+}
+
+Epoch HbState::enqueue(AgentId stream, AgentId thread) {
+  VectorClock& clock = agents_[stream].clock;
+  clock.join(agents_[thread].clock);
+  if (stream == legacy_) {
+    for (AgentId other : blocking_streams_) clock.join(agents_[other].clock);
+  } else if (agents_[stream].blocking && legacy_ != kNoAgent) {
+    clock.join(agents_[legacy_].clock);
+  }
+  return clock.tick(stream);
+}
+
+void HbState::record_event(EventId event, AgentId stream) {
+  events_[event].assign(agents_[stream].clock);
+}
+
+const VectorClock* HbState::event_snapshot(EventId event) const {
+  auto it = events_.find(event);
+  return it == events_.end() ? nullptr : &it->second;
+}
+
+void HbState::wait_event(AgentId stream, EventId event) {
+  if (const VectorClock* snapshot = event_snapshot(event))
+    agents_[stream].clock.join(*snapshot);
+}
+
+void HbState::sync_stream(AgentId thread, AgentId stream) {
+  agents_[thread].clock.join(agents_[stream].clock);
+}
+
+void HbState::sync_event(AgentId thread, EventId event) {
+  if (const VectorClock* snapshot = event_snapshot(event))
+    agents_[thread].clock.join(*snapshot);
+}
+
+void HbState::sync_device(AgentId thread) {
+  VectorClock& clock = agents_[thread].clock;
+  for (AgentId stream : live_streams_) clock.join(agents_[stream].clock);
+  clock.join(retired_);
+}
+
+}  // namespace xsc

@@ -1,0 +1,99 @@
+// Happens-before state: the agents (streams and host threads), their vector
+// clocks, and the snapshots taken by recorded CUDA events.
+//
+// Ordering rules, in one place:
+//  * Work a host thread enqueues on a stream happens after everything that
+//    thread did and synchronized with: the stream joins the thread's clock.
+//  * The legacy default stream waits for every live blocking stream, and
+//    every blocking stream waits for the legacy stream. Non-blocking streams
+//    are exempt.
+//  * A recorded event snapshots its stream; a wait joins that snapshot into
+//    the waiting stream; a host sync joins it (or a stream) into the thread.
+// Destroying a stream retires its agent: a later stream with the same handle
+// is a new agent, since CUDA reuses handle values.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "checker/event.h"
+#include "checker/vector_clock.h"
+
+namespace xsc {
+
+class HbState {
+ public:
+  HbState();
+
+  // The live agent of stream `id`, created (blocking) on first reference.
+  AgentId stream_agent(StreamId id);
+  // The live agent of host thread `id`, created on first reference.
+  AgentId thread_agent(ThreadId id);
+
+  // kStreamCreate: a fresh agent for `id` (retiring a live one with the same
+  // handle, whose destroy must have been missed).
+  AgentId create_stream(StreamId id, StreamFlags flags);
+  // kStreamDestroy: retires the live agent of `id`; unknown ids are ignored.
+  void destroy_stream(StreamId id);
+
+  // Enqueues one operation on `stream` by `thread`: applies the thread and
+  // legacy-stream joins and ticks the stream. Returns the op's epoch.
+  Epoch enqueue(AgentId stream, AgentId thread);
+  // A host action of `thread` (allocation, synchronous free, host access).
+  Epoch host_action(AgentId thread) { return agents_[thread].clock.tick(thread); }
+
+  // kEventRecord, after the record was enqueued on `stream`.
+  void record_event(EventId event, AgentId stream);
+  // The snapshot of the latest record of `event`; null if never recorded.
+  const VectorClock* event_snapshot(EventId event) const;
+  // kStreamWaitEvent: `stream` joins `event`'s snapshot (if recorded).
+  void wait_event(AgentId stream, EventId event);
+
+  // Host synchronizations by `thread`.
+  void sync_stream(AgentId thread, AgentId stream);
+  void sync_event(AgentId thread, EventId event);
+  void sync_device(AgentId thread);
+
+  const VectorClock& clock(AgentId agent) const { return agents_[agent].clock; }
+  StreamId stream_id(AgentId agent) const { return agents_[agent].stream; }
+  bool is_stream(AgentId agent) const { return agents_[agent].is_stream; }
+
+  std::uint64_t live_streams() const { return live_streams_.size(); }
+  std::uint64_t threads() const { return thread_count_; }
+  std::uint64_t agents() const { return agents_.size(); }
+
+ private:
+  struct Agent {
+    VectorClock clock;
+    StreamId stream = 0;
+    ThreadId thread = 0;
+    bool is_stream = false;
+    bool blocking = true;
+    bool live = true;
+  };
+
+  AgentId new_agent(bool is_stream);
+  AgentId new_stream(StreamId id, StreamFlags flags);
+  void retire(AgentId agent);
+
+  std::vector<Agent> agents_;
+  std::unordered_map<StreamId, AgentId> streams_;
+  // One-entry cache: most consecutive events name the same stream.
+  StreamId cached_stream_ = 0;
+  AgentId cached_stream_agent_ = kNoAgent;
+  AgentId legacy_ = kNoAgent;
+  std::vector<AgentId> live_streams_;      // including the legacy stream
+  std::vector<AgentId> blocking_streams_;  // live, blocking, not legacy
+  // Thread ids are small and dense; huge ones (bad input) go to the map.
+  static constexpr ThreadId kDenseThreads = 1 << 16;
+  std::vector<AgentId> dense_threads_;
+  std::unordered_map<ThreadId, AgentId> sparse_threads_;
+  std::uint64_t thread_count_ = 0;
+  std::unordered_map<EventId, VectorClock> events_;
+  // Joined clocks of retired streams: their work still completes, and a
+  // device-wide synchronization waits for it.
+  VectorClock retired_;
+};
+
+}  // namespace xsc
