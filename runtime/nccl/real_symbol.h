@@ -1,0 +1,48 @@
+// Finding the application's real NCCL entry points from inside the
+// interposers that shadow them.
+//
+// The interposers live in libxstream_check.so, which is preloaded, so every
+// reference to ncclAllReduce & co. in the process binds to them first. The
+// real definitions are in whichever libnccl the application loaded: usually
+// reachable with dlsym(RTLD_NEXT), but not when libnccl came in as a
+// dependency of a library dlopen()ed with RTLD_LOCAL (torch/_C.so pulls in
+// libtorch_cuda.so and libnccl.so.2 that way). RTLD_NEXT only searches the
+// global scope, so the lookup then falls back to the objects actually loaded.
+#pragma once
+
+#include <atomic>
+
+namespace xsc::nccl {
+
+// The address of the real definition of `name`, never one of ours; nullptr
+// when no loaded object other than this library defines it.
+void* find_real_symbol(const char* name);
+
+// One cached lookup per entry point. Thread-safe: a race resolves the same
+// address twice and stores it twice. A miss is not cached, so a libnccl
+// loaded later is still found.
+class RealSymbol {
+ public:
+  explicit constexpr RealSymbol(const char* name) : name_(name) {}
+
+  template <typename Fn>
+  Fn get() {
+    void* fn = cached_.load(std::memory_order_acquire);
+    if (fn == nullptr) {
+      fn = find_real_symbol(name_);
+      if (fn != nullptr) cached_.store(fn, std::memory_order_release);
+    }
+    return reinterpret_cast<Fn>(fn);
+  }
+
+  const char* name() const { return name_; }
+
+ private:
+  const char* name_;
+  std::atomic<void*> cached_{nullptr};
+};
+
+// Says once per entry point, on stderr, that the real function is missing.
+void report_missing_symbol(const char* name);
+
+}  // namespace xsc::nccl
