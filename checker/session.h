@@ -40,6 +40,10 @@ class Session {
 
   const Checker& checker() const;
 
+  // The process the report and the recorded trace speak for. Defaults to
+  // this process (getpid(), launcher rank); replay sets the traced one's.
+  void set_process(std::int64_t pid, int rank);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

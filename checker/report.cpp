@@ -1,0 +1,201 @@
+// Wording and identities shared by every report format.
+#include "checker/report.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace xsc {
+
+namespace {
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+}  // namespace
+
+void write_report(ReportFormat format, const std::vector<Finding>& findings,
+                  const ReportContext& context, std::ostream& out) {
+  switch (format) {
+    case ReportFormat::kText: write_text_report(findings, context, out); break;
+    case ReportFormat::kJson: write_json_report(findings, context, out); break;
+    case ReportFormat::kSarif: write_sarif_report(findings, context, out); break;
+  }
+  out.flush();
+}
+
+std::string describe_stream(StreamId stream) {
+  if (stream == kLegacyStream) return "stream 0 (legacy default)";
+  return "stream " + hex(stream);
+}
+
+std::string_view what_word(UseWhat what) {
+  switch (what) {
+    case UseWhat::kKernel: return "kernel";
+    case UseWhat::kMemcpy: return "memcpy";
+    case UseWhat::kMemset: return "memset";
+    case UseWhat::kCollective: return "collective";
+    case UseWhat::kAnnotated: return "annotated use";
+    case UseWhat::kHostAccess: return "host access";
+  }
+  return "use";
+}
+
+std::string describe_use(const UseInfo& use, const NameTable& names) {
+  std::string text(what_word(use.what));
+  std::string_view name = names.get(use.name);
+  if (!name.empty()) {
+    text += " \"";
+    text += name;
+    text += '"';
+  }
+  if (use.graph != 0) text += " in graph " + hex(use.graph);
+  return text;
+}
+
+std::string_view access_word(Access access) {
+  switch (access) {
+    case Access::kRead: return "read";
+    case Access::kWrite: return "write";
+    case Access::kUnknown: return "";
+  }
+  return "";
+}
+
+std::string_view free_kind_word(FreeKind kind) {
+  switch (kind) {
+    case FreeKind::kStreamOrdered: return "stream-ordered free";
+    case FreeKind::kCachingAllocator: return "caching-allocator free";
+    case FreeKind::kSynchronous: return "synchronous free";
+  }
+  return "free";
+}
+
+std::string_view alloc_kind_word(AllocKind kind) {
+  switch (kind) {
+    case AllocKind::kStreamOrdered: return "stream-ordered allocation";
+    case AllocKind::kCachingAllocator: return "caching-allocator allocation";
+    case AllocKind::kSynchronous: return "synchronous allocation";
+  }
+  return "allocation";
+}
+
+std::string_view headline(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kUnorderedFree: return "unordered free";
+    case FindingKind::kUseAfterFree: return "use after free";
+    case FindingKind::kUseBeforeReady: return "use before ready";
+  }
+  return "finding";
+}
+
+std::string fix_advice(const Finding& f) {
+  std::string use_stream = describe_stream(f.use.stream);
+  switch (f.kind) {
+    case FindingKind::kUnorderedFree: {
+      if (f.free.kind == FreeKind::kSynchronous)
+        return "a synchronous free does not wait for other streams: synchronize the host with " +
+               use_stream + " (or with an event recorded after its last use) before the free";
+      // A caching allocator hands the block back on its allocation stream, so
+      // that is the stream that must be ordered after the use.
+      StreamId ordered = f.free.kind == FreeKind::kCachingAllocator ? f.alloc.stream : f.free.stream;
+      return "record an event on " + use_stream + " after its last use and make " +
+             describe_stream(ordered) + " wait on it before the free (or free it on " + use_stream +
+             ", or synchronize the host with " + use_stream + " before the free)";
+    }
+    case FindingKind::kUseAfterFree:
+      return "keep the buffer alive until its last use: move the free after the use on " + use_stream +
+             " and order it after that use (an event recorded on " + use_stream +
+             " that the freeing stream waits on)";
+    case FindingKind::kUseBeforeReady:
+      return "record an event on " + describe_stream(f.alloc.stream) +
+             " after the allocation and make " + use_stream +
+             " wait on it before the use (or use the buffer on " + describe_stream(f.alloc.stream) +
+             ")";
+  }
+  return "";
+}
+
+StackId primary_stack(const Finding& f) {
+  return f.kind == FindingKind::kUnorderedFree ? f.free.stack : f.use.stack;
+}
+
+std::size_t locating_frame(const std::vector<Frame>& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (!frames[i].file.empty()) return i;
+  return 0;
+}
+
+std::string frame_text(const Frame& frame) {
+  std::string text = frame.function.empty() ? "<unknown>" : frame.function;
+  if (!frame.file.empty()) {
+    text += ' ';
+    text += frame.file;
+    if (frame.line != 0) text += ":" + std::to_string(frame.line);
+  } else if (!frame.module.empty()) {
+    text += " (" + frame.module + "+" + hex(frame.pc) + ")";
+  } else if (frame.pc != 0) {
+    text += " (" + hex(frame.pc) + ")";
+  }
+  return text;
+}
+
+std::string site_text(const std::vector<Frame>& frames) {
+  if (frames.empty()) return "<unknown>";
+  const Frame& frame = frames[locating_frame(frames)];
+  std::string text;
+  if (!frame.file.empty()) {
+    text = frame.file;
+    if (frame.line != 0) text += ":" + std::to_string(frame.line);
+  } else if (!frame.module.empty()) {
+    text = "(" + frame.module + "+" + hex(frame.pc) + ")";
+  }
+  if (!frame.function.empty()) text += (text.empty() ? "in " : " in ") + frame.function;
+  return text.empty() ? "<unknown>" : text;
+}
+
+namespace {
+
+// FNV-1a, 64 bit: tiny, and stable across builds and platforms.
+struct Fnv {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  void add(std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+    h ^= 0xff;  // field separator, so "ab"+"c" != "a"+"bc"
+    h *= 0x100000001b3ull;
+  }
+};
+
+void add_site(Fnv& fnv, const StackDepot& stacks, StackId id) {
+  // A few innermost frames identify a site; deeper frames vary with callers
+  // that do not change the bug. Module paths and PCs are left out because
+  // they differ between machines and runs.
+  std::vector<Frame> frames = stacks.frames(id);
+  std::size_t n = frames.size() < 4 ? frames.size() : 4;
+  fnv.add(std::to_string(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    fnv.add(frames[i].function);
+    fnv.add(frames[i].file);
+    fnv.add(std::to_string(frames[i].line));
+  }
+}
+
+}  // namespace
+
+std::string fingerprint(const Finding& f, const NameTable& names, const StackDepot& stacks) {
+  Fnv fnv;
+  fnv.add(headline(f.kind));
+  fnv.add(what_word(f.use.what));
+  fnv.add(names.get(f.use.name));
+  if (f.kind != FindingKind::kUseBeforeReady) add_site(fnv, stacks, f.free.stack);
+  else add_site(fnv, stacks, f.alloc.stack);
+  add_site(fnv, stacks, f.use.stack);
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, fnv.h);
+  return buf;
+}
+
+}  // namespace xsc

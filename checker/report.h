@@ -1,0 +1,70 @@
+// Report writers: turn the checker's findings into text (ThreadSanitizer
+// style), JSON Lines or SARIF 2.1.0. Detection lives elsewhere; nothing here
+// decides what is a bug.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checker/finding.h"
+#include "checker/options.h"
+#include "checker/stack_depot.h"
+
+namespace xsc {
+
+// The tool's version, as reports and --version print it.
+inline constexpr const char* kVersion = "0.1.0";
+
+struct ReportContext {
+  const NameTable* names = nullptr;
+  const StackDepot* stacks = nullptr;
+  int pid = 0;
+  int rank = -1;                  // launcher rank; -1 when not under one
+  std::uint64_t suppressed = 0;   // findings dropped by suppressions
+  ParkedBlockStats parked;        // record_stream advisory input
+  bool advisory = true;           // print the parked-block advisory
+};
+
+void write_report(ReportFormat format, const std::vector<Finding>& findings,
+                  const ReportContext& context, std::ostream& out);
+void write_text_report(const std::vector<Finding>& findings, const ReportContext& context,
+                       std::ostream& out);
+void write_json_report(const std::vector<Finding>& findings, const ReportContext& context,
+                       std::ostream& out);
+void write_sarif_report(const std::vector<Finding>& findings, const ReportContext& context,
+                        std::ostream& out);
+
+// Pieces shared by the writers (report.cpp).
+
+// "stream 0x55d0", or "stream 0 (legacy default)".
+std::string describe_stream(StreamId stream);
+// `kernel "ampere_sgemm"`, `memcpy`, `collective "ncclAllGather"`, ...
+std::string describe_use(const UseInfo& use, const NameTable& names);
+// "read" / "write" / "" (unknown access).
+std::string_view access_word(Access access);
+std::string_view what_word(UseWhat what);        // "kernel", "memcpy", ...
+std::string_view free_kind_word(FreeKind kind);  // "caching-allocator free", ...
+std::string_view alloc_kind_word(AllocKind kind);  // "caching-allocator allocation", ...
+// Headline words: "unordered free", "use after free", "use before ready".
+std::string_view headline(FindingKind kind);
+// The one-sentence fix for `finding`.
+std::string fix_advice(const Finding& finding);
+// The stack that locates the finding: the free for an unordered free, the
+// use otherwise.
+StackId primary_stack(const Finding& finding);
+// Index of the frame that best locates a stack: the innermost one with a
+// source file, else the innermost one (0 when empty).
+std::size_t locating_frame(const std::vector<Frame>& frames);
+// "FILE:LINE in FUNC" for SUMMARY lines; "<unknown>" without frames.
+std::string site_text(const std::vector<Frame>& frames);
+// "func /path/file.py:57", "func (module+0x1a2b)" or "<unknown>".
+std::string frame_text(const Frame& frame);
+// Stable across runs, processes and ranks (no addresses, pids or handles):
+// 16 hex digits derived from the kind, the use's name and the free and use
+// sites.
+std::string fingerprint(const Finding& finding, const NameTable& names, const StackDepot& stacks);
+
+}  // namespace xsc

@@ -1,0 +1,120 @@
+// JSON Lines report: one object per finding, then one summary object.
+#include <nlohmann/json.hpp>
+
+#include "checker/report.h"
+
+namespace xsc {
+namespace {
+
+using nlohmann::json;
+
+std::string_view kind_name(AllocKind kind) {
+  switch (kind) {
+    case AllocKind::kStreamOrdered: return "stream-ordered";
+    case AllocKind::kCachingAllocator: return "caching-allocator";
+    case AllocKind::kSynchronous: return "synchronous";
+  }
+  return "unknown";
+}
+
+std::string_view kind_name(FreeKind kind) {
+  switch (kind) {
+    case FreeKind::kStreamOrdered: return "stream-ordered";
+    case FreeKind::kCachingAllocator: return "caching-allocator";
+    case FreeKind::kSynchronous: return "synchronous";
+  }
+  return "unknown";
+}
+
+std::string_view what_name(UseWhat what) {
+  switch (what) {
+    case UseWhat::kKernel: return "kernel";
+    case UseWhat::kMemcpy: return "memcpy";
+    case UseWhat::kMemset: return "memset";
+    case UseWhat::kCollective: return "collective";
+    case UseWhat::kAnnotated: return "annotated";
+    case UseWhat::kHostAccess: return "host-access";
+  }
+  return "unknown";
+}
+
+std::string_view access_name(Access access) {
+  std::string_view word = access_word(access);
+  return word.empty() ? "unknown" : word;
+}
+
+json stack_json(const StackDepot& stacks, StackId id) {
+  json frames = json::array();
+  for (const Frame& f : stacks.frames(id)) {
+    frames.push_back({{"function", f.function},
+                      {"file", f.file},
+                      {"line", f.line},
+                      {"module", f.module},
+                      {"pc", f.pc}});
+  }
+  return frames;
+}
+
+}  // namespace
+
+void write_json_report(const std::vector<Finding>& findings, const ReportContext& ctx,
+                       std::ostream& out) {
+  const NameTable& names = *ctx.names;
+  const StackDepot& stacks = *ctx.stacks;
+  for (const Finding& f : findings) {
+    json j;
+    j["kind"] = std::string(to_string(f.kind));
+    j["rule"] = std::string(rule_id(f.kind));
+    j["count"] = f.count;
+    j["pid"] = ctx.pid;
+    if (ctx.rank >= 0) j["rank"] = ctx.rank;
+    j["fingerprint"] = fingerprint(f, names, stacks);
+    j["site"] = site_text(stacks.frames(primary_stack(f)));
+    j["alloc"] = {{"addr", f.alloc.addr},
+                  {"size", f.alloc.size},
+                  {"stream", f.alloc.stream},
+                  {"kind", kind_name(f.alloc.kind)},
+                  {"thread", f.alloc.thread},
+                  {"stack", stack_json(stacks, f.alloc.stack)}};
+    if (f.kind == FindingKind::kUseBeforeReady) {
+      j["free"] = nullptr;
+    } else {
+      j["free"] = {{"addr", f.free.addr},
+                   {"stream", f.free.stream},
+                   {"kind", kind_name(f.free.kind)},
+                   {"deferred", f.free.deferred},
+                   {"thread", f.free.thread},
+                   {"stack", stack_json(stacks, f.free.stack)}};
+    }
+    j["use"] = {{"addr", f.use.addr},
+                {"size", f.use.size},
+                {"stream", f.use.stream},
+                {"what", what_name(f.use.what)},
+                {"name", names.get(f.use.name)},
+                {"access", access_name(f.use.access)},
+                {"graph", f.use.graph},
+                {"thread", f.use.thread},
+                {"stack", stack_json(stacks, f.use.stack)}};
+    if (f.has_late_wait) {
+      j["late_wait"] = {{"stream", f.late_wait.stream},
+                        {"event", f.late_wait.event},
+                        {"thread", f.late_wait.thread},
+                        {"stack", stack_json(stacks, f.late_wait.stack)}};
+    } else {
+      j["late_wait"] = nullptr;
+    }
+    j["fix"] = fix_advice(f);
+    out << j.dump() << '\n';
+  }
+  json summary = {{"findings", findings.size()}, {"suppressed", ctx.suppressed}, {"pid", ctx.pid}};
+  if (ctx.rank >= 0) summary["rank"] = ctx.rank;
+  const ParkedBlockStats& p = ctx.parked;
+  summary["parked"] = {{"deferred_frees", p.deferred_frees},
+                       {"max_parked", p.max_parked},
+                       {"peak_parked_bytes", p.peak_parked_bytes},
+                       {"top_site_count", p.top_site_count},
+                       {"top_site", stack_json(stacks, p.top_site)}};
+  out << json{{"summary", summary}}.dump() << '\n';
+}
+
+}  // namespace xsc

@@ -1,0 +1,163 @@
+// SARIF 2.1.0 report, for code-scanning dashboards and IDEs.
+#include <nlohmann/json.hpp>
+
+#include "checker/report.h"
+
+namespace xsc {
+namespace {
+
+using nlohmann::json;
+
+struct RuleDescription {
+  FindingKind kind;
+  const char* name;
+  const char* short_text;
+  const char* full_text;
+};
+
+constexpr RuleDescription kRules[] = {
+    {FindingKind::kUnorderedFree, "UnorderedFree",
+     "A buffer is freed before its allocation stream is ordered after a use on another stream.",
+     "The allocator may hand the block to a later allocation on the allocation stream while a "
+     "kernel, copy or collective on another stream still uses it. Record an event on the using "
+     "stream after its last use and make the allocation stream wait on it before the free."},
+    {FindingKind::kUseAfterFree, "UseAfterFree",
+     "A stream uses a buffer after it was freed.",
+     "Work was enqueued on a buffer whose free had already been issued; the memory may belong to "
+     "another allocation by the time the work runs."},
+    {FindingKind::kUseBeforeReady, "UseBeforeReady",
+     "A stream uses a stream-ordered allocation before it is ordered after the allocation.",
+     "A stream-ordered allocation is valid only on its allocation stream until another stream is "
+     "ordered after it; the use may run before the memory is available."},
+};
+
+std::size_t rule_index(FindingKind kind) {
+  for (std::size_t i = 0; i < std::size(kRules); ++i)
+    if (kRules[i].kind == kind) return i;
+  return 0;
+}
+
+std::string artifact_uri(const std::string& file) {
+  // Absolute paths become file:// URIs; relative ones stay relative to the
+  // source root, as SARIF allows.
+  if (!file.empty() && file.front() == '/') return "file://" + file;
+  return file;
+}
+
+// A SARIF location for the frame that best locates `id`; null when the stack
+// has nothing a location can be made of.
+json location(const StackDepot& stacks, StackId id, const std::string& message) {
+  std::vector<Frame> frames = stacks.frames(id);
+  if (frames.empty()) return nullptr;
+  const Frame& frame = frames[locating_frame(frames)];
+  json loc = json::object();
+  if (!frame.file.empty()) {
+    json physical = {{"artifactLocation", {{"uri", artifact_uri(frame.file)}}}};
+    if (frame.line != 0) physical["region"] = {{"startLine", frame.line}};
+    loc["physicalLocation"] = physical;
+  }
+  if (!frame.function.empty())
+    loc["logicalLocations"] = json::array({{{"name", frame.function}, {"kind", "function"}}});
+  if (loc.empty()) return nullptr;
+  if (!message.empty()) loc["message"] = {{"text", message}};
+  return loc;
+}
+
+std::string result_message(const Finding& f, const NameTable& names) {
+  std::string use = describe_use(f.use, names) + " on " + describe_stream(f.use.stream);
+  switch (f.kind) {
+    case FindingKind::kUnorderedFree:
+      return "Free on " + describe_stream(f.free.stream) + " (" + std::string(free_kind_word(f.free.kind)) +
+             ") is not ordered after the last use by " + use + ". Fix: " + fix_advice(f) + ".";
+    case FindingKind::kUseAfterFree:
+      return "Use by " + use + " after the buffer was freed on " + describe_stream(f.free.stream) +
+             ". Fix: " + fix_advice(f) + ".";
+    case FindingKind::kUseBeforeReady:
+      return "Use by " + use + " is not ordered after the allocation on " +
+             describe_stream(f.alloc.stream) + ". Fix: " + fix_advice(f) + ".";
+  }
+  return "";
+}
+
+}  // namespace
+
+void write_sarif_report(const std::vector<Finding>& findings, const ReportContext& ctx,
+                        std::ostream& out) {
+  const NameTable& names = *ctx.names;
+  const StackDepot& stacks = *ctx.stacks;
+
+  json rules = json::array();
+  for (const RuleDescription& r : kRules) {
+    rules.push_back({{"id", std::string(rule_id(r.kind))},
+                     {"name", r.name},
+                     {"shortDescription", {{"text", r.short_text}}},
+                     {"fullDescription", {{"text", r.full_text}}},
+                     {"defaultConfiguration", {{"level", "error"}}}});
+  }
+
+  json results = json::array();
+  for (const Finding& f : findings) {
+    json result;
+    result["ruleId"] = std::string(rule_id(f.kind));
+    result["ruleIndex"] = rule_index(f.kind);
+    result["level"] = "error";
+    result["message"] = {{"text", result_message(f, names)}};
+    json primary = location(stacks, primary_stack(f), "");
+    result["locations"] = primary.is_null() ? json::array() : json::array({primary});
+
+    json related = json::array();
+    auto add_related = [&](StackId id, const std::string& text) {
+      json loc = location(stacks, id, text);
+      if (loc.is_null()) return;
+      loc["id"] = related.size();
+      related.push_back(std::move(loc));
+    };
+    if (f.kind != FindingKind::kUnorderedFree && f.kind != FindingKind::kUseBeforeReady)
+      add_related(f.free.stack, "free on " + describe_stream(f.free.stream));
+    if (f.kind == FindingKind::kUnorderedFree)
+      add_related(f.use.stack, "last use: " + describe_use(f.use, names) + " on " + describe_stream(f.use.stream));
+    add_related(f.alloc.stack, "allocation on " + describe_stream(f.alloc.stream));
+    if (f.has_late_wait)
+      add_related(f.late_wait.stack, "late wait on " + describe_stream(f.late_wait.stream) +
+                                         ": move it before the free");
+    if (!related.empty()) result["relatedLocations"] = related;
+    result["partialFingerprints"] = {{"xstreamFingerprint/v1", fingerprint(f, names, stacks)}};
+    result["occurrenceCount"] = f.count;
+    result["properties"] = {{"pid", ctx.pid}};
+    if (ctx.rank >= 0) result["properties"]["rank"] = ctx.rank;
+    results.push_back(std::move(result));
+  }
+
+  json invocation = {{"executionSuccessful", true}};
+  json notes = json::array();
+  notes.push_back({{"level", "note"},
+                   {"message", {{"text", std::to_string(findings.size()) + " finding(s) (" +
+                                             std::to_string(ctx.suppressed) + " suppressed)"}}}});
+  if (ctx.advisory && ctx.parked.deferred_frees > 0) {
+    json note = {{"level", "note"},
+                 {"message",
+                  {{"text", "record_stream parked up to " + std::to_string(ctx.parked.max_parked) +
+                                " blocks (" + std::to_string(ctx.parked.peak_parked_bytes) +
+                                " bytes) waiting for their streams' events; keep a reference and "
+                                "make the allocation stream wait_event on the consumer's event "
+                                "before dropping it (keepalive)"}}}};
+    json site = location(stacks, ctx.parked.top_site, "");
+    if (!site.is_null()) note["locations"] = json::array({site});
+    notes.push_back(std::move(note));
+  }
+  invocation["toolExecutionNotifications"] = notes;
+
+  json log = {
+      {"version", "2.1.0"},
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"runs", json::array({{{"tool",
+                              {{"driver",
+                                {{"name", "xstream-check"},
+                                 {"version", kVersion},
+                                 {"rules", rules}}}}},
+                             {"invocations", json::array({invocation})},
+                             {"results", results}}})}};
+  out << log.dump(2) << '\n';
+}
+
+}  // namespace xsc

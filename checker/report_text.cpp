@@ -1,0 +1,122 @@
+// The human-readable report, laid out like ThreadSanitizer's.
+#include <cinttypes>
+#include <cstdio>
+
+#include "checker/report.h"
+
+namespace xsc {
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+std::string thread_name(ThreadId t) { return "T" + std::to_string(t); }
+
+void print_stack(std::ostream& out, const StackDepot& stacks, StackId id) {
+  std::vector<Frame> frames = stacks.frames(id);
+  if (frames.empty()) {
+    out << "    <no stack recorded>\n";
+    return;
+  }
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    out << "    #" << i << ' ' << frame_text(frames[i]) << '\n';
+}
+
+std::string access_suffix(Access access) {
+  std::string_view word = access_word(access);
+  return word.empty() ? std::string() : " (" + std::string(word) + ")";
+}
+
+std::uint64_t use_bytes(const Finding& f) { return f.use.size != 0 ? f.use.size : f.alloc.size; }
+
+void print_alloc(std::ostream& out, const Finding& f, const StackDepot& stacks) {
+  out << "  Allocated " << f.alloc.size << " bytes on " << describe_stream(f.alloc.stream)
+      << " by thread " << thread_name(f.alloc.thread) << ":\n";
+  print_stack(out, stacks, f.alloc.stack);
+}
+
+std::string free_detail(const Finding& f) {
+  std::string text(free_kind_word(f.free.kind));
+  if (f.free.deferred) text += ", deferred by record_stream";
+  if (f.free.kind == FreeKind::kCachingAllocator || f.free.stream != f.alloc.stream)
+    text += "; allocation " + describe_stream(f.alloc.stream);
+  return text;
+}
+
+void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx) {
+  const NameTable& names = *ctx.names;
+  const StackDepot& stacks = *ctx.stacks;
+  out << "==================\n";
+  out << "WARNING: xstream-check: " << headline(f.kind) << " (pid=" << ctx.pid << ")\n";
+  std::string use_text = describe_use(f.use, names);
+  switch (f.kind) {
+    case FindingKind::kUnorderedFree:
+      out << "  Free of " << hex(f.alloc.addr) << " (" << f.alloc.size << " bytes) on "
+          << describe_stream(f.free.stream) << " by thread " << thread_name(f.free.thread) << " ("
+          << free_detail(f) << "):\n";
+      print_stack(out, stacks, f.free.stack);
+      out << "  is not ordered after the last use on " << describe_stream(f.use.stream) << " by "
+          << use_text << access_suffix(f.use.access) << " by thread " << thread_name(f.use.thread)
+          << ":\n";
+      print_stack(out, stacks, f.use.stack);
+      print_alloc(out, f, stacks);
+      if (f.has_late_wait) {
+        out << "  note: the wait that would have ordered this use came after the free; move it "
+               "before the free:\n";
+        print_stack(out, stacks, f.late_wait.stack);
+      }
+      break;
+    case FindingKind::kUseAfterFree:
+      out << "  Use of " << hex(f.use.addr) << " (" << use_bytes(f) << " bytes) on "
+          << describe_stream(f.use.stream) << " by " << use_text << access_suffix(f.use.access)
+          << " by thread " << thread_name(f.use.thread) << ":\n";
+      print_stack(out, stacks, f.use.stack);
+      out << "  after the buffer " << hex(f.alloc.addr) << " (" << f.alloc.size
+          << " bytes) was freed on " << describe_stream(f.free.stream) << " by thread "
+          << thread_name(f.free.thread) << " (" << free_detail(f) << "):\n";
+      print_stack(out, stacks, f.free.stack);
+      print_alloc(out, f, stacks);
+      break;
+    case FindingKind::kUseBeforeReady:
+      out << "  Use of " << hex(f.use.addr) << " (" << use_bytes(f) << " bytes) on "
+          << describe_stream(f.use.stream) << " by " << use_text << access_suffix(f.use.access)
+          << " by thread " << thread_name(f.use.thread) << ":\n";
+      print_stack(out, stacks, f.use.stack);
+      out << "  is not ordered after its " << alloc_kind_word(f.alloc.kind) << " of "
+          << f.alloc.size << " bytes at " << hex(f.alloc.addr) << " on "
+          << describe_stream(f.alloc.stream) << " by thread " << thread_name(f.alloc.thread)
+          << ":\n";
+      print_stack(out, stacks, f.alloc.stack);
+      break;
+  }
+  out << "  fix: " << fix_advice(f) << '\n';
+  if (f.count > 1) out << "  seen " << f.count << " times\n";
+  out << "SUMMARY: xstream-check: " << to_string(f.kind) << ' '
+      << site_text(stacks.frames(primary_stack(f))) << '\n';
+  out << "==================\n";
+}
+
+}  // namespace
+
+void write_text_report(const std::vector<Finding>& findings, const ReportContext& ctx,
+                       std::ostream& out) {
+  for (const Finding& f : findings) print_finding(out, f, ctx);
+  out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
+      << " suppressed)\n";
+  const ParkedBlockStats& parked = ctx.parked;
+  if (ctx.advisory && parked.deferred_frees > 0) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(parked.peak_parked_bytes) / (1024.0 * 1024.0));
+    out << "xstream-check: advisory: record_stream parked up to " << parked.max_parked
+        << " blocks (" << mib << " MiB) waiting for their streams' events; most parked from:\n";
+    print_stack(out, *ctx.stacks, parked.top_site);
+    out << "  keep a reference to the buffer and make its allocation stream wait_event on the "
+           "consumer's event before dropping it (keepalive), so the memory bound is a chosen "
+           "number instead of CPU run-ahead\n";
+  }
+}
+
+}  // namespace xsc

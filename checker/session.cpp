@@ -1,0 +1,130 @@
+// One checking session, shared by the live runtime and trace replay.
+#include "checker/session.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "checker/log_path.h"
+#include "checker/report.h"
+#include "checker/suppressions.h"
+#include "checker/trace.h"
+
+namespace xsc {
+namespace {
+
+CheckerConfig checker_config(const Options& options) {
+  CheckerConfig config;
+  config.check_use_after_free = options.use_after_free;
+  config.check_use_before_ready = options.use_before_ready;
+  return config;
+}
+
+// The program's command line, for the trace header.
+std::string own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw)
+    if (c == '\0') c = ' ';
+  return raw;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  explicit Impl(Options o) : options(std::move(o)), checker(checker_config(options)) {}
+
+  Options options;
+  NameTable names;
+  StackDepot stacks;
+  Checker checker;
+  Suppressions suppressions;
+  bool suppressions_loaded = false;
+  TraceWriter recorder;
+  std::int64_t pid = ::getpid();
+  int rank = launcher_rank();
+
+  bool load_suppressions(std::string* error) {
+    if (suppressions_loaded) return true;
+    suppressions_loaded = true;
+    if (options.suppressions.empty()) return true;
+    return suppressions.load_file(options.suppressions, error);
+  }
+};
+
+Session::Session(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Session::~Session() = default;
+
+bool Session::start(std::string* error) {
+  if (!impl_->load_suppressions(error)) return false;
+  if (!impl_->options.record.empty() && !impl_->recorder.is_open()) {
+    TraceHeader header;
+    header.pid = impl_->pid;
+    header.rank = impl_->rank;
+    header.program = own_command_line();
+    if (!impl_->recorder.open(impl_->options.record, header, error)) return false;
+  }
+  return true;
+}
+
+NameTable& Session::names() { return impl_->names; }
+StackDepot& Session::stacks() { return impl_->stacks; }
+const Options& Session::options() const { return impl_->options; }
+const Checker& Session::checker() const { return impl_->checker; }
+
+void Session::set_process(std::int64_t pid, int rank) {
+  impl_->pid = pid;
+  impl_->rank = rank;
+}
+
+void Session::on_event(const Event& event) {
+  // Record first: if checking ever fails, the trace still holds the event
+  // that triggered it.
+  if (impl_->recorder.is_open()) impl_->recorder.write(event, impl_->names, impl_->stacks);
+  impl_->checker.on_event(event);
+}
+
+std::uint64_t Session::finish(std::ostream& out) {
+  Impl& s = *impl_;
+  s.checker.finish();
+  s.stacks.resolve_pending();
+
+  std::string error;
+  if (!s.load_suppressions(&error)) out << "xstream-check: " << error << '\n';
+
+  std::vector<Finding> kept;
+  std::uint64_t suppressed = 0;
+  for (const Finding& f : s.checker.findings()) {
+    if (s.suppressions.suppresses(f, s.names, s.stacks)) {
+      ++suppressed;
+      continue;
+    }
+    kept.push_back(f);
+  }
+
+  ReportContext context;
+  context.names = &s.names;
+  context.stacks = &s.stacks;
+  context.pid = static_cast<int>(s.pid);
+  context.rank = s.rank;
+  context.suppressed = suppressed;
+  context.parked = s.checker.parked_blocks();
+  context.advisory = s.options.advisory;
+  write_report(s.options.report, kept, context, out);
+
+  if (s.options.verbosity >= 1 && s.options.report == ReportFormat::kText) {
+    CheckerStats stats = s.checker.stats();
+    out << "xstream-check: " << stats.events << " events, " << stats.streams << " streams, "
+        << stats.threads << " threads, " << stats.live_allocations << " live allocations, "
+        << s.stacks.size() << " stacks\n";
+  }
+  if (s.recorder.is_open() && !s.recorder.finish(&error)) std::cerr << "xstream-check: " << error << '\n';
+  out.flush();
+  return kept.size();
+}
+
+}  // namespace xsc

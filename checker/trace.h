@@ -1,0 +1,83 @@
+// The replayable trace: a versioned JSON Lines file holding every Event of a
+// run, with the names and stacks they reference. docs/trace-format.md is the
+// specification; this header is its implementation's interface.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checker/event.h"
+#include "checker/stack_depot.h"
+
+namespace xsc {
+
+inline constexpr std::string_view kTraceFormatName = "xstream-trace";
+inline constexpr std::uint64_t kTraceVersion = 1;
+
+struct TraceHeader {
+  std::uint64_t version = kTraceVersion;
+  std::int64_t pid = 0;
+  int rank = -1;          // launcher rank, -1 when none
+  std::string program;    // command line of the traced program
+};
+
+// The trace's spellings of the event model's enums. They are part of the
+// format (docs/trace-format.md) and never change within a version.
+std::string_view trace_name(EventKind kind);
+std::string_view trace_name(StreamFlags flags);
+std::string_view trace_name(AllocKind kind);
+std::string_view trace_name(FreeKind kind);
+std::string_view trace_name(Access access);
+std::string_view trace_name(UseWhat what);
+bool parse_trace_name(std::string_view text, EventKind* out);
+bool parse_trace_name(std::string_view text, StreamFlags* out);
+bool parse_trace_name(std::string_view text, AllocKind* out);
+bool parse_trace_name(std::string_view text, FreeKind* out);
+bool parse_trace_name(std::string_view text, Access* out);
+bool parse_trace_name(std::string_view text, UseWhat* out);
+
+// Writes a trace. Names and stacks are written the first time an event
+// references them (stacks symbolized through the depot at that point), so a
+// reader never meets an id it has not seen defined. Output is buffered;
+// finish() flushes and closes. Not thread-safe: the session serializes.
+class TraceWriter {
+ public:
+  TraceWriter();
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  bool open(const std::string& path, const TraceHeader& header, std::string* error);
+  void write(const Event& event, const NameTable& names, const StackDepot& stacks);
+  // Flushes and closes. False with *error when a write failed.
+  bool finish(std::string* error);
+  bool is_open() const { return file_ != nullptr; }
+  std::uint64_t events_written() const { return events_; }
+
+ private:
+  void define_name(NameId id, const NameTable& names);
+  void define_stack(StackId id, const StackDepot& stacks);
+  void flush_buffer();
+
+  std::FILE* file_ = nullptr;
+  std::string path_;
+  std::string buffer_;
+  std::vector<bool> names_defined_;
+  std::vector<bool> stacks_defined_;
+  std::uint64_t events_ = 0;
+  bool write_failed_ = false;
+};
+
+// Reads the trace at `path`: names and stacks are interned into `names` and
+// `stacks` (trace ids are mapped to the session's ids), each event is passed
+// to `sink` in order. On malformed input: false with a one-line
+// "PATH:LINE: message" in *error; events before the bad line were delivered.
+bool read_trace(const std::string& path, NameTable& names, StackDepot& stacks,
+                const std::function<void(const Event&)>& sink, TraceHeader* header,
+                std::string* error);
+
+}  // namespace xsc

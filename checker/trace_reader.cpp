@@ -1,0 +1,519 @@
+// Trace replay input. Every line is validated completely (simdjson's DOM
+// parser checks syntax and UTF-8 in full), and every malformed input ends the
+// read with one "PATH:LINE: message" error: the reader never trusts a count,
+// an id or a length from the file to size anything.
+#include <simdjson.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "checker/trace.h"
+
+namespace xsc {
+namespace {
+
+constexpr std::size_t kMaxLine = 16u << 20;        // bytes per record
+constexpr std::size_t kMaxFrames = 4096;           // frames per stack
+constexpr std::uint64_t kMaxRangeBytes = 1ull << 50;  // 1 PiB: beyond any device
+constexpr std::size_t kReadChunk = 1u << 20;
+
+// The fields a record may carry; unknown keys are skipped (see the
+// versioning rule in docs/trace-format.md).
+enum FieldBit : std::uint32_t {
+  kT = 1u << 0, kTh = 1u << 1, kSk = 1u << 2, kS = 1u << 3, kE = 1u << 4, kA = 1u << 5,
+  kN = 1u << 6, kNm = 1u << 7, kG = 1u << 8, kId = 1u << 9, kFl = 1u << 10, kAk = 1u << 11,
+  kFk = 1u << 12, kAc = 1u << 13, kW = 1u << 14, kStr = 1u << 15, kD = 1u << 16, kFrames = 1u << 17,
+};
+
+struct Fields {
+  std::uint32_t present = 0;
+  std::string_view t, fl, ak, fk, ac, w, str;
+  std::uint64_t th = 0, sk = 0, s = 0, e = 0, a = 0, n = 0, nm = 0, g = 0, id = 0;
+  bool d = false;
+  simdjson::dom::array frames;
+};
+
+enum class Type { kUint, kString, kBool, kArray };
+
+struct KeyInfo {
+  FieldBit bit;
+  Type type;
+};
+
+// Maps a key to its field; false for keys this version does not know.
+bool lookup_key(std::string_view key, KeyInfo* info) {
+  switch (key.size()) {
+    case 1:
+      switch (key[0]) {
+        case 't': *info = {kT, Type::kString}; return true;
+        case 's': *info = {kS, Type::kUint}; return true;
+        case 'e': *info = {kE, Type::kUint}; return true;
+        case 'a': *info = {kA, Type::kUint}; return true;
+        case 'n': *info = {kN, Type::kUint}; return true;
+        case 'g': *info = {kG, Type::kUint}; return true;
+        case 'w': *info = {kW, Type::kString}; return true;
+        case 'd': *info = {kD, Type::kBool}; return true;
+      }
+      return false;
+    case 2:
+      if (key == "th") { *info = {kTh, Type::kUint}; return true; }
+      if (key == "sk") { *info = {kSk, Type::kUint}; return true; }
+      if (key == "nm") { *info = {kNm, Type::kUint}; return true; }
+      if (key == "id") { *info = {kId, Type::kUint}; return true; }
+      if (key == "fl") { *info = {kFl, Type::kString}; return true; }
+      if (key == "ak") { *info = {kAk, Type::kString}; return true; }
+      if (key == "fk") { *info = {kFk, Type::kString}; return true; }
+      if (key == "ac") { *info = {kAc, Type::kString}; return true; }
+      return false;
+    case 3:
+      if (key == "str") { *info = {kStr, Type::kString}; return true; }
+      return false;
+    case 6:
+      if (key == "frames") { *info = {kFrames, Type::kArray}; return true; }
+      return false;
+  }
+  return false;
+}
+
+const char* type_word(Type type) {
+  switch (type) {
+    case Type::kUint: return "an unsigned integer";
+    case Type::kString: return "a string";
+    case Type::kBool: return "true or false";
+    case Type::kArray: return "an array";
+  }
+  return "?";
+}
+
+class Reader {
+ public:
+  Reader(const std::string& path, NameTable& names, StackDepot& stacks,
+         const std::function<void(const Event&)>& sink, TraceHeader* header, std::string* error)
+      : path_(path), names_(names), stacks_(stacks), sink_(sink), header_(header), error_(error) {}
+
+  bool run();
+
+ private:
+  bool fail(const std::string& message) {
+    *error_ = path_ + ":" + std::to_string(line_no_) + ": " + message;
+    return false;
+  }
+  bool line(const char* data, std::size_t size, std::size_t capacity, bool has_newline);
+  bool header(simdjson::dom::element root);
+  bool record(simdjson::dom::element root);
+  bool decode(simdjson::dom::object object, Fields* f);
+  bool require(const Fields& f, std::uint32_t bits, std::string_view what);
+  bool name_definition(const Fields& f);
+  bool stack_definition(const Fields& f);
+  bool event(const Fields& f, EventKind kind);
+  bool map_name(std::uint64_t trace_id, NameId* out);
+  StackId map_stack(std::uint64_t trace_id);
+
+  const std::string& path_;
+  NameTable& names_;
+  StackDepot& stacks_;
+  const std::function<void(const Event&)>& sink_;
+  TraceHeader* header_;
+  std::string* error_;
+
+  simdjson::dom::parser parser_;
+  std::uint64_t line_no_ = 0;
+  bool seen_header_ = false;
+  std::unordered_map<std::uint64_t, NameId> name_ids_;
+  std::unordered_map<std::uint64_t, StackId> stack_ids_;
+  // Stacks referenced before their definition: trace id -> line of first use.
+  std::unordered_map<std::uint64_t, std::uint64_t> pending_stacks_;
+};
+
+bool Reader::run() {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"), &std::fclose);
+  if (!file) {
+    *error_ = path_ + ": cannot open trace: " + std::strerror(errno);
+    return false;
+  }
+  // [begin, end) holds unread bytes; SIMDJSON_PADDING readable bytes always
+  // follow `end`, so a line can be parsed in place.
+  std::string buffer(kReadChunk + simdjson::SIMDJSON_PADDING, '\0');
+  std::size_t begin = 0, end = 0;
+  bool eof = false;
+  for (;;) {
+    const char* base = buffer.data();
+    const void* nl = std::memchr(base + begin, '\n', end - begin);
+    if (nl != nullptr) {
+      std::size_t line_end = static_cast<const char*>(nl) - base;
+      ++line_no_;
+      if (line_end - begin > kMaxLine)
+        return fail("record longer than " + std::to_string(kMaxLine) + " bytes");
+      if (!line(base + begin, line_end - begin, buffer.size() - begin, true)) return false;
+      begin = line_end + 1;
+      continue;
+    }
+    if (eof) {
+      if (end > begin) {
+        ++line_no_;
+        if (!line(base + begin, end - begin, buffer.size() - begin, false)) return false;
+      }
+      break;
+    }
+    // Need more bytes: keep the partial line, make room and read.
+    if (end - begin > kMaxLine) {
+      ++line_no_;
+      return fail("record longer than " + std::to_string(kMaxLine) + " bytes");
+    }
+    std::memmove(buffer.data(), base + begin, end - begin);
+    end -= begin;
+    begin = 0;
+    if (buffer.size() - simdjson::SIMDJSON_PADDING - end < kReadChunk / 2)
+      buffer.resize(buffer.size() * 2);
+    std::size_t room = buffer.size() - simdjson::SIMDJSON_PADDING - end;
+    std::size_t got = std::fread(buffer.data() + end, 1, room, file.get());
+    if (got < room) {
+      if (std::ferror(file.get())) {
+        *error_ = path_ + ": read error: " + std::strerror(errno);
+        return false;
+      }
+      eof = true;
+    }
+    end += got;
+  }
+  if (!seen_header_) {
+    line_no_ = 1;
+    return fail("empty trace: no header line");
+  }
+  if (!pending_stacks_.empty()) {
+    auto first = pending_stacks_.begin();
+    for (auto it = pending_stacks_.begin(); it != pending_stacks_.end(); ++it)
+      if (it->second < first->second) first = it;
+    line_no_ = first->second;
+    return fail("stack id " + std::to_string(first->first) + " is used but never defined");
+  }
+  return true;
+}
+
+bool Reader::line(const char* data, std::size_t size, std::size_t capacity, bool has_newline) {
+  if (size > 0 && data[size - 1] == '\r') --size;
+  std::size_t i = 0;
+  while (i < size && (data[i] == ' ' || data[i] == '\t')) ++i;
+  if (i == size) {
+    if (!seen_header_) return fail("empty trace: no header line");
+    return true;  // blank lines between records are allowed
+  }
+  simdjson::dom::element root;
+  auto err = parser_.parse(reinterpret_cast<const std::uint8_t*>(data), size, false).get(root);
+  (void)capacity;  // the padding is guaranteed by the caller's buffer
+  if (err) {
+    std::string what = simdjson::error_message(err);
+    if (!has_newline) return fail("truncated record at end of file (" + what + ")");
+    return fail("malformed JSON: " + what);
+  }
+  if (!seen_header_) {
+    if (!header(root)) return false;
+    seen_header_ = true;
+    return true;
+  }
+  return record(root);
+}
+
+bool Reader::header(simdjson::dom::element root) {
+  simdjson::dom::object object;
+  if (root.get_object().get(object))
+    return fail("not an xstream-check trace: the first line must be a header object");
+  std::string_view format;
+  if (object["format"].get_string().get(format) || format != kTraceFormatName)
+    return fail("not an xstream-check trace: header lacks \"format\":\"xstream-trace\"");
+  std::uint64_t version = 0;
+  auto version_field = object["version"];
+  if (version_field.error()) return fail("header lacks field 'version'");
+  if (version_field.get_uint64().get(version)) return fail("header field 'version' must be an unsigned integer");
+  if (version != kTraceVersion)
+    return fail("unsupported trace version " + std::to_string(version) + " (this reader reads version " +
+                std::to_string(kTraceVersion) + ")");
+  TraceHeader h;
+  h.version = version;
+  auto pid_field = object["pid"];
+  if (pid_field.error()) return fail("header lacks field 'pid'");
+  if (pid_field.get_int64().get(h.pid) || h.pid < 0)
+    return fail("header field 'pid' must be a non-negative integer");
+  auto program_field = object["program"];
+  if (!program_field.error()) {
+    std::string_view program;
+    if (program_field.get_string().get(program)) return fail("header field 'program' must be a string");
+    h.program = program;
+  }
+  auto rank_field = object["rank"];
+  if (!rank_field.error()) {
+    std::int64_t rank = 0;
+    if (rank_field.get_int64().get(rank) || rank < -1 || rank > (1 << 30))
+      return fail("header field 'rank' must be an integer rank");
+    h.rank = static_cast<int>(rank);
+  }
+  if (header_ != nullptr) *header_ = std::move(h);
+  return true;
+}
+
+bool Reader::decode(simdjson::dom::object object, Fields* f) {
+  for (auto [key, value] : object) {
+    KeyInfo info;
+    if (!lookup_key(key, &info)) continue;
+    bool bad = false;
+    switch (info.type) {
+      case Type::kUint: {
+        std::uint64_t v = 0;
+        bad = value.get_uint64().get(v) != simdjson::SUCCESS;
+        switch (info.bit) {
+          case kTh: f->th = v; break;
+          case kSk: f->sk = v; break;
+          case kS: f->s = v; break;
+          case kE: f->e = v; break;
+          case kA: f->a = v; break;
+          case kN: f->n = v; break;
+          case kNm: f->nm = v; break;
+          case kG: f->g = v; break;
+          case kId: f->id = v; break;
+          default: break;
+        }
+        break;
+      }
+      case Type::kString: {
+        std::string_view v;
+        bad = value.get_string().get(v) != simdjson::SUCCESS;
+        switch (info.bit) {
+          case kT: f->t = v; break;
+          case kFl: f->fl = v; break;
+          case kAk: f->ak = v; break;
+          case kFk: f->fk = v; break;
+          case kAc: f->ac = v; break;
+          case kW: f->w = v; break;
+          case kStr: f->str = v; break;
+          default: break;
+        }
+        break;
+      }
+      case Type::kBool:
+        bad = value.get_bool().get(f->d) != simdjson::SUCCESS;
+        break;
+      case Type::kArray:
+        bad = value.get_array().get(f->frames) != simdjson::SUCCESS;
+        break;
+    }
+    if (bad) return fail("field '" + std::string(key) + "' must be " + type_word(info.type));
+    f->present |= info.bit;
+  }
+  return true;
+}
+
+const char* field_name(std::uint32_t bit) {
+  switch (bit) {
+    case kT: return "t";
+    case kTh: return "th";
+    case kSk: return "sk";
+    case kS: return "s";
+    case kE: return "e";
+    case kA: return "a";
+    case kN: return "n";
+    case kNm: return "nm";
+    case kG: return "g";
+    case kId: return "id";
+    case kFl: return "fl";
+    case kAk: return "ak";
+    case kFk: return "fk";
+    case kAc: return "ac";
+    case kW: return "w";
+    case kStr: return "str";
+    case kD: return "d";
+    case kFrames: return "frames";
+  }
+  return "?";
+}
+
+bool Reader::require(const Fields& f, std::uint32_t bits, std::string_view what) {
+  std::uint32_t missing = bits & ~f.present;
+  if (missing == 0) return true;
+  std::uint32_t first = missing & (~missing + 1);
+  return fail("'" + std::string(what) + "' record lacks field '" + field_name(first) + "'");
+}
+
+bool Reader::record(simdjson::dom::element root) {
+  simdjson::dom::object object;
+  if (root.get_object().get(object)) return fail("record is not a JSON object");
+  Fields f;
+  if (!decode(object, &f)) return false;
+  if (!(f.present & kT)) return fail("record lacks field 't' (its type)");
+  if (f.t == "name") return name_definition(f);
+  if (f.t == "stack") return stack_definition(f);
+  EventKind kind;
+  if (!parse_trace_name(f.t, &kind)) return fail("unknown event kind '" + std::string(f.t) + "'");
+  return event(f, kind);
+}
+
+bool Reader::name_definition(const Fields& f) {
+  if (!require(f, kId | kStr, "name")) return false;
+  if (f.id == 0) return fail("name id 0 is reserved");
+  NameId id = names_.intern(f.str);
+  auto [it, inserted] = name_ids_.emplace(f.id, id);
+  if (!inserted && it->second != id)
+    return fail("name id " + std::to_string(f.id) + " is defined twice with different text");
+  return true;
+}
+
+bool Reader::stack_definition(const Fields& f) {
+  if (!require(f, kId | kFrames, "stack")) return false;
+  if (f.id == 0) return fail("stack id 0 is reserved");
+  if (f.frames.size() > kMaxFrames)
+    return fail("stack has " + std::to_string(f.frames.size()) + " frames (at most " +
+                std::to_string(kMaxFrames) + ")");
+  std::vector<Frame> frames;
+  frames.reserve(f.frames.size());
+  std::size_t index = 0;
+  for (simdjson::dom::element element : f.frames) {
+    simdjson::dom::object object;
+    if (element.get_object().get(object))
+      return fail("stack frame " + std::to_string(index) + " is not an object");
+    Frame frame;
+    for (auto [key, value] : object) {
+      std::string_view text;
+      std::uint64_t number = 0;
+      auto bad_type = [&](const char* type) {
+        return fail("stack frame " + std::to_string(index) + " field '" + std::string(key) + "' must be " + type);
+      };
+      if (key == "fn" || key == "file" || key == "mod") {
+        if (value.get_string().get(text)) return bad_type("a string");
+        (key == "fn" ? frame.function : key == "file" ? frame.file : frame.module) = text;
+      } else if (key == "line") {
+        if (value.get_uint64().get(number) || number > 0xffffffffu) return bad_type("a line number");
+        frame.line = static_cast<std::uint32_t>(number);
+      } else if (key == "pc") {
+        if (value.get_uint64().get(number)) return bad_type("an unsigned integer");
+        frame.pc = number;
+      }
+    }
+    frames.push_back(std::move(frame));
+    ++index;
+  }
+  auto it = stack_ids_.find(f.id);
+  if (it == stack_ids_.end()) {
+    stack_ids_.emplace(f.id, stacks_.intern_frames(std::move(frames)));
+    return true;
+  }
+  auto pending = pending_stacks_.find(f.id);
+  if (pending == pending_stacks_.end())
+    return fail("stack id " + std::to_string(f.id) + " is defined twice");
+  stacks_.define(it->second, std::move(frames));
+  pending_stacks_.erase(pending);
+  return true;
+}
+
+bool Reader::map_name(std::uint64_t trace_id, NameId* out) {
+  if (trace_id == 0) {
+    *out = kNoName;
+    return true;
+  }
+  auto it = name_ids_.find(trace_id);
+  if (it == name_ids_.end()) return fail("name id " + std::to_string(trace_id) + " is used before its definition");
+  *out = it->second;
+  return true;
+}
+
+StackId Reader::map_stack(std::uint64_t trace_id) {
+  if (trace_id == 0) return kNoStack;
+  auto it = stack_ids_.find(trace_id);
+  if (it != stack_ids_.end()) return it->second;
+  // Defined later in the file (a producer may symbolize lazily).
+  StackId id = stacks_.reserve();
+  stack_ids_.emplace(trace_id, id);
+  pending_stacks_.emplace(trace_id, line_no_);
+  return id;
+}
+
+bool Reader::event(const Fields& f, EventKind kind) {
+  std::string_view what = f.t;
+  Event e;
+  e.kind = kind;
+  if (f.th > 0xffffffffu) return fail("thread number " + std::to_string(f.th) + " is out of range");
+  e.thread = static_cast<ThreadId>(f.th);
+  auto enum_field = [&](std::uint32_t bit, std::string_view text, auto* out) {
+    if (!require(f, bit, what)) return false;
+    if (!parse_trace_name(text, out))
+      return fail("bad value '" + std::string(text) + "' for field '" + field_name(bit) + "'");
+    return true;
+  };
+  auto check_range = [&]() {
+    if (f.n > kMaxRangeBytes) return fail("absurd size " + std::to_string(f.n) + " bytes");
+    if (f.a + f.n < f.a) return fail("address range overflows");
+    return true;
+  };
+  switch (kind) {
+    case EventKind::kStreamCreate:
+      if (!require(f, kS, what) || !enum_field(kFl, f.fl, &e.stream_flags)) return false;
+      e.stream = f.s;
+      break;
+    case EventKind::kStreamDestroy:
+    case EventKind::kStreamSync:
+    case EventKind::kHostFunc:
+      if (!require(f, kS, what)) return false;
+      e.stream = f.s;
+      break;
+    case EventKind::kAlloc:
+      if (!require(f, kA | kN | kS, what) || !enum_field(kAk, f.ak, &e.alloc_kind) || !check_range())
+        return false;
+      e.addr = f.a;
+      e.size = f.n;
+      e.stream = f.s;
+      break;
+    case EventKind::kFree:
+      if (!require(f, kA | kS, what) || !enum_field(kFk, f.fk, &e.free_kind)) return false;
+      e.addr = f.a;
+      e.stream = f.s;
+      e.deferred = f.d;
+      break;
+    case EventKind::kFreeCompleted:
+      if (!require(f, kA, what)) return false;
+      e.addr = f.a;
+      break;
+    case EventKind::kUse:
+      if (!require(f, kA | kN | kS, what) || !enum_field(kAc, f.ac, &e.access) ||
+          !enum_field(kW, f.w, &e.what) || !check_range() || !map_name(f.nm, &e.name))
+        return false;
+      e.addr = f.a;
+      e.size = f.n;
+      e.stream = f.s;
+      e.graph = f.g;
+      break;
+    case EventKind::kEventRecord:
+    case EventKind::kStreamWaitEvent:
+      if (!require(f, kS | kE, what)) return false;
+      e.stream = f.s;
+      e.event = f.e;
+      break;
+    case EventKind::kEventSync:
+      if (!require(f, kE, what)) return false;
+      e.event = f.e;
+      break;
+    case EventKind::kDeviceSync:
+      break;
+    case EventKind::kGraphLaunch:
+      if (!require(f, kS | kG, what) || !map_name(f.nm, &e.name)) return false;
+      e.stream = f.s;
+      e.graph = f.g;
+      break;
+    case EventKind::kThreadName:
+      if (!require(f, kNm, what) || !map_name(f.nm, &e.name)) return false;
+      break;
+  }
+  e.stack = map_stack(f.sk);
+  sink_(e);
+  return true;
+}
+
+}  // namespace
+
+bool read_trace(const std::string& path, NameTable& names, StackDepot& stacks,
+                const std::function<void(const Event&)>& sink, TraceHeader* header,
+                std::string* error) {
+  Reader reader(path, names, stacks, sink, header, error);
+  return reader.run();
+}
+
+}  // namespace xsc

@@ -1,0 +1,67 @@
+// xstream-check replay: check a recorded trace offline.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "checker/log_path.h"
+#include "checker/session.h"
+#include "checker/trace.h"
+#include "commands.h"
+
+namespace xsc::cli {
+
+int replay_command(const std::vector<std::string>& args) {
+  Options options;
+  std::string error;
+  // The same options the runtime reads: XSC_OPTIONS first, flags on top.
+  if (!apply_env_options(&options, &error)) return usage_error(error);
+  std::string trace_path;
+  std::string output_path;
+  for (const std::string& arg : args) {
+    if (arg.rfind("--output=", 0) == 0) {
+      output_path = arg.substr(9);
+      if (output_path.empty()) return usage_error("--output needs a file name");
+    } else if (arg.rfind("--", 0) == 0 && arg.size() > 2) {
+      if (!apply_option_flag(arg, &options, &error)) return usage_error("unknown flag '" + arg + "' for replay");
+      if (!error.empty()) return usage_error(arg + ": " + error);
+    } else if (trace_path.empty()) {
+      trace_path = arg;
+    } else {
+      return usage_error("replay takes one trace, got '" + trace_path + "' and '" + arg + "'");
+    }
+  }
+  if (trace_path.empty()) return usage_error("replay needs a trace file (xstream-check replay TRACE)");
+
+  Session session(options);
+  if (!session.start(&error)) return usage_error(error);
+  TraceHeader header;
+  bool ok = read_trace(trace_path, session.names(), session.stacks(),
+                       [&session](const Event& e) { session.on_event(e); }, &header, &error);
+  if (!ok) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return kUsageExit;
+  }
+  session.set_process(header.pid, header.rank);
+
+  std::ofstream file;
+  if (output_path.empty() && !options.log_path.empty()) {
+    output_path = resolve_log_path(options, static_cast<int>(header.pid));
+    if (output_path == "stdout") output_path.clear();
+  }
+  std::ostream* out = &std::cout;
+  if (output_path == "stderr") {
+    out = &std::cerr;
+  } else if (!output_path.empty()) {
+    file.open(output_path, std::ios::binary | std::ios::trunc);
+    if (!file) return usage_error("cannot write report to '" + output_path + "'");
+    out = &file;
+  }
+  std::uint64_t reported = session.finish(*out);
+  if (file.is_open()) {
+    file.close();
+    if (!file) return usage_error("error while writing report to '" + output_path + "'");
+  }
+  return reported > 0 ? options.exitcode : 0;
+}
+
+}  // namespace xsc::cli
