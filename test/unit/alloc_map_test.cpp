@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include "checker/alloc_map.h"
+
+namespace xsc {
+namespace {
+
+AllocInfo range(Addr addr, std::uint64_t size) {
+  AllocInfo info;
+  info.addr = addr;
+  info.size = size;
+  return info;
+}
+
+TEST(AllocMap, FindsContainingAllocation) {
+  AllocMap map;
+  map.insert(range(100, 50));
+  map.insert(range(200, 10));
+  EXPECT_EQ(map.find_containing(99), nullptr);
+  ASSERT_NE(map.find_containing(100), nullptr);
+  EXPECT_EQ(map.find_containing(149)->info.addr, 100u);
+  EXPECT_EQ(map.find_containing(150), nullptr);
+  EXPECT_EQ(map.find_containing(205)->info.addr, 200u);
+  EXPECT_EQ(map.insert(range(300, 0)), nullptr);  // empty ranges hold nothing
+}
+
+TEST(AllocMap, OverlappingRangesInAddressOrder) {
+  AllocMap map;
+  map.insert(range(100, 50));
+  map.insert(range(150, 50));
+  map.insert(range(300, 50));
+  std::vector<Addr> seen;
+  EXPECT_EQ(map.for_each_overlapping(120, 301, [&](Allocation& a) {
+    seen.push_back(a.info.addr);
+  }), 3u);
+  EXPECT_EQ(seen, (std::vector<Addr>{100, 150, 300}));
+  EXPECT_EQ(map.for_each_overlapping(200, 300, [](Allocation&) {}), 0u);
+}
+
+TEST(AllocMap, InsertDropsStaleOverlaps) {
+  AllocMap map;
+  map.insert(range(100, 50));
+  map.insert(range(160, 50));
+  map.insert(range(140, 30));
+  EXPECT_EQ(map.size(), 1u);
+  EXPECT_EQ(map.find_containing(100), nullptr);
+  EXPECT_EQ(map.find_containing(145)->info.addr, 140u);
+}
+
+TEST(AllocMap, RecycledNodesComeBackClean) {
+  AllocMap map;
+  Allocation* a = map.insert(range(100, 50));
+  a->record_use(1, 3, UseInfo{});
+  a->record_use(1, 4, UseInfo{});
+  a->record_use(2, 1, UseInfo{});
+  EXPECT_EQ(a->uses.size(), 2u);
+  EXPECT_EQ(a->uses[0].epoch, 4u);
+  map.recycle(map.extract(100));
+  EXPECT_TRUE(map.extract(100).empty());
+  Allocation* b = map.insert(range(500, 8));
+  EXPECT_TRUE(b->uses.empty());
+  EXPECT_EQ(b->info.addr, 500u);
+  EXPECT_EQ(map.find_containing(504), b);
+}
+
+TEST(Quarantine, FifoBoundAndForget) {
+  Quarantine q(2);
+  FreeInfo free;
+  q.push(range(100, 10), free);
+  q.push(range(200, 10), free);
+  q.push(range(300, 10), free);  // pushes out 100
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.find_overlapping(100, 110), nullptr);
+  ASSERT_NE(q.find_overlapping(205, 206), nullptr);
+  EXPECT_EQ(q.find_overlapping(195, 201)->alloc.addr, 200u);
+  q.forget(305, 306);
+  EXPECT_EQ(q.find_overlapping(300, 310), nullptr);
+  EXPECT_EQ(q.size(), 1u);
+  Quarantine none(0);
+  none.push(range(100, 10), free);
+  EXPECT_EQ(none.find_overlapping(100, 101), nullptr);
+}
+
+}  // namespace
+}  // namespace xsc
