@@ -1,0 +1,115 @@
+// libxstream_torch.so: the PyTorch allocator adapter's entry points.
+//
+// Exported (C linkage, looked up by the runtime with dlsym):
+//   int xsc_torch_attach(const xsc_host_api*)   called once after loading
+//   int xsc_torch_poll(void)                     attach the allocator hooks if
+//                                                CUDA is initialized now; 1 when
+//                                                nothing is left to do
+//   uint32_t xsc_torch_launch_stack(void)        the calling thread's Python
+//                                                stack as a depot id (0: none)
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "runtime/torch/allocator_tracker.h"
+#include "runtime/torch/cuda_init_hook.h"
+#include "runtime/torch/python_stacks.h"
+#include "runtime/torch/torch_version.h"
+#include "xstream_check/host_api.h"
+
+namespace {
+
+using namespace xsc::torch_adapter;
+
+enum class State : int { kDetached, kWaitingForCuda, kAttached, kGaveUp };
+
+const xsc_host_api* g_api = nullptr;
+PythonStacks* g_stacks = nullptr;  // leaked: allocator frees run until exit
+std::atomic<State> g_state{State::kDetached};
+
+void notice(const std::string& message) {
+  if (g_api != nullptr && g_api->notice != nullptr) g_api->notice(message.c_str());
+}
+
+std::string own_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&notice), &info) == 0 || info.dli_fname == nullptr)
+    return {};
+  return info.dli_fname;
+}
+
+// One attempt to hook the allocator; updates g_state.
+State try_install() {
+  std::string why;
+  switch (install_allocator_hooks(g_api, g_stacks, &why)) {
+    case InstallResult::kInstalled:
+      g_state.store(State::kAttached);
+      return State::kAttached;
+    case InstallResult::kNotInitialized:
+      return State::kWaitingForCuda;
+    case InstallResult::kFailed:
+      break;
+  }
+  notice("PyTorch allocator not observed: " + why +
+         "; its frees are invisible to the check (cudaMallocAsync-backed frees are still seen "
+         "through CUDA)");
+  g_state.store(State::kGaveUp);
+  return State::kGaveUp;
+}
+
+// Called by the runtime at each kernel launch. PyTorch operators release the
+// GIL around their kernels, so only taking it (on threads Python knows; the
+// same rule PyTorch's own memory-history recorder follows) yields the Python
+// line of a launch such as `x @ weight`.
+std::uint32_t launch_stack_hook() {
+  return g_stacks != nullptr ? g_stacks->capture_for_launch(/*may_take_gil=*/true) : 0;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc_host_api* api) {
+  if (api == nullptr || api->version < 1 || api->alloc == nullptr || api->free == nullptr ||
+      api->free_completed == nullptr || api->intern_frames == nullptr || api->notice == nullptr)
+    return 1;  // not a runtime we understand; nothing to say it through
+  State expected = State::kDetached;
+  if (!g_state.compare_exchange_strong(expected, State::kWaitingForCuda))
+    return g_state.load() == State::kGaveUp ? 1 : 0;
+  g_api = api;
+  g_stacks = new PythonStacks(api);
+
+  std::string built_for;
+  std::string loaded = loaded_torch_version();
+  if (!version_compatible(loaded, &built_for)) {
+    notice("PyTorch " + loaded + " is loaded but the PyTorch adapter was built for " + built_for +
+           ".x; allocator frees are not observed (rebuild xstream-check against this torch)");
+    g_state.store(State::kGaveUp);
+    return 1;
+  }
+
+  // Python file:line for kernel launches too (the consumer's launch site).
+  if (api->set_launch_stack_hook != nullptr) api->set_launch_stack_hook(&launch_stack_hook);
+
+  if (try_install() != State::kWaitingForCuda) return g_state.load() == State::kGaveUp ? 1 : 0;
+
+  // CUDA is not initialized yet (the usual case: we are loaded during
+  // `import torch`). The runtime may call xsc_torch_poll from its CUDA
+  // callbacks; in a Python process torch.cuda also calls it for us right
+  // after its lazy initialization.
+  // Without a Python interpreter (a C++ program linked against libtorch)
+  // only the runtime's polling remains, so a failure here is not final.
+  std::string why;
+  (void)queue_cuda_init_hook(own_path(), &why);
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int xsc_torch_poll(void) {
+  State state = g_state.load(std::memory_order_acquire);
+  if (state == State::kWaitingForCuda) state = try_install();
+  return state == State::kWaitingForCuda ? 0 : 1;
+}
+
+extern "C" __attribute__((visibility("default"))) std::uint32_t xsc_torch_launch_stack(void) {
+  return launch_stack_hook();
+}

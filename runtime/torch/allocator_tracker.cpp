@@ -1,0 +1,114 @@
+#include "runtime/torch/allocator_tracker.h"
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <torch/csrc/profiler/combined_traceback.h>
+
+#include "runtime/torch/python_api.h"
+#include "runtime/torch/python_stacks.h"
+
+namespace xsc::torch_adapter {
+namespace {
+
+namespace alloc_ns = c10::cuda::CUDACachingAllocator;
+using c10::CachingDeviceAllocator::TraceEntry;
+
+const xsc_host_api* g_api = nullptr;
+PythonStacks* g_stacks = nullptr;
+std::mutex g_install_mu;
+std::atomic<bool> g_installed{false};
+
+// The context the allocator stores with each trace entry: the id of a stack
+// already interned in the runtime's depot. It derives from PyTorch's own
+// traceback type, with no frames of its own, so that a program that takes a
+// memory snapshot (torch.cuda.memory._snapshot) while being checked still
+// gets a well-formed snapshot, only without frames.
+class InternedStackContext final : public torch::CapturedTraceback {
+ public:
+  explicit InternedStackContext(std::uint32_t stack) : stack_(stack) {}
+  std::uint32_t stack() const { return stack_; }
+
+ private:
+  std::uint32_t stack_;
+};
+
+// The allocator's context recorder; runs outside the allocator lock.
+std::shared_ptr<c10::GatheredContext> record_context() {
+  return std::make_shared<InternedStackContext>(g_stacks->capture());
+}
+
+// The stack id carried by a trace entry. 0 asks the runtime to capture the
+// host stack: contexts of another recorder (the program enabled memory
+// history itself after we did) cannot be symbolized without the GIL here.
+std::uint32_t stack_of(const TraceEntry& entry) {
+  auto* ours = dynamic_cast<const InternedStackContext*>(entry.context_.get());
+  return ours ? ours->stack() : 0;
+}
+
+// Runs under the per-device allocator lock: no GIL, no torch calls, no CUDA.
+void on_trace_entry(const TraceEntry& entry) {
+  const std::uint64_t addr = entry.addr_;
+  const auto stream = reinterpret_cast<std::uint64_t>(entry.stream_);
+  switch (entry.action_) {
+    case TraceEntry::ALLOC:
+      g_api->alloc(addr, entry.size_, stream, XSC_ALLOC_CACHING, stack_of(entry));
+      break;
+    case TraceEntry::FREE_REQUESTED:
+      // Every caching-allocator free is reported as deferred: when no stream
+      // was recorded, FREE_COMPLETED follows at once and the checker treats
+      // the pair as an immediate free; otherwise the block is parked until
+      // the allocator's event query succeeds.
+      g_api->free(addr, stream, XSC_FREE_CACHING, /*deferred=*/1, stack_of(entry));
+      break;
+    case TraceEntry::FREE_COMPLETED:
+      g_api->free_completed(addr, stack_of(entry));
+      break;
+    default:
+      // Segment (cudaMalloc/cudaFree, map/unmap), snapshot and OOM entries
+      // say nothing about the lifetime of the blocks the program uses.
+      break;
+  }
+}
+
+}  // namespace
+
+InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* stacks,
+                                      std::string* why) {
+  if (g_installed.load(std::memory_order_acquire)) return InstallResult::kInstalled;
+  std::lock_guard<std::mutex> lock(g_install_mu);
+  if (g_installed.load(std::memory_order_relaxed)) return InstallResult::kInstalled;
+
+  alloc_ns::CUDAAllocator* allocator = alloc_ns::allocator.load();
+  if (allocator == nullptr) return InstallResult::kNotInitialized;
+  try {
+    // Trackers and recorders are attached per device; before CUDA's lazy
+    // initialization there are no devices to attach to.
+    if (!allocator->initialized()) return InstallResult::kNotInitialized;
+    g_api = api;
+    g_stacks = stacks;
+    if (python_usable()) {
+      // "all" contexts, so that a free carries the stack of the `del`, not
+      // of the allocation; one history entry, so the allocator keeps no
+      // trace of its own worth mentioning.
+      allocator->recordHistory(/*enabled=*/true, &record_context, /*alloc_trace_max_entries=*/1,
+                               alloc_ns::RecordContext::ALL, /*clearHistory=*/false,
+                               /*skip_actions=*/{});
+    }
+    allocator->attachAllocatorTraceTracker(&on_trace_entry);
+  } catch (const std::exception& e) {
+    // cudaMallocAsync and other backends refuse trace trackers.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));  // c10::Error appends a backtrace
+    *why = "the PyTorch CUDA allocator '" + allocator->name() + "' cannot be observed (" + what +
+           ")";
+    return InstallResult::kFailed;
+  }
+  g_installed.store(true, std::memory_order_release);
+  return InstallResult::kInstalled;
+}
+
+}  // namespace xsc::torch_adapter

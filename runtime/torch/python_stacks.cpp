@@ -1,0 +1,159 @@
+#include "runtime/torch/python_stacks.h"
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/torch/python_api.h"
+
+namespace xsc::torch_adapter {
+
+bool python_usable() {
+  if (!Py_IsInitialized || !PyGILState_GetThisThreadState || !PyGILState_Ensure ||
+      !PyGILState_Release || !PyEval_GetFrame || !PyFrame_GetCode || !PyFrame_GetBack ||
+      !PyFrame_GetLasti || !PyCode_Addr2Line || !PyObject_GetAttrString || !PyUnicode_AsUTF8 ||
+      !PyErr_Clear || !Py_IncRef || !Py_DecRef)
+    return false;
+  if (!Py_IsInitialized()) return false;
+  if (Py_IsFinalizing && Py_IsFinalizing()) return false;
+  if (_Py_IsFinalizing && _Py_IsFinalizing()) return false;
+  return true;
+}
+
+bool python_can_run_source() {
+  return python_usable() && PyDict_New && PyRun_StringFlags;
+}
+
+namespace {
+
+constexpr std::size_t kMaxFrames = 64;
+
+struct FrameKey {
+  void* code;
+  int lasti;
+  bool operator==(const FrameKey& other) const {
+    return code == other.code && lasti == other.lasti;
+  }
+};
+
+struct StackKeyHash {
+  std::size_t operator()(const std::vector<FrameKey>& key) const {
+    std::size_t h = 1469598103934665603ull;
+    for (const FrameKey& f : key) {
+      h = (h ^ reinterpret_cast<std::uintptr_t>(f.code)) * 1099511628211ull;
+      h = (h ^ static_cast<std::size_t>(f.lasti)) * 1099511628211ull;
+    }
+    return h;
+  }
+};
+
+// Stacks seen so far. The code objects in the keys are kept alive (one
+// reference each, never dropped) so that a key can never be matched by a
+// different code object that reuses a freed address.
+struct StackCache {
+  std::mutex mu;
+  std::unordered_map<std::vector<FrameKey>, std::uint32_t, StackKeyHash> ids;
+};
+
+StackCache& cache() {
+  static auto* c = new StackCache;  // leaked: used until the last allocator free
+  return *c;
+}
+
+std::string string_attr(_object* object, const char* name) {
+  _object* value = PyObject_GetAttrString(object, name);
+  if (!value) {
+    PyErr_Clear();
+    return {};
+  }
+  const char* text = PyUnicode_AsUTF8(value);
+  std::string result = text ? text : "";
+  if (!text) PyErr_Clear();
+  Py_DecRef(value);
+  return result;
+}
+
+// Holds the GIL for its lifetime (re-entrant when the thread already has it).
+class GilHold {
+ public:
+  GilHold() : state_(PyGILState_Ensure()) {}
+  ~GilHold() { PyGILState_Release(state_); }
+  GilHold(const GilHold&) = delete;
+  GilHold& operator=(const GilHold&) = delete;
+
+ private:
+  int state_;
+};
+
+}  // namespace
+
+std::uint32_t PythonStacks::capture() {
+  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
+  GilHold gil;
+  return capture_holding_gil();
+}
+
+std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
+  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
+  if (PyGILState_Check && PyGILState_Check()) return capture_holding_gil();
+  if (!may_take_gil) return 0;
+  GilHold gil;
+  return capture_holding_gil();
+}
+
+std::uint32_t PythonStacks::capture_holding_gil() {
+  std::vector<FrameKey> key;
+  _frame* frame = PyEval_GetFrame();
+  if (frame) Py_IncRef(reinterpret_cast<_object*>(frame));
+  while (frame && key.size() < kMaxFrames) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    key.push_back({code, PyFrame_GetLasti(frame)});
+    // The frame still references its code object, so dropping ours now is
+    // safe while we hold the GIL; the cache takes its own reference below.
+    Py_DecRef(reinterpret_cast<_object*>(code));
+    _frame* back = PyFrame_GetBack(frame);
+    Py_DecRef(reinterpret_cast<_object*>(frame));
+    frame = back;
+  }
+  if (frame) Py_DecRef(reinterpret_cast<_object*>(frame));
+  if (key.empty()) return 0;
+
+  StackCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.ids.find(key);
+    if (it != c.ids.end()) return it->second;
+  }
+
+  // First sighting: symbolize (needs the GIL, which we hold; not the cache
+  // lock, which we do not) and intern.
+  std::vector<std::string> functions, files;
+  std::vector<std::uint32_t> lines;
+  functions.reserve(key.size());
+  files.reserve(key.size());
+  lines.reserve(key.size());
+  for (const FrameKey& f : key) {
+    auto* code = static_cast<_object*>(f.code);
+    std::string name = string_attr(code, "co_qualname");  // 3.11+
+    if (name.empty()) name = string_attr(code, "co_name");
+    functions.push_back(std::move(name));
+    files.push_back(string_attr(code, "co_filename"));
+    int line = PyCode_Addr2Line(static_cast<PyCodeObject*>(f.code), f.lasti);
+    lines.push_back(line > 0 ? static_cast<std::uint32_t>(line) : 0);
+  }
+  std::vector<xsc_frame> frames(key.size());
+  for (std::size_t i = 0; i < key.size(); ++i)
+    frames[i] = xsc_frame{functions[i].c_str(), files[i].c_str(), lines[i]};
+  std::uint32_t id = api_->intern_frames(frames.data(), frames.size());
+
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto [it, inserted] = c.ids.emplace(std::move(key), id);
+  if (inserted)
+    for (const FrameKey& f : it->first) Py_IncRef(static_cast<_object*>(f.code));
+  return it->second;
+}
+
+}  // namespace xsc::torch_adapter
