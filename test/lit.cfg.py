@@ -35,16 +35,30 @@ config.substitutions.append(("%srcroot", config.xsc_src_root))
 config.substitutions.append(("%cuda_include", config.cuda_include_dir))
 
 
-def gpu_present():
-    """A CUDA GPU is usable only when nvidia-smi lists one."""
+def gpu_count():
+    """CUDA GPUs usable here: the lines nvidia-smi -L lists (0 without it)."""
     smi = shutil.which("nvidia-smi")
     if not smi:
-        return False
+        return 0
     try:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
+        return 0
+    if out.returncode != 0:
+        return 0
+    count = sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+    # nvidia-smi ignores CUDA_VISIBLE_DEVICES; the tests' processes do not.
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        count = min(count, len([d for d in visible.split(",") if d.strip()]))
+    return count
+
+
+gpus = gpu_count()
+
+
+def gpu_present():
+    return gpus > 0
 
 
 def python_has(module):
@@ -62,6 +76,9 @@ if config.have_examples:
     config.available_features.add("examples")
 if config.have_runtime and config.have_examples and gpu_present():
     config.available_features.add("cuda-gpu")
+    # Multi-rank NCCL needs one GPU per rank: NCCL refuses two ranks on one.
+    if gpus >= 2:
+        config.available_features.add("multi-gpu")
 if config.have_torch and python_has("torch"):
     config.available_features.add("torch")
 if config.have_nccl:
