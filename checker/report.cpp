@@ -104,9 +104,8 @@ std::string fix_advice(const Finding& f) {
              ", or synchronize the host with " + use_stream + " before the free)";
     }
     case FindingKind::kUseAfterFree:
-      return "keep the buffer alive until its last use: move the free after the use on " + use_stream +
-             " and order it after that use (an event recorded on " + use_stream +
-             " that the freeing stream waits on)";
+      return "do not use the buffer after its free: move the free after its last use on " + use_stream +
+             " (if that use is on another stream than the free, order the free after it with an event)";
     case FindingKind::kUseBeforeReady:
       return "record an event on " + describe_stream(f.alloc.stream) +
              " after the allocation and make " + use_stream +

@@ -30,6 +30,16 @@ std::string access_suffix(Access access) {
   return word.empty() ? std::string() : " (" + std::string(word) + ")";
 }
 
+// " of 0x...100000 (1048576 bytes at offset 0x100000)" when the use went
+// through an interior pointer or covered part of the block; "" otherwise.
+std::string interior_use(const Finding& f) {
+  bool whole = f.use.addr == f.alloc.addr && (f.use.size == 0 || f.use.size == f.alloc.size);
+  if (whole) return "";
+  std::string text = " of " + hex(f.use.addr) + " (";
+  if (f.use.size != 0) text += std::to_string(f.use.size) + " bytes ";
+  return text + "at offset " + hex(f.use.addr - f.alloc.addr) + ")";
+}
+
 std::uint64_t use_bytes(const Finding& f) { return f.use.size != 0 ? f.use.size : f.alloc.size; }
 
 void print_alloc(std::ostream& out, const Finding& f, const StackDepot& stacks) {
@@ -58,7 +68,7 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
           << describe_stream(f.free.stream) << " by thread " << thread_name(f.free.thread) << " ("
           << free_detail(f) << "):\n";
       print_stack(out, stacks, f.free.stack);
-      out << "  is not ordered after the last use on " << describe_stream(f.use.stream) << " by "
+      out << "  is not ordered after the last use" << interior_use(f) << " on " << describe_stream(f.use.stream) << " by "
           << use_text << access_suffix(f.use.access) << " by thread " << thread_name(f.use.thread)
           << ":\n";
       print_stack(out, stacks, f.use.stack);

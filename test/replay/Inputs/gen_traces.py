@@ -1,0 +1,555 @@
+#!/usr/bin/env python3
+"""Writes the replay suite's trace fixtures (docs/trace-format.md).
+
+Each pipeline trace is the event sequence a run of the corresponding program
+produces: the four producer/consumer pipelines of examples/torch over
+PyTorch's caching allocator and over the stream-ordered allocator
+(cudaMallocAsync / cudaFreeAsync), plus small traces for one behaviour each.
+Run it from this directory to regenerate; the outputs are committed.
+"""
+import json
+import os
+import sys
+
+MiB = 1 << 20
+PARAM_BYTES = 64 * MiB          # 4096 x 4096 floats
+LEGACY = 0                      # the legacy default stream
+AG = 0x55D0                     # producer ("all-gather") stream
+COMPUTE = 0x7                   # consumer stream of the CUDA pipelines
+BLOCK_A = 0x7F0000000000
+BLOCK_B = 0x7F0004000000
+BLOCK_C = 0x7F0008000000
+BLOCK_D = 0x7F000C000000
+X_BUF = 0x7F0100000000
+RESULTS = 0x7F0200000000
+
+TORCH_PY = "/src/examples/torch/pipelines.py"
+CUDA_CU = "/src/examples/cuda/pipelines.cu"
+
+
+class Trace:
+    def __init__(self, program, pid=4242):
+        self.lines = [dict(format="xstream-trace", version=1, pid=pid, program=program)]
+        self.names = {}
+        self.stacks = {}
+        self.next_event = 0x9000
+
+    def name(self, text):
+        if text not in self.names:
+            self.names[text] = len(self.names) + 1
+            self.lines.append(dict(t="name", id=self.names[text], str=text))
+        return self.names[text]
+
+    def stack(self, frames):
+        key = tuple(frames)
+        if key not in self.stacks:
+            self.stacks[key] = len(self.stacks) + 1
+            self.lines.append(dict(t="stack", id=self.stacks[key],
+                                   frames=[dict(fn=f, file=p, line=l) for f, p, l in frames]))
+        return self.stacks[key]
+
+    def ev(self, kind, stack=None, **fields):
+        rec = dict(t=kind)
+        if stack:
+            rec["sk"] = self.stack(stack)
+        rec.update(fields)
+        self.lines.append(rec)
+
+    def new_event(self):
+        self.next_event += 1
+        return self.next_event
+
+    def use(self, addr, size, stream, access, name, stack, what="kernel"):
+        self.ev("use", stack, a=addr, n=size, s=stream, ac=access, w=what, nm=self.name(name))
+
+    def write(self, path):
+        with open(path, "w") as f:
+            for rec in self.lines:
+                f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+# --- PyTorch pipelines over the caching allocator -------------------------
+
+def t_frames(*frames):
+    return [(fn, TORCH_PY, line) for fn, line in frames]
+
+
+class TorchPipeline:
+    """The events of one pipeline function; `caller` is its frame name."""
+
+    def __init__(self, tr, fn, allocator="caching"):
+        self.tr, self.fn, self.allocator = tr, fn, allocator
+        self.result_slot = 0
+
+    def all_gather(self, addr, line):
+        tr = self.tr
+        tr.ev("alloc", t_frames(("all_gather", 30), (self.fn, line)), a=addr, n=PARAM_BYTES, s=AG,
+              ak=self.allocator)
+        tr.use(addr, PARAM_BYTES, AG, "write", "fill_kernel", t_frames(("all_gather", 30), (self.fn, line)))
+
+    def wait_stream(self, line):
+        e = self.tr.new_event()
+        self.tr.ev("record", t_frames((self.fn, line)), s=AG, e=e)
+        self.tr.ev("wait", t_frames((self.fn, line)), s=LEGACY, e=e)
+
+    def forward(self, params, line):
+        tr = self.tr
+        out = RESULTS + self.result_slot * 64 * MiB
+        self.result_slot += 1
+        st = t_frames(("forward", 40), (self.fn, line))
+        tr.ev("alloc", st, a=out, n=64 * MiB, s=LEGACY, ak=self.allocator)
+        tr.use(params, PARAM_BYTES, LEGACY, "read", "ampere_sgemm", st)
+        tr.use(X_BUF, 64 * MiB, LEGACY, "read", "ampere_sgemm", st)
+        tr.use(out, 64 * MiB, LEGACY, "write", "ampere_sgemm", st)
+
+    def record_default(self, line):
+        e = self.tr.new_event()
+        self.tr.ev("record", t_frames((self.fn, line)), s=LEGACY, e=e)
+        return e
+
+    def ag_wait(self, e, line):
+        self.tr.ev("wait", t_frames((self.fn, line)), s=AG, e=e)
+
+    def free(self, addr, line, deferred=False):
+        rec = dict(a=addr, s=AG, fk=self.allocator)
+        if deferred:
+            rec["d"] = True
+        self.tr.ev("free", t_frames((self.fn, line)), **rec)
+
+    def end(self, line):
+        tr = self.tr
+        tr.ev("device_sync", t_frames((self.fn, line)))
+        for i in range(self.result_slot):
+            tr.ev("free", t_frames(("main", 130)), a=RESULTS + i * 64 * MiB, s=LEGACY, fk=self.allocator)
+
+
+def torch_prologue(tr):
+    tr.ev("stream_create", t_frames(("main", 110)), s=AG, fl="non_blocking")
+    tr.ev("alloc", t_frames(("main", 112)), a=X_BUF, n=64 * MiB, s=LEGACY, ak="caching")
+    tr.use(X_BUF, 64 * MiB, LEGACY, "write", "fill_kernel", t_frames(("main", 112)))
+
+
+def torch_buggy():
+    tr = Trace("python3 pipelines.py buggy")
+    torch_prologue(tr)
+    p = TorchPipeline(tr, "buggy")
+    p.all_gather(BLOCK_A, 50)
+    for _ in range(2, 5):
+        p.wait_stream(54)
+        p.forward(BLOCK_A, 55)
+        p.free(BLOCK_A, 57)            # del prev_params: matmul still running
+        p.all_gather(BLOCK_A, 59)      # the allocator hands block A straight back
+    p.wait_stream(61)
+    p.forward(BLOCK_A, 62)
+    p.free(BLOCK_A, 64)
+    p.end(66)
+    return tr
+
+
+def torch_record_stream():
+    tr = Trace("python3 pipelines.py record_stream")
+    torch_prologue(tr)
+    p = TorchPipeline(tr, "record_stream")
+    blocks = [BLOCK_A, BLOCK_B, BLOCK_C, BLOCK_D]
+    p.all_gather(blocks[0], 140)
+    for layer in range(2, 5):
+        p.wait_stream(143)
+        p.forward(blocks[layer - 2], 144)
+        p.free(blocks[layer - 2], 148, deferred=True)   # parked on its events
+        p.all_gather(blocks[layer - 1], 150)             # the CPU ran ahead: a fresh block
+    p.wait_stream(152)
+    p.forward(blocks[3], 153)
+    p.free(blocks[3], 156, deferred=True)
+    tr.ev("device_sync", t_frames(("record_stream", 158)))
+    # The allocator's next event query finds every parked block's events done.
+    for b in blocks:
+        tr.ev("free_done", t_frames(("all_gather", 30), ("main", 125)), a=b)
+    for i in range(p.result_slot):
+        tr.ev("free", t_frames(("main", 130)), a=RESULTS + i * 64 * MiB, s=LEGACY, fk="caching")
+    return tr
+
+
+def torch_stall():
+    tr = Trace("python3 pipelines.py stall")
+    torch_prologue(tr)
+    p = TorchPipeline(tr, "stall_producer")
+    p.all_gather(BLOCK_A, 80)
+    for _ in range(2, 5):
+        p.wait_stream(83)
+        p.forward(BLOCK_A, 84)
+        e = p.record_default(85)
+        p.ag_wait(e, 89)
+        p.free(BLOCK_A, 90)
+        p.all_gather(BLOCK_A, 91)
+    p.wait_stream(93)
+    p.forward(BLOCK_A, 94)
+    e = p.record_default(95)
+    p.ag_wait(e, 97)
+    p.free(BLOCK_A, 98)
+    p.end(100)
+    return tr
+
+
+def torch_keep_ref():
+    tr = Trace("python3 pipelines.py keep_ref")
+    torch_prologue(tr)
+    p = TorchPipeline(tr, "keep_ref")
+    prev, spare = BLOCK_A, BLOCK_B
+    p.all_gather(prev, 170)
+    keepalive = None
+    for _ in range(2, 5):
+        if keepalive is not None:
+            p.ag_wait(keepalive[1], 176)
+            p.free(keepalive[0], 177)
+        p.wait_stream(180)
+        p.forward(prev, 181)
+        e = p.record_default(182)
+        keepalive = (prev, e)
+        nxt = spare
+        p.all_gather(nxt, 189)
+        spare, prev = prev, nxt
+    p.ag_wait(keepalive[1], 193)
+    p.free(keepalive[0], 194)
+    p.wait_stream(197)
+    p.forward(prev, 198)
+    e = p.record_default(199)
+    p.ag_wait(e, 201)
+    p.free(prev, 202)
+    p.end(204)
+    return tr
+
+
+# --- The same pipelines over the stream-ordered allocator ------------------
+
+def c_frames(*frames):
+    return [(fn, CUDA_CU, line) for fn, line in frames]
+
+
+class CudaPipeline:
+    def __init__(self, tr, fn):
+        self.tr, self.fn = tr, fn
+
+    def all_gather(self, addr, line):
+        st = c_frames(("all_gather(cudaStream_t, int)", 40), (self.fn, line))
+        self.tr.ev("alloc", st, a=addr, n=PARAM_BYTES, s=AG, ak="stream_ordered")
+        self.tr.use(addr, PARAM_BYTES, AG, "write", "fill_params", st)
+
+    def wait_stream(self, line):
+        e = self.tr.new_event()
+        self.tr.ev("record", c_frames((self.fn, line)), s=AG, e=e)
+        self.tr.ev("wait", c_frames((self.fn, line)), s=COMPUTE, e=e)
+
+    def forward(self, params, line):
+        st = c_frames(("forward(float const*, float const*, float*, cudaStream_t)", 55), (self.fn, line))
+        self.tr.use(params, PARAM_BYTES, COMPUTE, "read", "ampere_sgemm", st)
+        self.tr.use(X_BUF, 64 * MiB, COMPUTE, "read", "ampere_sgemm", st)
+
+    def record_compute(self, line):
+        e = self.tr.new_event()
+        self.tr.ev("record", c_frames((self.fn, line)), s=COMPUTE, e=e)
+        return e
+
+    def ag_wait(self, e, line):
+        self.tr.ev("wait", c_frames((self.fn, line)), s=AG, e=e)
+
+    def free(self, addr, line, stream=AG):
+        self.tr.ev("free", c_frames((self.fn, line)), a=addr, s=stream, fk="stream_ordered")
+
+    def end(self, line):
+        self.tr.ev("device_sync", c_frames((self.fn, line)))
+
+
+def cuda_prologue(tr):
+    tr.ev("stream_create", c_frames(("main", 200)), s=AG, fl="non_blocking")
+    tr.ev("stream_create", c_frames(("main", 201)), s=COMPUTE, fl="non_blocking")
+    tr.ev("alloc", c_frames(("main", 203)), a=X_BUF, n=64 * MiB, s=COMPUTE, ak="stream_ordered")
+    tr.use(X_BUF, 64 * MiB, COMPUTE, "write", "fill_input", c_frames(("main", 204)))
+
+
+def cuda_buggy():
+    tr = Trace("pipelines buggy", pid=5151)
+    cuda_prologue(tr)
+    p = CudaPipeline(tr, "buggy(float const*)")
+    p.all_gather(BLOCK_A, 70)
+    for _ in range(2, 5):
+        p.wait_stream(73)
+        p.forward(BLOCK_A, 74)
+        p.free(BLOCK_A, 76)
+        p.all_gather(BLOCK_A, 77)
+    p.wait_stream(79)
+    p.forward(BLOCK_A, 80)
+    p.free(BLOCK_A, 81)
+    p.end(83)
+    return tr
+
+
+def cuda_free_on_consumer():
+    # The stream-ordered counterpart of record_stream: free where it was used.
+    tr = Trace("pipelines free_on_consumer", pid=5152)
+    cuda_prologue(tr)
+    p = CudaPipeline(tr, "free_on_consumer(float const*)")
+    blocks = [BLOCK_A, BLOCK_B, BLOCK_C, BLOCK_D]
+    p.all_gather(blocks[0], 90)
+    for layer in range(2, 5):
+        p.wait_stream(93)
+        p.forward(blocks[layer - 2], 94)
+        p.free(blocks[layer - 2], 96, stream=COMPUTE)
+        p.all_gather(blocks[layer - 1], 97)
+    p.wait_stream(99)
+    p.forward(blocks[3], 100)
+    p.free(blocks[3], 101, stream=COMPUTE)
+    p.end(103)
+    return tr
+
+
+def cuda_stall():
+    tr = Trace("pipelines stall", pid=5153)
+    cuda_prologue(tr)
+    p = CudaPipeline(tr, "stall_producer(float const*)")
+    p.all_gather(BLOCK_A, 110)
+    for _ in range(2, 5):
+        p.wait_stream(113)
+        p.forward(BLOCK_A, 114)
+        e = p.record_compute(115)
+        p.ag_wait(e, 116)
+        p.free(BLOCK_A, 117)
+        p.all_gather(BLOCK_A, 118)
+    p.wait_stream(120)
+    p.forward(BLOCK_A, 121)
+    e = p.record_compute(122)
+    p.ag_wait(e, 123)
+    p.free(BLOCK_A, 124)
+    p.end(126)
+    return tr
+
+
+def cuda_keep_ref():
+    tr = Trace("pipelines keep_ref", pid=5154)
+    cuda_prologue(tr)
+    p = CudaPipeline(tr, "keep_ref(float const*)")
+    prev, spare = BLOCK_A, BLOCK_B
+    p.all_gather(prev, 130)
+    keepalive = None
+    for _ in range(2, 5):
+        if keepalive is not None:
+            p.ag_wait(keepalive[1], 134)
+            p.free(keepalive[0], 135)
+        p.wait_stream(137)
+        p.forward(prev, 138)
+        e = p.record_compute(139)
+        keepalive = (prev, e)
+        nxt = spare
+        p.all_gather(nxt, 141)
+        spare, prev = prev, nxt
+    p.ag_wait(keepalive[1], 144)
+    p.free(keepalive[0], 145)
+    p.wait_stream(147)
+    p.forward(prev, 148)
+    e = p.record_compute(149)
+    p.ag_wait(e, 150)
+    p.free(prev, 151)
+    p.end(153)
+    return tr
+
+
+# --- One behaviour each ----------------------------------------------------
+
+SMALL_CU = "/src/examples/cuda/small.cu"
+
+
+def s(*frames):
+    return [(fn, SMALL_CU, line) for fn, line in frames]
+
+
+def ready_on(tr, producer, consumer, line):
+    e = tr.new_event()
+    tr.ev("record", s(("main", line)), s=producer, e=e)
+    tr.ev("wait", s(("main", line)), s=consumer, e=e)
+
+
+def wait_after_free():
+    tr = Trace("wait_after_free", pid=6001)
+    P, C = 0x1100, 0x2200
+    tr.ev("stream_create", s(("main", 10)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 11)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 13)), a=BLOCK_A, n=MiB, s=P, ak="stream_ordered")
+    tr.use(BLOCK_A, MiB, P, "write", "produce", s(("main", 14)))
+    ready_on(tr, P, C, 15)
+    tr.use(BLOCK_A, MiB, C, "read", "consume", s(("consume_async", 30), ("main", 16)))
+    done = tr.new_event()
+    tr.ev("record", s(("main", 17)), s=C, e=done)
+    tr.ev("free", s(("main", 18)), a=BLOCK_A, s=P, fk="stream_ordered")
+    tr.ev("wait", s(("main", 19)), s=P, e=done)      # right wait, wrong place
+    tr.ev("device_sync", s(("main", 21)))
+    return tr
+
+
+def legacy_stream(blocking):
+    flags = "blocking" if blocking else "non_blocking"
+    tr = Trace("legacy_stream " + flags, pid=6002)
+    P = 0x3300
+    tr.ev("stream_create", s(("main", 40)), s=P, fl=flags)
+    tr.ev("alloc", s(("main", 42)), a=BLOCK_A, n=MiB, s=P, ak="stream_ordered")
+    tr.use(BLOCK_A, MiB, P, "write", "produce", s(("main", 43)))
+    ready_on(tr, P, LEGACY, 44)
+    tr.use(BLOCK_A, MiB, LEGACY, "read", "consume", s(("main", 45)))
+    # No explicit wait: a blocking stream's next op waits for the legacy
+    # default stream's earlier work, a non-blocking stream's does not.
+    tr.ev("free", s(("main", 46)), a=BLOCK_A, s=P, fk="stream_ordered")
+    tr.ev("device_sync", s(("main", 48)))
+    return tr
+
+
+def view_offset():
+    tr = Trace("view_offset", pid=6003)
+    P, C = 0x1100, 0x2200
+    tr.ev("stream_create", s(("main", 60)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 61)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 63)), a=BLOCK_A, n=16 * MiB, s=P, ak="caching")
+    tr.use(BLOCK_A, 16 * MiB, P, "write", "produce", s(("main", 64)))
+    ready_on(tr, P, C, 65)
+    # A view: the kernel gets a pointer 1 MiB into the block.
+    tr.use(BLOCK_A + MiB, MiB, C, "read", "consume_slice", s(("main", 66)))
+    tr.ev("free", s(("main", 67)), a=BLOCK_A, s=P, fk="caching")
+    tr.ev("device_sync", s(("main", 69)))
+    return tr
+
+
+def rerecorded_event():
+    tr = Trace("rerecorded_event", pid=6004)
+    P, C, Q = 0x1100, 0x2200, 0x4400
+    for i, st in enumerate((P, C, Q)):
+        tr.ev("stream_create", s(("main", 80 + i)), s=st, fl="non_blocking")
+    # Buffer A: the event is recorded too early, then re-recorded after the
+    # use; the wait sees the latest record, so the free is ordered.
+    tr.ev("alloc", s(("main", 85)), a=BLOCK_A, n=MiB, s=P, ak="stream_ordered")
+    ready_on(tr, P, C, 86)
+    tr.ev("record", s(("main", 87)), s=C, e=0xE1)
+    tr.use(BLOCK_A, MiB, C, "read", "consume_a", s(("main", 88)))
+    tr.ev("record", s(("main", 89)), s=C, e=0xE1)
+    tr.ev("wait", s(("main", 90)), s=P, e=0xE1)
+    tr.ev("free", s(("main", 91)), a=BLOCK_A, s=P, fk="stream_ordered")
+    # Buffer B: recorded after the use, then re-recorded on another stream
+    # before the wait; the wait no longer covers the use.
+    tr.ev("alloc", s(("main", 95)), a=BLOCK_B, n=MiB, s=P, ak="stream_ordered")
+    ready_on(tr, P, C, 96)
+    tr.use(BLOCK_B, MiB, C, "read", "consume_b", s(("main", 97)))
+    tr.ev("record", s(("main", 98)), s=C, e=0xE2)
+    tr.ev("record", s(("main", 99)), s=Q, e=0xE2)
+    tr.ev("wait", s(("main", 100)), s=P, e=0xE2)
+    tr.ev("free", s(("main", 101)), a=BLOCK_B, s=P, fk="stream_ordered")
+    tr.ev("device_sync", s(("main", 103)))
+    return tr
+
+
+def use_after_free():
+    tr = Trace("use_after_free", pid=6005)
+    P = 0x1100
+    tr.ev("stream_create", s(("main", 110)), s=P, fl="non_blocking")
+    tr.ev("alloc", s(("main", 112)), a=BLOCK_A, n=MiB, s=P, ak="stream_ordered")
+    tr.use(BLOCK_A, MiB, P, "write", "produce", s(("main", 113)))
+    tr.ev("free", s(("main", 114)), a=BLOCK_A, s=P, fk="stream_ordered")
+    tr.use(BLOCK_A, MiB, P, "read", "late_reader", s(("late_reader_launch", 150), ("main", 115)))
+    tr.ev("device_sync", s(("main", 117)))
+    return tr
+
+
+def use_before_ready():
+    tr = Trace("use_before_ready", pid=6006)
+    P, C = 0x1100, 0x2200
+    tr.ev("stream_create", s(("main", 120)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 121)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 123)), a=BLOCK_A, n=MiB, s=P, ak="stream_ordered")
+    # No wait: C may run before P has made the memory available.
+    tr.ev("use", s(("main", 124)), a=BLOCK_A, n=0, s=C, ac="write", w="memset")
+    tr.ev("free", s(("main", 125)), a=BLOCK_A, s=C, fk="stream_ordered")
+    tr.ev("device_sync", s(("main", 127)))
+    return tr
+
+
+def collective_graph():
+    # A collective and a graph-launched kernel; exercises the remaining kinds.
+    tr = Trace("collective_graph", pid=6007)
+    P, C = 0x1100, 0x2200
+    tr.ev("thread_name", None, th=1, nm=tr.name("loader"))
+    tr.ev("stream_create", s(("main", 130)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 131)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 133)), th=1, a=BLOCK_A, n=MiB, s=P, ak="caching")
+    tr.ev("use", s(("main", 134)), a=BLOCK_A, n=MiB, s=P, ac="write", w="collective",
+          nm=tr.name("ncclAllGather"))
+    tr.ev("host_func", s(("main", 135)), s=P)
+    ready_on(tr, P, C, 136)
+    tr.ev("graph_launch", s(("main", 137)), s=C, g=0x6A, nm=tr.name("step_graph"))
+    tr.ev("use", None, a=BLOCK_A, n=MiB, s=C, ac="read", w="kernel", nm=tr.name("graph_gemm"), g=0x6A)
+    tr.ev("stream_sync", s(("main", 138)), s=C)
+    tr.ev("free", s(("main", 139)), a=BLOCK_A, s=P, fk="caching")
+    tr.ev("event_sync", s(("main", 140)), e=0x9999)
+    tr.ev("stream_destroy", s(("main", 141)), s=C)
+    return tr
+
+
+TRACES = {
+    "torch_buggy.jsonl": torch_buggy,
+    "torch_record_stream.jsonl": torch_record_stream,
+    "torch_stall.jsonl": torch_stall,
+    "torch_keep_ref.jsonl": torch_keep_ref,
+    "async_buggy.jsonl": cuda_buggy,
+    "async_free_on_consumer.jsonl": cuda_free_on_consumer,
+    "async_stall.jsonl": cuda_stall,
+    "async_keep_ref.jsonl": cuda_keep_ref,
+    "wait_after_free.jsonl": wait_after_free,
+    "legacy_blocking.jsonl": lambda: legacy_stream(True),
+    "legacy_non_blocking.jsonl": lambda: legacy_stream(False),
+    "view_offset.jsonl": view_offset,
+    "rerecorded_event.jsonl": rerecorded_event,
+    "use_after_free.jsonl": use_after_free,
+    "use_before_ready.jsonl": use_before_ready,
+    "collective_graph.jsonl": collective_graph,
+}
+
+HEADER = '{"format":"xstream-trace","version":1,"pid":1,"program":"bad"}\n'
+MALFORMED = {
+    "empty.jsonl": b"",
+    "blank.jsonl": b"\n\n",
+    "not_a_trace.jsonl": b'{"hello":"world"}\n',
+    "header_not_object.jsonl": b'[1,2,3]\n',
+    "bad_version.jsonl": b'{"format":"xstream-trace","version":2,"pid":1}\n',
+    "version_type.jsonl": b'{"format":"xstream-trace","version":"1","pid":1}\n',
+    "missing_pid.jsonl": b'{"format":"xstream-trace","version":1}\n',
+    "truncated.jsonl": (HEADER + '{"t":"stream_create","s":1,"fl":"blocking"}\n{"t":"alloc","a":4096,"n":').encode(),
+    "bad_json.jsonl": (HEADER + '{"t":"alloc",,}\n').encode(),
+    "wrong_type.jsonl": (HEADER + '{"t":"alloc","a":"0x1000","n":16,"s":1,"ak":"caching"}\n').encode(),
+    "negative.jsonl": (HEADER + '{"t":"alloc","a":4096,"n":-16,"s":1,"ak":"caching"}\n').encode(),
+    "missing_field.jsonl": (HEADER + '{"t":"alloc","a":4096,"s":1,"ak":"caching"}\n').encode(),
+    "no_type.jsonl": (HEADER + '{"a":4096}\n').encode(),
+    "unknown_kind.jsonl": (HEADER + '{"t":"teleport","s":1}\n').encode(),
+    "bad_enum.jsonl": (HEADER + '{"t":"alloc","a":4096,"n":16,"s":1,"ak":"bump"}\n').encode(),
+    "binary.jsonl": HEADER.encode() + b'\x00\x01\xff\xfe\x7fELF\x02\x01\x01\n',
+    "invalid_utf8.jsonl": HEADER.encode() + b'{"t":"name","id":1,"str":"\xc3\x28"}\n',
+    "absurd_size.jsonl": (HEADER + '{"t":"alloc","a":4096,"n":1152921504606846976,"s":1,"ak":"caching"}\n').encode(),
+    "range_overflow.jsonl": (HEADER + '{"t":"use","a":18446744073709551600,"n":64,"s":1,"ac":"read","w":"kernel"}\n').encode(),
+    "huge_number.jsonl": (HEADER + '{"t":"alloc","a":99999999999999999999999,"n":16,"s":1,"ak":"caching"}\n').encode(),
+    "undefined_name.jsonl": (HEADER + '{"t":"use","a":4096,"n":16,"s":1,"ac":"read","w":"kernel","nm":7}\n').encode(),
+    "undefined_stack.jsonl": (HEADER + '{"t":"device_sync","sk":9}\n{"t":"device_sync"}\n').encode(),
+    "stack_twice.jsonl": (HEADER + '{"t":"stack","id":1,"frames":[]}\n{"t":"stack","id":1,"frames":[]}\n').encode(),
+    "bad_frame.jsonl": (HEADER + '{"t":"stack","id":1,"frames":[{"fn":"f","line":"ten"}]}\n').encode(),
+    "frame_not_object.jsonl": (HEADER + '{"t":"stack","id":1,"frames":[17]}\n').encode(),
+    "record_not_object.jsonl": (HEADER + '"alloc"\n').encode(),
+    "trailing.jsonl": (HEADER + '{"t":"device_sync"} {"t":"device_sync"}\n').encode(),
+    "thread_range.jsonl": (HEADER + '{"t":"device_sync","th":4294967296}\n').encode(),
+}
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, make in TRACES.items():
+        make().write(os.path.join(here, name))
+    os.makedirs(os.path.join(here, "malformed"), exist_ok=True)
+    for name, data in MALFORMED.items():
+        with open(os.path.join(here, "malformed", name), "wb") as f:
+            f.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
