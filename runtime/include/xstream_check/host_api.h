@@ -55,6 +55,11 @@ typedef struct xsc_host_api {
    * in older runtimes: fall back to use(). */
   void (*collective)(uint64_t addr, uint64_t size, uint64_t stream, int access,
                      const char* name, uint32_t stack);
+  /* Registers a function the runtime calls at each kernel launch for the
+   * launch's stack id: the adapter returns the current Python stack when
+   * the calling thread holds the GIL, else 0 (the runtime then captures the
+   * host stack). NULL unregisters. May be NULL in older runtimes. */
+  void (*set_launch_stack_hook)(uint32_t (*hook)(void));
 } xsc_host_api;
 
 /* Exported by libxstream_check.so: the table for producers that live in the

@@ -1,0 +1,814 @@
+// CUPTI: loading the library, subscribing, enabling exactly the callbacks
+// the checker needs, and dispatching each by callback id to the files that
+// turn calls into events.
+//
+// Runtime calls are handled at the runtime level (their stream semantics,
+// cudaStreamPerThread included, are what the program wrote). The driver
+// calls a runtime call makes inside itself are its implementation and are
+// ignored, with one exception: a runtime kernel launch takes its function
+// handle and arguments from the nested driver launch when one arrives,
+// and falls back to the runtime-level data when none does.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>  // with the generated *_params structs
+#include <dlfcn.h>
+#include <glob.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runtime/ops.h"
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+// ---- CUPTI entry points -----------------------------------------------------
+
+struct CuptiApi {
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+};
+
+std::vector<std::string> cupti_candidates() {
+  std::vector<std::string> names;
+  if (const char* path = std::getenv("XSC_CUPTI_LIB"); path != nullptr && *path != '\0')
+    names.emplace_back(path);
+  names.emplace_back("libcupti.so.13");
+  names.emplace_back("libcupti.so");
+  glob_t found{};
+  if (glob("/usr/local/cuda/lib64/libcupti.so*", 0, nullptr, &found) == 0) {
+    for (std::size_t i = 0; i < found.gl_pathc; ++i) names.emplace_back(found.gl_pathv[i]);
+  }
+  globfree(&found);
+  return names;
+}
+
+bool load_cupti(CuptiApi* api) {
+  for (const std::string& name : cupti_candidates()) {
+    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) continue;
+    api->subscribe = reinterpret_cast<decltype(api->subscribe)>(dlsym(library, "cuptiSubscribe"));
+    api->enable_callback =
+        reinterpret_cast<decltype(api->enable_callback)>(dlsym(library, "cuptiEnableCallback"));
+    api->result_string =
+        reinterpret_cast<decltype(api->result_string)>(dlsym(library, "cuptiGetResultString"));
+    if (api->subscribe != nullptr && api->enable_callback != nullptr) return true;
+  }
+  return false;
+}
+
+// Without a CUDA driver no CUDA program can run here: there is nothing to
+// check and nothing worth a message (every process under LD_PRELOAD, the
+// shell included, would print one).
+bool driver_installed() {
+  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (library == nullptr) return false;
+  dlclose(library);
+  return true;
+}
+
+// ---- helpers --------------------------------------------------------------
+
+template <class T>
+const T& params(const CUpti_CallbackData* data) {
+  return *static_cast<const T*>(data->functionParams);
+}
+
+std::uint64_t u64(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
+
+CopyKind copy_kind(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: return CopyKind::kHostToHost;
+    case cudaMemcpyHostToDevice: return CopyKind::kHostToDevice;
+    case cudaMemcpyDeviceToHost: return CopyKind::kDeviceToHost;
+    case cudaMemcpyDeviceToDevice: return CopyKind::kDeviceToDevice;
+    default: return CopyKind::kDefault;
+  }
+}
+
+StreamFlags stream_flags(unsigned flags) {
+  return (flags & cudaStreamNonBlocking) != 0 ? StreamFlags::kNonBlocking : StreamFlags::kBlocking;
+}
+
+// The layout of __cudaLaunchKernel's parameters (the CUDA 13 entry point of
+// <<<>>> launches), which the generated metadata headers do not describe.
+struct CudaKernelLaunchParams {
+  const void* kernel;  // cudaKernel_t
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
+// ---- runtime API ------------------------------------------------------------
+
+#define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
+
+bool is_runtime_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000):
+    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000):
+    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060):
+    case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The stream a runtime launch names, resolved at its entry.
+StreamId runtime_launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  switch (cbid) {
+    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchCooperativeKernel_v9000):
+      return resolve(u64(params<cudaLaunchKernel_v7000_params>(data).stream), false);
+    case RT(cudaLaunchKernel_ptsz_v7000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
+      return resolve(u64(params<cudaLaunchKernel_v7000_params>(data).stream), true);
+    case RT(__cudaLaunchKernel_v13000):
+      return resolve(u64(params<CudaKernelLaunchParams>(data).stream), false);
+    case RT(__cudaLaunchKernel_ptsz_v13000):
+      return resolve(u64(params<CudaKernelLaunchParams>(data).stream), true);
+    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060): {
+      const auto& p = params<cudaLaunchKernelExC_v11060_params>(data);
+      return resolve(p.config != nullptr ? u64(p.config->stream) : 0,
+                     cbid == RT(cudaLaunchKernelExC_ptsz_v11060));
+    }
+    default:
+      return kLegacyStream;
+  }
+}
+
+// A runtime launch no nested driver launch described.
+void runtime_launch_fallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                             StreamId stream) {
+  switch (cbid) {
+    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000):
+    case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
+      const auto& p = params<cudaLaunchKernel_v7000_params>(data);
+      on_runtime_launch(p.func, false, p.args, stream);
+      break;
+    }
+    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000): {
+      const auto& p = params<CudaKernelLaunchParams>(data);
+      on_runtime_launch(p.kernel, true, p.args, stream);
+      break;
+    }
+    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060): {
+      const auto& p = params<cudaLaunchKernelExC_v11060_params>(data);
+      on_runtime_launch(p.func, false, p.args, stream);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  ThreadState& thread = thread_state();
+  switch (cbid) {
+    // Launches.
+    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000):
+    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000):
+    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060):
+    case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
+      if (!thread.nested_launch_seen)
+        runtime_launch_fallback(cbid, data, thread.runtime_launch_stream);
+      break;
+
+    // Allocation and free.
+    case RT(cudaMalloc_v3020): {
+      const auto& p = params<cudaMalloc_v3020_params>(data);
+      if (p.devPtr) on_alloc(u64(*p.devPtr), p.size, kLegacyStream, AllocKind::kSynchronous);
+      thread.adapter_check_due = true;
+      break;
+    }
+    case RT(cudaMallocManaged_v6000): {
+      const auto& p = params<cudaMallocManaged_v6000_params>(data);
+      if (p.devPtr) on_alloc(u64(*p.devPtr), p.size, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    case RT(cudaMallocPitch_v3020): {
+      const auto& p = params<cudaMallocPitch_v3020_params>(data);
+      if (p.devPtr && p.pitch)
+        on_alloc(u64(*p.devPtr), *p.pitch * p.height, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    case RT(cudaFree_v3020):
+      on_free(u64(params<cudaFree_v3020_params>(data).devPtr), kLegacyStream,
+              FreeKind::kSynchronous);
+      break;
+    case RT(cudaMallocAsync_v11020): case RT(cudaMallocAsync_ptsz_v11020): {
+      const auto& p = params<cudaMallocAsync_v11020_params>(data);
+      if (p.devPtr)
+        on_alloc(u64(*p.devPtr), p.size, resolve(u64(p.hStream), cbid != RT(cudaMallocAsync_v11020)),
+                 AllocKind::kStreamOrdered);
+      break;
+    }
+    case RT(cudaMallocFromPoolAsync_v11020): case RT(cudaMallocFromPoolAsync_ptsz_v11020): {
+      const auto& p = params<cudaMallocFromPoolAsync_v11020_params>(data);
+      if (p.ptr)
+        on_alloc(u64(*p.ptr), p.size,
+                 resolve(u64(p.stream), cbid != RT(cudaMallocFromPoolAsync_v11020)),
+                 AllocKind::kStreamOrdered);
+      break;
+    }
+    case RT(cudaFreeAsync_v11020): case RT(cudaFreeAsync_ptsz_v11020): {
+      const auto& p = params<cudaFreeAsync_v11020_params>(data);
+      on_free(u64(p.devPtr), resolve(u64(p.hStream), cbid != RT(cudaFreeAsync_v11020)),
+              FreeKind::kStreamOrdered);
+      break;
+    }
+
+    // Copies and memsets.
+    case RT(cudaMemcpy_v3020): case RT(cudaMemcpy_ptds_v7000): {
+      const auto& p = params<cudaMemcpy_v3020_params>(data);
+      on_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind),
+              resolve(0, cbid == RT(cudaMemcpy_ptds_v7000)), /*synchronous=*/true);
+      break;
+    }
+    case RT(cudaMemcpyAsync_v3020): case RT(cudaMemcpyAsync_ptsz_v7000): {
+      const auto& p = params<cudaMemcpyAsync_v3020_params>(data);
+      on_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind),
+              resolve(u64(p.stream), cbid == RT(cudaMemcpyAsync_ptsz_v7000)), false);
+      break;
+    }
+    case RT(cudaMemcpy2D_v3020): case RT(cudaMemcpy2D_ptds_v7000): {
+      const auto& p = params<cudaMemcpy2D_v3020_params>(data);
+      on_copy(u64(p.dst), u64(p.src), 0, copy_kind(p.kind),
+              resolve(0, cbid == RT(cudaMemcpy2D_ptds_v7000)), true);
+      break;
+    }
+    case RT(cudaMemcpy2DAsync_v3020): case RT(cudaMemcpy2DAsync_ptsz_v7000): {
+      const auto& p = params<cudaMemcpy2DAsync_v3020_params>(data);
+      on_copy(u64(p.dst), u64(p.src), 0, copy_kind(p.kind),
+              resolve(u64(p.stream), cbid == RT(cudaMemcpy2DAsync_ptsz_v7000)), false);
+      break;
+    }
+    case RT(cudaMemset_v3020): case RT(cudaMemset_ptds_v7000): {
+      const auto& p = params<cudaMemset_v3020_params>(data);
+      on_memset(u64(p.devPtr), p.count, resolve(0, cbid == RT(cudaMemset_ptds_v7000)));
+      break;
+    }
+    case RT(cudaMemsetAsync_v3020): case RT(cudaMemsetAsync_ptsz_v7000): {
+      const auto& p = params<cudaMemsetAsync_v3020_params>(data);
+      on_memset(u64(p.devPtr), p.count,
+                resolve(u64(p.stream), cbid == RT(cudaMemsetAsync_ptsz_v7000)));
+      break;
+    }
+    case RT(cudaMemset2D_v3020): case RT(cudaMemset2D_ptds_v7000): {
+      const auto& p = params<cudaMemset2D_v3020_params>(data);
+      on_memset(u64(p.devPtr), 0, resolve(0, cbid == RT(cudaMemset2D_ptds_v7000)));
+      break;
+    }
+    case RT(cudaMemset2DAsync_v3020): case RT(cudaMemset2DAsync_ptsz_v7000): {
+      const auto& p = params<cudaMemset2DAsync_v3020_params>(data);
+      on_memset(u64(p.devPtr), 0,
+                resolve(u64(p.stream), cbid == RT(cudaMemset2DAsync_ptsz_v7000)));
+      break;
+    }
+
+    // Events.
+    case RT(cudaEventRecord_v3020): case RT(cudaEventRecord_ptsz_v7000): {
+      const auto& p = params<cudaEventRecord_v3020_params>(data);
+      on_event_record(u64(p.event), resolve(u64(p.stream), cbid == RT(cudaEventRecord_ptsz_v7000)));
+      break;
+    }
+    case RT(cudaEventRecordWithFlags_v11010): case RT(cudaEventRecordWithFlags_ptsz_v11010): {
+      const auto& p = params<cudaEventRecordWithFlags_v11010_params>(data);
+      on_event_record(u64(p.event),
+                      resolve(u64(p.stream), cbid == RT(cudaEventRecordWithFlags_ptsz_v11010)));
+      break;
+    }
+    case RT(cudaEventDestroy_v3020):
+      on_event_destroy(u64(params<cudaEventDestroy_v3020_params>(data).event));
+      break;
+    case RT(cudaEventSynchronize_v3020):
+      on_event_sync(u64(params<cudaEventSynchronize_v3020_params>(data).event));
+      break;
+    case RT(cudaEventQuery_v3020):  // only a successful query reaches here
+      on_event_sync(u64(params<cudaEventQuery_v3020_params>(data).event));
+      break;
+
+    // Streams.
+    case RT(cudaStreamCreate_v3020): {
+      const auto& p = params<cudaStreamCreate_v3020_params>(data);
+      if (p.pStream) on_stream_create(u64(*p.pStream), StreamFlags::kBlocking);
+      thread.adapter_check_due = true;
+      break;
+    }
+    case RT(cudaStreamCreateWithFlags_v5000): {
+      const auto& p = params<cudaStreamCreateWithFlags_v5000_params>(data);
+      if (p.pStream) on_stream_create(u64(*p.pStream), stream_flags(p.flags));
+      thread.adapter_check_due = true;
+      break;
+    }
+    case RT(cudaStreamCreateWithPriority_v5050): {
+      const auto& p = params<cudaStreamCreateWithPriority_v5050_params>(data);
+      if (p.pStream) on_stream_create(u64(*p.pStream), stream_flags(p.flags));
+      thread.adapter_check_due = true;
+      break;
+    }
+    case RT(cudaStreamDestroy_v3020): case RT(cudaStreamDestroy_v5050):
+      on_stream_destroy(resolve(u64(params<cudaStreamDestroy_v5050_params>(data).stream), false));
+      break;
+    case RT(cudaStreamWaitEvent_v3020): case RT(cudaStreamWaitEvent_ptsz_v7000): {
+      const auto& p = params<cudaStreamWaitEvent_v3020_params>(data);
+      on_stream_wait_event(resolve(u64(p.stream), cbid == RT(cudaStreamWaitEvent_ptsz_v7000)),
+                           u64(p.event));
+      break;
+    }
+    case RT(cudaStreamSynchronize_v3020): case RT(cudaStreamSynchronize_ptsz_v7000):
+      on_stream_sync(resolve(u64(params<cudaStreamSynchronize_v3020_params>(data).stream),
+                             cbid == RT(cudaStreamSynchronize_ptsz_v7000)));
+      break;
+    case RT(cudaStreamQuery_v3020): case RT(cudaStreamQuery_ptsz_v7000):
+      on_stream_sync(resolve(u64(params<cudaStreamQuery_v3020_params>(data).stream),
+                             cbid == RT(cudaStreamQuery_ptsz_v7000)));
+      break;
+    case RT(cudaDeviceSynchronize_v3020): case RT(cudaThreadSynchronize_v3020):
+      on_device_sync();
+      break;
+    case RT(cudaLaunchHostFunc_v10000): case RT(cudaLaunchHostFunc_ptsz_v10000):
+      on_host_func(resolve(u64(params<cudaLaunchHostFunc_v10000_params>(data).stream),
+                           cbid == RT(cudaLaunchHostFunc_ptsz_v10000)));
+      break;
+    case RT(cudaStreamAddCallback_v5000): case RT(cudaStreamAddCallback_ptsz_v7000):
+      on_host_func(resolve(u64(params<cudaStreamAddCallback_v5000_params>(data).stream),
+                           cbid == RT(cudaStreamAddCallback_ptsz_v7000)));
+      break;
+
+    // Capture and graphs.
+    case RT(cudaStreamBeginCapture_v10000): case RT(cudaStreamBeginCapture_ptsz_v10000):
+      on_stream_begin_capture(resolve(u64(params<cudaStreamBeginCapture_v10000_params>(data).stream),
+                                      cbid == RT(cudaStreamBeginCapture_ptsz_v10000)));
+      break;
+    case RT(cudaStreamEndCapture_v10000): case RT(cudaStreamEndCapture_ptsz_v10000): {
+      const auto& p = params<cudaStreamEndCapture_v10000_params>(data);
+      on_stream_end_capture(resolve(u64(p.stream), cbid == RT(cudaStreamEndCapture_ptsz_v10000)),
+                            p.pGraph ? u64(*p.pGraph) : 0);
+      break;
+    }
+    case RT(cudaGraphInstantiate_v12000): {
+      const auto& p = params<cudaGraphInstantiate_v12000_params>(data);
+      if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
+      break;
+    }
+    case RT(cudaGraphInstantiateWithFlags_v11040): {
+      const auto& p = params<cudaGraphInstantiateWithFlags_v11040_params>(data);
+      if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
+      break;
+    }
+    case RT(cudaGraphInstantiateWithParams_v12000):
+    case RT(cudaGraphInstantiateWithParams_ptsz_v12000): {
+      const auto& p = params<cudaGraphInstantiateWithParams_v12000_params>(data);
+      if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
+      break;
+    }
+    case RT(cudaGraphLaunch_v10000): case RT(cudaGraphLaunch_ptsz_v10000): {
+      const auto& p = params<cudaGraphLaunch_v10000_params>(data);
+      on_graph_exec_launch(u64(p.graphExec),
+                           resolve(u64(p.stream), cbid == RT(cudaGraphLaunch_ptsz_v10000)));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+const CUpti_CallbackId kRuntimeCallbacks[] = {
+    RT(cudaLaunchKernel_v7000), RT(cudaLaunchKernel_ptsz_v7000),
+    RT(__cudaLaunchKernel_v13000), RT(__cudaLaunchKernel_ptsz_v13000),
+    RT(cudaLaunchKernelExC_v11060), RT(cudaLaunchKernelExC_ptsz_v11060),
+    RT(cudaLaunchCooperativeKernel_v9000), RT(cudaLaunchCooperativeKernel_ptsz_v9000),
+    RT(cudaMalloc_v3020), RT(cudaMallocManaged_v6000), RT(cudaMallocPitch_v3020),
+    RT(cudaFree_v3020), RT(cudaMallocAsync_v11020), RT(cudaMallocAsync_ptsz_v11020),
+    RT(cudaMallocFromPoolAsync_v11020), RT(cudaMallocFromPoolAsync_ptsz_v11020),
+    RT(cudaFreeAsync_v11020), RT(cudaFreeAsync_ptsz_v11020),
+    RT(cudaMemcpy_v3020), RT(cudaMemcpy_ptds_v7000), RT(cudaMemcpyAsync_v3020),
+    RT(cudaMemcpyAsync_ptsz_v7000), RT(cudaMemcpy2D_v3020), RT(cudaMemcpy2D_ptds_v7000),
+    RT(cudaMemcpy2DAsync_v3020), RT(cudaMemcpy2DAsync_ptsz_v7000),
+    RT(cudaMemset_v3020), RT(cudaMemset_ptds_v7000), RT(cudaMemsetAsync_v3020),
+    RT(cudaMemsetAsync_ptsz_v7000), RT(cudaMemset2D_v3020), RT(cudaMemset2D_ptds_v7000),
+    RT(cudaMemset2DAsync_v3020), RT(cudaMemset2DAsync_ptsz_v7000),
+    RT(cudaEventRecord_v3020), RT(cudaEventRecord_ptsz_v7000),
+    RT(cudaEventRecordWithFlags_v11010), RT(cudaEventRecordWithFlags_ptsz_v11010),
+    RT(cudaEventDestroy_v3020), RT(cudaEventSynchronize_v3020), RT(cudaEventQuery_v3020),
+    RT(cudaStreamCreate_v3020), RT(cudaStreamCreateWithFlags_v5000),
+    RT(cudaStreamCreateWithPriority_v5050), RT(cudaStreamDestroy_v3020),
+    RT(cudaStreamDestroy_v5050), RT(cudaStreamWaitEvent_v3020), RT(cudaStreamWaitEvent_ptsz_v7000),
+    RT(cudaStreamSynchronize_v3020), RT(cudaStreamSynchronize_ptsz_v7000),
+    RT(cudaStreamQuery_v3020), RT(cudaStreamQuery_ptsz_v7000), RT(cudaDeviceSynchronize_v3020),
+    RT(cudaThreadSynchronize_v3020), RT(cudaLaunchHostFunc_v10000),
+    RT(cudaLaunchHostFunc_ptsz_v10000), RT(cudaStreamAddCallback_v5000),
+    RT(cudaStreamAddCallback_ptsz_v7000), RT(cudaStreamBeginCapture_v10000),
+    RT(cudaStreamBeginCapture_ptsz_v10000), RT(cudaStreamEndCapture_v10000),
+    RT(cudaStreamEndCapture_ptsz_v10000),
+    RT(cudaGraphInstantiate_v12000), RT(cudaGraphInstantiateWithFlags_v11040),
+    RT(cudaGraphInstantiateWithParams_v12000), RT(cudaGraphInstantiateWithParams_ptsz_v12000),
+    RT(cudaGraphLaunch_v10000), RT(cudaGraphLaunch_ptsz_v10000),
+};
+
+#undef RT
+
+// ---- driver API -------------------------------------------------------------
+
+#define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+bool is_driver_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz):
+    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz):
+    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz):
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A driver launch; `stream_override` is the enclosing runtime launch's
+// stream when there is one.
+void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                   const StreamId* stream_override) {
+  auto pick = [&](CUstream stream, bool ptsz) {
+    return stream_override != nullptr ? *stream_override : resolve(u64(stream), ptsz);
+  };
+  switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
+      const auto& p = params<cuLaunchKernel_params>(data);
+      on_kernel_launch(u64(p.f), p.kernelParams, p.extra,
+                       pick(p.hStream, cbid == DRV(cuLaunchKernel_ptsz)));
+      break;
+    }
+    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz): {
+      const auto& p = params<cuLaunchKernelEx_params>(data);
+      on_kernel_launch(u64(p.f), p.kernelParams, p.extra,
+                       pick(p.config != nullptr ? p.config->hStream : nullptr,
+                            cbid == DRV(cuLaunchKernelEx_ptsz)));
+      break;
+    }
+    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz): {
+      const auto& p = params<cuLaunchCooperativeKernel_params>(data);
+      on_kernel_launch(u64(p.f), p.kernelParams, nullptr,
+                       pick(p.hStream, cbid == DRV(cuLaunchCooperativeKernel_ptsz)));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  ThreadState& thread = thread_state();
+  switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz):
+    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz):
+    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz):
+      driver_launch(cbid, data, nullptr);
+      break;
+
+    case DRV(cuMemAlloc_v2): {
+      const auto& p = params<cuMemAlloc_v2_params>(data);
+      if (p.dptr) on_alloc(*p.dptr, p.bytesize, kLegacyStream, AllocKind::kSynchronous);
+      thread.adapter_check_due = true;
+      break;
+    }
+    case DRV(cuMemAllocManaged): {
+      const auto& p = params<cuMemAllocManaged_params>(data);
+      if (p.dptr) on_alloc(*p.dptr, p.bytesize, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    case DRV(cuMemAllocPitch_v2): {
+      const auto& p = params<cuMemAllocPitch_v2_params>(data);
+      if (p.dptr && p.pPitch)
+        on_alloc(*p.dptr, *p.pPitch * p.Height, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    case DRV(cuMemFree_v2):
+      on_free(params<cuMemFree_v2_params>(data).dptr, kLegacyStream, FreeKind::kSynchronous);
+      break;
+    case DRV(cuMemAllocAsync): case DRV(cuMemAllocAsync_ptsz): {
+      const auto& p = params<cuMemAllocAsync_params>(data);
+      if (p.dptr)
+        on_alloc(*p.dptr, p.bytesize, resolve(u64(p.hStream), cbid == DRV(cuMemAllocAsync_ptsz)),
+                 AllocKind::kStreamOrdered);
+      break;
+    }
+    case DRV(cuMemAllocFromPoolAsync): case DRV(cuMemAllocFromPoolAsync_ptsz): {
+      const auto& p = params<cuMemAllocFromPoolAsync_params>(data);
+      if (p.dptr)
+        on_alloc(*p.dptr, p.bytesize,
+                 resolve(u64(p.hStream), cbid == DRV(cuMemAllocFromPoolAsync_ptsz)),
+                 AllocKind::kStreamOrdered);
+      break;
+    }
+    case DRV(cuMemFreeAsync): case DRV(cuMemFreeAsync_ptsz): {
+      const auto& p = params<cuMemFreeAsync_params>(data);
+      on_free(p.dptr, resolve(u64(p.hStream), cbid == DRV(cuMemFreeAsync_ptsz)),
+              FreeKind::kStreamOrdered);
+      break;
+    }
+
+    // Synchronous copies run on the legacy (or per-thread) default stream.
+    case DRV(cuMemcpyHtoD_v2): case DRV(cuMemcpyHtoD_v2_ptds): {
+      const auto& p = params<cuMemcpyHtoD_v2_params>(data);
+      on_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
+              resolve(0, cbid == DRV(cuMemcpyHtoD_v2_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpyDtoH_v2): case DRV(cuMemcpyDtoH_v2_ptds): {
+      const auto& p = params<cuMemcpyDtoH_v2_params>(data);
+      on_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
+              resolve(0, cbid == DRV(cuMemcpyDtoH_v2_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpyDtoD_v2): case DRV(cuMemcpyDtoD_v2_ptds): {
+      const auto& p = params<cuMemcpyDtoD_v2_params>(data);
+      on_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
+              resolve(0, cbid == DRV(cuMemcpyDtoD_v2_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpy): case DRV(cuMemcpy_ptds): {
+      const auto& p = params<cuMemcpy_params>(data);
+      on_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
+              resolve(0, cbid == DRV(cuMemcpy_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpyHtoDAsync_v2): case DRV(cuMemcpyHtoDAsync_v2_ptsz): {
+      const auto& p = params<cuMemcpyHtoDAsync_v2_params>(data);
+      on_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyHtoDAsync_v2_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemcpyDtoHAsync_v2): case DRV(cuMemcpyDtoHAsync_v2_ptsz): {
+      const auto& p = params<cuMemcpyDtoHAsync_v2_params>(data);
+      on_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyDtoHAsync_v2_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemcpyDtoDAsync_v2): case DRV(cuMemcpyDtoDAsync_v2_ptsz): {
+      const auto& p = params<cuMemcpyDtoDAsync_v2_params>(data);
+      on_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyDtoDAsync_v2_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemcpyAsync): case DRV(cuMemcpyAsync_ptsz): {
+      const auto& p = params<cuMemcpyAsync_params>(data);
+      on_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyAsync_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemsetD8_v2): case DRV(cuMemsetD8_v2_ptds): {
+      const auto& p = params<cuMemsetD8_v2_params>(data);
+      on_memset(p.dstDevice, p.N, resolve(0, cbid == DRV(cuMemsetD8_v2_ptds)));
+      break;
+    }
+    case DRV(cuMemsetD16_v2): case DRV(cuMemsetD16_v2_ptds): {
+      const auto& p = params<cuMemsetD16_v2_params>(data);
+      on_memset(p.dstDevice, p.N * 2, resolve(0, cbid == DRV(cuMemsetD16_v2_ptds)));
+      break;
+    }
+    case DRV(cuMemsetD32_v2): case DRV(cuMemsetD32_v2_ptds): {
+      const auto& p = params<cuMemsetD32_v2_params>(data);
+      on_memset(p.dstDevice, p.N * 4, resolve(0, cbid == DRV(cuMemsetD32_v2_ptds)));
+      break;
+    }
+    case DRV(cuMemsetD8Async): case DRV(cuMemsetD8Async_ptsz): {
+      const auto& p = params<cuMemsetD8Async_params>(data);
+      on_memset(p.dstDevice, p.N, resolve(u64(p.hStream), cbid == DRV(cuMemsetD8Async_ptsz)));
+      break;
+    }
+    case DRV(cuMemsetD16Async): case DRV(cuMemsetD16Async_ptsz): {
+      const auto& p = params<cuMemsetD16Async_params>(data);
+      on_memset(p.dstDevice, p.N * 2,
+                resolve(u64(p.hStream), cbid == DRV(cuMemsetD16Async_ptsz)));
+      break;
+    }
+    case DRV(cuMemsetD32Async): case DRV(cuMemsetD32Async_ptsz): {
+      const auto& p = params<cuMemsetD32Async_params>(data);
+      on_memset(p.dstDevice, p.N * 4,
+                resolve(u64(p.hStream), cbid == DRV(cuMemsetD32Async_ptsz)));
+      break;
+    }
+
+    case DRV(cuEventRecord): case DRV(cuEventRecord_ptsz): {
+      const auto& p = params<cuEventRecord_params>(data);
+      on_event_record(u64(p.hEvent), resolve(u64(p.hStream), cbid == DRV(cuEventRecord_ptsz)));
+      break;
+    }
+    case DRV(cuEventRecordWithFlags): case DRV(cuEventRecordWithFlags_ptsz): {
+      const auto& p = params<cuEventRecordWithFlags_params>(data);
+      on_event_record(u64(p.hEvent),
+                      resolve(u64(p.hStream), cbid == DRV(cuEventRecordWithFlags_ptsz)));
+      break;
+    }
+    case DRV(cuEventDestroy_v2):
+      on_event_destroy(u64(params<cuEventDestroy_v2_params>(data).hEvent));
+      break;
+    case DRV(cuEventSynchronize):
+      on_event_sync(u64(params<cuEventSynchronize_params>(data).hEvent));
+      break;
+    case DRV(cuEventQuery):
+      on_event_sync(u64(params<cuEventQuery_params>(data).hEvent));
+      break;
+
+    case DRV(cuStreamCreate): {
+      const auto& p = params<cuStreamCreate_params>(data);
+      if (p.phStream) on_stream_create(u64(*p.phStream), stream_flags(p.Flags));
+      thread.adapter_check_due = true;
+      break;
+    }
+    case DRV(cuStreamCreateWithPriority): {
+      const auto& p = params<cuStreamCreateWithPriority_params>(data);
+      if (p.phStream) on_stream_create(u64(*p.phStream), stream_flags(p.flags));
+      thread.adapter_check_due = true;
+      break;
+    }
+    case DRV(cuStreamDestroy_v2):
+      on_stream_destroy(resolve(u64(params<cuStreamDestroy_v2_params>(data).hStream), false));
+      break;
+    case DRV(cuStreamWaitEvent): case DRV(cuStreamWaitEvent_ptsz): {
+      const auto& p = params<cuStreamWaitEvent_params>(data);
+      on_stream_wait_event(resolve(u64(p.hStream), cbid == DRV(cuStreamWaitEvent_ptsz)),
+                           u64(p.hEvent));
+      break;
+    }
+    case DRV(cuStreamSynchronize): case DRV(cuStreamSynchronize_ptsz):
+      on_stream_sync(resolve(u64(params<cuStreamSynchronize_params>(data).hStream),
+                             cbid == DRV(cuStreamSynchronize_ptsz)));
+      break;
+    case DRV(cuStreamQuery): case DRV(cuStreamQuery_ptsz):
+      on_stream_sync(resolve(u64(params<cuStreamQuery_params>(data).hStream),
+                             cbid == DRV(cuStreamQuery_ptsz)));
+      break;
+    case DRV(cuCtxSynchronize): case DRV(cuCtxSynchronize_v2):
+      on_device_sync();
+      break;
+    case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz):
+      on_host_func(resolve(u64(params<cuLaunchHostFunc_params>(data).hStream),
+                           cbid == DRV(cuLaunchHostFunc_ptsz)));
+      break;
+    case DRV(cuStreamAddCallback): case DRV(cuStreamAddCallback_ptsz):
+      on_host_func(resolve(u64(params<cuStreamAddCallback_params>(data).hStream),
+                           cbid == DRV(cuStreamAddCallback_ptsz)));
+      break;
+
+    case DRV(cuStreamBeginCapture_v2): case DRV(cuStreamBeginCapture_v2_ptsz):
+      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_v2_params>(data).hStream),
+                                      cbid == DRV(cuStreamBeginCapture_v2_ptsz)));
+      break;
+    case DRV(cuStreamEndCapture): case DRV(cuStreamEndCapture_ptsz): {
+      const auto& p = params<cuStreamEndCapture_params>(data);
+      on_stream_end_capture(resolve(u64(p.hStream), cbid == DRV(cuStreamEndCapture_ptsz)),
+                            p.phGraph ? u64(*p.phGraph) : 0);
+      break;
+    }
+    case DRV(cuGraphInstantiateWithFlags): {
+      const auto& p = params<cuGraphInstantiateWithFlags_params>(data);
+      if (p.phGraphExec) on_graph_instantiate(u64(*p.phGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphInstantiateWithParams): case DRV(cuGraphInstantiateWithParams_ptsz): {
+      const auto& p = params<cuGraphInstantiateWithParams_params>(data);
+      if (p.phGraphExec) on_graph_instantiate(u64(*p.phGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphLaunch): case DRV(cuGraphLaunch_ptsz): {
+      const auto& p = params<cuGraphLaunch_params>(data);
+      on_graph_exec_launch(u64(p.hGraph),
+                           resolve(u64(p.hStream), cbid == DRV(cuGraphLaunch_ptsz)));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+const CUpti_CallbackId kDriverCallbacks[] = {
+    DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx),
+    DRV(cuLaunchKernelEx_ptsz), DRV(cuLaunchCooperativeKernel),
+    DRV(cuLaunchCooperativeKernel_ptsz), DRV(cuMemAlloc_v2), DRV(cuMemAllocManaged),
+    DRV(cuMemAllocPitch_v2), DRV(cuMemFree_v2), DRV(cuMemAllocAsync), DRV(cuMemAllocAsync_ptsz),
+    DRV(cuMemAllocFromPoolAsync), DRV(cuMemAllocFromPoolAsync_ptsz), DRV(cuMemFreeAsync),
+    DRV(cuMemFreeAsync_ptsz), DRV(cuMemcpyHtoD_v2), DRV(cuMemcpyHtoD_v2_ptds),
+    DRV(cuMemcpyDtoH_v2), DRV(cuMemcpyDtoH_v2_ptds), DRV(cuMemcpyDtoD_v2),
+    DRV(cuMemcpyDtoD_v2_ptds), DRV(cuMemcpy), DRV(cuMemcpy_ptds), DRV(cuMemcpyHtoDAsync_v2),
+    DRV(cuMemcpyHtoDAsync_v2_ptsz), DRV(cuMemcpyDtoHAsync_v2), DRV(cuMemcpyDtoHAsync_v2_ptsz),
+    DRV(cuMemcpyDtoDAsync_v2), DRV(cuMemcpyDtoDAsync_v2_ptsz), DRV(cuMemcpyAsync),
+    DRV(cuMemcpyAsync_ptsz), DRV(cuMemsetD8_v2), DRV(cuMemsetD8_v2_ptds), DRV(cuMemsetD16_v2),
+    DRV(cuMemsetD16_v2_ptds), DRV(cuMemsetD32_v2), DRV(cuMemsetD32_v2_ptds),
+    DRV(cuMemsetD8Async), DRV(cuMemsetD8Async_ptsz), DRV(cuMemsetD16Async),
+    DRV(cuMemsetD16Async_ptsz), DRV(cuMemsetD32Async), DRV(cuMemsetD32Async_ptsz),
+    DRV(cuEventRecord), DRV(cuEventRecord_ptsz), DRV(cuEventRecordWithFlags),
+    DRV(cuEventRecordWithFlags_ptsz), DRV(cuEventDestroy_v2), DRV(cuEventSynchronize),
+    DRV(cuEventQuery), DRV(cuStreamCreate), DRV(cuStreamCreateWithPriority),
+    DRV(cuStreamDestroy_v2), DRV(cuStreamWaitEvent), DRV(cuStreamWaitEvent_ptsz),
+    DRV(cuStreamSynchronize), DRV(cuStreamSynchronize_ptsz), DRV(cuStreamQuery),
+    DRV(cuStreamQuery_ptsz), DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2),
+    DRV(cuLaunchHostFunc), DRV(cuLaunchHostFunc_ptsz), DRV(cuStreamAddCallback),
+    DRV(cuStreamAddCallback_ptsz), DRV(cuStreamBeginCapture_v2), DRV(cuStreamBeginCapture_v2_ptsz),
+    DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz), DRV(cuGraphInstantiateWithFlags),
+    DRV(cuGraphInstantiateWithParams), DRV(cuGraphInstantiateWithParams_ptsz), DRV(cuGraphLaunch),
+    DRV(cuGraphLaunch_ptsz),
+};
+
+#undef DRV
+
+// ---- the callback -------------------------------------------------------------
+
+bool runtime_succeeded(const CUpti_CallbackData* data) {
+  return data->functionReturnValue != nullptr &&
+         *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess;
+}
+
+bool driver_succeeded(const CUpti_CallbackData* data) {
+  return data->functionReturnValue != nullptr &&
+         *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS;
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* raw) {
+  ThreadState& thread = thread_state();
+  if (thread.guard > 0) return;
+  const auto* data = static_cast<const CUpti_CallbackData*>(raw);
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (data->callbackSite == CUPTI_API_ENTER) {
+      if (thread.runtime_depth++ == 0) {
+        thread.runtime_cbid = cbid;
+        thread.nested_launch_seen = false;
+        if (is_runtime_launch(cbid)) thread.runtime_launch_stream = runtime_launch_stream(cbid, data);
+      }
+      return;
+    }
+    if (thread.runtime_depth > 0 && --thread.runtime_depth > 0) return;
+    if (runtime_succeeded(data)) {
+      ReentrancyGuard guard;
+      runtime_exit(cbid, data);
+    }
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    if (data->callbackSite != CUPTI_API_EXIT || !driver_succeeded(data)) return;
+    if (thread.runtime_depth > 0) {
+      // Inside a runtime call: only a launch's own driver launch is used.
+      if (is_driver_launch(cbid) && is_runtime_launch(thread.runtime_cbid) &&
+          !thread.nested_launch_seen) {
+        thread.nested_launch_seen = true;
+        ReentrancyGuard guard;
+        driver_launch(cbid, data, &thread.runtime_launch_stream);
+      }
+      return;
+    }
+    ReentrancyGuard guard;
+    driver_exit(cbid, data);
+  } else {
+    return;
+  }
+  // Outside the guard: the adapter's attach may make CUDA calls of its own.
+  if (thread.adapter_check_due) {
+    thread.adapter_check_due = false;
+    maybe_attach_torch_adapter();
+  }
+}
+
+}  // namespace
+
+bool subscribe_cupti() {
+  CuptiApi api;
+  if (!load_cupti(&api)) {
+    if (!driver_installed()) return true;
+    std::fprintf(stderr,
+                 "xstream-check: cannot load CUPTI (libcupti.so.13; set XSC_CUPTI_LIB to its "
+                 "path); checking disabled\n");
+    return false;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult result =
+      api.subscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
+  if (result != CUPTI_SUCCESS) {
+    if (!driver_installed()) return true;
+    const char* text = nullptr;
+    if (api.result_string == nullptr || api.result_string(result, &text) != CUPTI_SUCCESS)
+      text = nullptr;
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      std::fprintf(stderr,
+                   "xstream-check: another CUPTI tool (a profiler or sanitizer) holds the "
+                   "callback subscription; checking disabled\n");
+    } else {
+      std::fprintf(stderr, "xstream-check: cuptiSubscribe failed (%s); checking disabled\n",
+                   text != nullptr ? text : "unknown error");
+    }
+    return false;
+  }
+  int failed = 0;
+  for (CUpti_CallbackId cbid : kRuntimeCallbacks)
+    failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) != CUPTI_SUCCESS;
+  for (CUpti_CallbackId cbid : kDriverCallbacks)
+    failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS;
+  if (failed > 0 && options().verbosity > 0)
+    std::fprintf(stderr, "xstream-check: %d CUPTI callbacks could not be enabled\n", failed);
+  return true;
+}
+
+}  // namespace xsc::rt

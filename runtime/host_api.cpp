@@ -1,0 +1,179 @@
+// The xsc_host_api table (include/xstream_check/host_api.h) and the loading
+// of run-time adapters that report through it (libxstream_torch.so).
+#include "xstream_check/host_api.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+StackId stack_or_capture(std::uint32_t stack) { return stack != 0 ? stack : capture_stack(); }
+
+StreamId adapter_stream(std::uint64_t handle) {
+  return resolve(handle, /*per_thread_default=*/false);
+}
+
+void emit_event(Event event) {
+  Locked locked;
+  if (locked) locked.emit(event);
+}
+
+std::vector<Frame> to_frames(const xsc_frame* frames, std::size_t n) {
+  std::vector<Frame> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Frame frame;
+    if (frames[i].function != nullptr) frame.function = frames[i].function;
+    if (frames[i].file != nullptr) frame.file = frames[i].file;
+    frame.line = frames[i].line;
+    out.push_back(std::move(frame));
+  }
+  return out;
+}
+
+std::uint32_t api_intern_frames(const xsc_frame* frames, size_t n) {
+  Session* session = session_unlocked();
+  if (session == nullptr || frames == nullptr || n == 0) return kNoStack;
+  return session->stacks().intern_frames(to_frames(frames, n));
+}
+
+std::uint32_t api_intern_deferred(xsc_deferred_stack stack) {
+  Session* session = session_unlocked();
+  if (session == nullptr || stack.resolve == nullptr) {
+    if (stack.release != nullptr) stack.release(stack.context);
+    return kNoStack;
+  }
+  return session->stacks().intern_deferred([stack]() {
+    constexpr std::size_t kCap = 128;
+    xsc_frame frames[kCap] = {};
+    std::size_t n = stack.resolve(stack.context, frames, kCap);
+    if (n > kCap) n = kCap;
+    std::vector<Frame> out = to_frames(frames, n);
+    if (stack.release != nullptr) stack.release(stack.context);
+    return out;
+  });
+}
+
+void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int alloc_kind,
+               std::uint32_t stack) {
+  if (addr == 0 || !enabled() || alloc_kind < 0 || alloc_kind > 2) return;
+  Event event;
+  event.kind = EventKind::kAlloc;
+  event.addr = addr;
+  event.size = size;
+  event.stream = adapter_stream(stream);
+  event.alloc_kind = static_cast<AllocKind>(alloc_kind);
+  event.stack = stack_or_capture(stack);
+  emit_event(event);
+}
+
+void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int deferred,
+              std::uint32_t stack) {
+  if (addr == 0 || !enabled() || free_kind < 0 || free_kind > 2) return;
+  Event event;
+  event.kind = EventKind::kFree;
+  event.addr = addr;
+  event.stream = adapter_stream(stream);
+  event.free_kind = static_cast<FreeKind>(free_kind);
+  event.deferred = deferred != 0;
+  event.stack = stack_or_capture(stack);
+  emit_event(event);
+}
+
+void api_free_completed(std::uint64_t addr, std::uint32_t stack) {
+  if (addr == 0 || !enabled()) return;
+  Event event;
+  event.kind = EventKind::kFreeCompleted;
+  event.addr = addr;
+  event.stack = stack;  // completion is found by polling; its stack says little
+  emit_event(event);
+}
+
+void emit_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int access,
+              const char* name, std::uint32_t stack, UseWhat what) {
+  if (addr == 0 || !enabled()) return;
+  Session* session = session_unlocked();
+  if (session == nullptr) return;
+  Event event;
+  event.kind = EventKind::kUse;
+  event.addr = addr;
+  event.size = size;
+  event.stream = adapter_stream(stream);
+  event.access = access >= 0 && access <= 2 ? static_cast<Access>(access) : Access::kUnknown;
+  event.what = what;
+  event.name = name != nullptr ? session->names().intern(name) : kNoName;
+  event.stack = stack_or_capture(stack);
+  emit_event(event);
+}
+
+void api_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int access,
+             const char* what, std::uint32_t stack) {
+  emit_use(addr, size, stream, access, what, stack, UseWhat::kAnnotated);
+}
+
+void api_collective(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int access,
+                    const char* name, std::uint32_t stack) {
+  emit_use(addr, size, stream, access, name, stack, UseWhat::kCollective);
+}
+
+void api_notice(const char* message) {
+  if (message != nullptr) notice(message);
+}
+
+void api_set_launch_stack_hook(std::uint32_t (*hook)(void)) { set_launch_stack_hook(hook); }
+
+const xsc_host_api kHostApi = {
+    XSC_HOST_API_VERSION, api_intern_frames, api_intern_deferred, api_alloc,
+    api_free,             api_free_completed, api_use,           api_notice,
+    api_collective,       api_set_launch_stack_hook,
+};
+
+std::string own_directory() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<const void*>(&kHostApi), &info) == 0 || info.dli_fname == nullptr)
+    return ".";
+  std::string path = info.dli_fname;
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::atomic<bool> torch_adapter_tried{false};
+
+}  // namespace
+
+void maybe_attach_torch_adapter() {
+  if (torch_adapter_tried.load(std::memory_order_relaxed) || !enabled()) return;
+  // RTLD_NOLOAD only answers whether PyTorch's CUDA library is already in
+  // the process; it loads nothing.
+  void* c10_cuda = dlopen("libc10_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+  if (c10_cuda == nullptr) return;
+  dlclose(c10_cuda);
+  if (torch_adapter_tried.exchange(true)) return;
+  const std::string path = own_directory() + "/libxstream_torch.so";
+  void* adapter = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (adapter == nullptr) {
+    const char* why = dlerror();
+    notice("PyTorch is loaded but its allocator adapter is not (" +
+           std::string(why != nullptr ? why : path) +
+           "); caching-allocator frees are not checked");
+    return;
+  }
+  auto attach = reinterpret_cast<xsc_adapter_attach_fn>(dlsym(adapter, "xsc_torch_attach"));
+  if (attach == nullptr) {
+    notice(path + " has no xsc_torch_attach; caching-allocator frees are not checked");
+    return;
+  }
+  attach(&kHostApi);  // on failure the adapter prints its own notice
+}
+
+}  // namespace xsc::rt
+
+extern "C" __attribute__((visibility("default"))) const xsc_host_api* xsc_runtime_host_api(void) {
+  return xsc::rt::enabled() ? &xsc::rt::kHostApi : nullptr;
+}

@@ -1,0 +1,185 @@
+// Kernel launches: which live allocations a kernel's arguments point into.
+//
+// Each launch handle (CUfunction or CUkernel) is described once, on its
+// first launch: parameter layout from cuFuncGetParamInfo (cuKernelGetParamInfo
+// for CUkernel handles) and demangled name. Later launches cost a cache
+// lookup, a scan of the argument words and one checker lookup per word that
+// could be an address; no allocation on that path.
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/param_scan.h"
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+struct KernelInfo {
+  std::vector<ParamSlot> slots;
+  NameId name = kNoName;
+};
+
+struct KernelCache {
+  std::mutex mu;
+  std::unordered_map<std::uint64_t, const KernelInfo*> by_handle;
+  std::unordered_map<const void*, std::uint64_t> by_stub;  // host stub -> CUfunction
+};
+
+KernelCache& cache() {
+  static auto* instance = new KernelCache;
+  return *instance;
+}
+
+using ParamInfoFn = int (*)(void*, std::size_t, std::size_t*, std::size_t*);
+
+std::vector<ParamSlot> read_layout(ParamInfoFn get, void* handle) {
+  std::vector<ParamSlot> slots;
+  if (get == nullptr) return slots;
+  for (std::size_t i = 0;; ++i) {
+    std::size_t offset = 0, size = 0;
+    if (get(handle, i, &offset, &size) != 0) break;
+    slots.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
+  }
+  return slots;
+}
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return {};
+  int status = 0;
+  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || readable == nullptr) return name;
+  std::string out(readable);
+  std::free(readable);
+  return out;
+}
+
+const KernelInfo* describe(std::uint64_t handle) {
+  auto* info = new KernelInfo;
+  const DriverApi& api = driver();
+  void* h = reinterpret_cast<void*>(handle);
+  ReentrancyGuard guard;
+  // Launch handles are CUfunction or CUkernel values; each query family
+  // accepts only its own kind, so try both.
+  info->slots = read_layout(api.cuFuncGetParamInfo, h);
+  if (info->slots.empty()) info->slots = read_layout(api.cuKernelGetParamInfo, h);
+  const char* raw_name = nullptr;
+  if (api.cuFuncGetName == nullptr || api.cuFuncGetName(&raw_name, h) != 0) raw_name = nullptr;
+  if (raw_name == nullptr && api.cuKernelGetName != nullptr &&
+      api.cuKernelGetName(&raw_name, h) != 0)
+    raw_name = nullptr;
+  if (Session* session = session_unlocked())
+    info->name = session->names().intern(demangle(raw_name));
+  return info;
+}
+
+const KernelInfo* kernel_info(std::uint64_t handle) {
+  KernelCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.by_handle.find(handle);
+    if (it != c.by_handle.end()) return it->second;
+  }
+  const KernelInfo* info = describe(handle);
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto [it, inserted] = c.by_handle.emplace(handle, info);
+  if (!inserted) delete info;  // another thread described it first
+  return it->second;
+}
+
+// cudaLaunchKernel names its kernel by host stub; the runtime maps stubs to
+// functions. Only reachable when the CUDA runtime is a shared library.
+std::uint64_t function_of_stub(const void* stub) {
+  KernelCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.by_stub.find(stub);
+    if (it != c.by_stub.end()) return it->second;
+  }
+  using GetFuncBySymbol = int (*)(void**, const void*);
+  static auto get = reinterpret_cast<GetFuncBySymbol>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  void* function = nullptr;
+  if (get != nullptr) {
+    ReentrancyGuard guard;
+    if (get(&function, stub) != 0) function = nullptr;
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.by_stub.emplace(stub, reinterpret_cast<std::uint64_t>(function));
+  return reinterpret_cast<std::uint64_t>(function);
+}
+
+// Words collected before taking the session lock; a launch with more
+// candidates than this rescans under the lock.
+constexpr std::size_t kMaxCandidates = 128;
+// Distinct allocations reported per launch.
+constexpr std::size_t kMaxUses = 256;
+
+}  // namespace
+
+void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream) {
+  if (!enabled() || func == 0) return;
+  const KernelInfo* info = kernel_info(func);
+  const void* packed = nullptr;
+  std::size_t packed_size = 0;
+  const bool has_packed = packed_param_buffer(extra, &packed, &packed_size);
+
+  std::uint64_t candidates[kMaxCandidates];
+  std::size_t count = 0;
+  bool overflow = false;
+  auto collect = [&](std::uint64_t word) {
+    if (count < kMaxCandidates) candidates[count++] = word;
+    else overflow = true;
+  };
+  if (has_packed) scan_packed_buffer(packed, packed_size, collect);
+  else scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), collect);
+  // Kernels whose arguments are all scalars cost no stack and no lock.
+  if (count == 0) return;
+
+  const StackId stack = capture_launch_stack();
+  Locked locked;
+  if (!locked) return;
+  const Checker& checker = locked.session().checker();
+  Addr reported[kMaxUses];
+  std::size_t n_reported = 0;
+  auto use = [&](std::uint64_t word) {
+    AllocInfo alloc;
+    if (!checker.lookup_allocation(word, &alloc)) return;
+    for (std::size_t i = 0; i < n_reported; ++i)
+      if (reported[i] == alloc.addr) return;
+    if (n_reported == kMaxUses) return;
+    reported[n_reported++] = alloc.addr;
+    Event event;
+    event.kind = EventKind::kUse;
+    event.addr = alloc.addr;
+    event.size = 0;  // the kernel may touch any part of it
+    event.stream = stream;
+    event.what = UseWhat::kKernel;
+    event.access = Access::kUnknown;
+    event.name = info->name;
+    event.stack = stack;
+    locked.emit(event);
+  };
+  if (!overflow) {
+    for (std::size_t i = 0; i < count; ++i) use(candidates[i]);
+  } else if (has_packed) {
+    scan_packed_buffer(packed, packed_size, use);
+  } else {
+    scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), use);
+  }
+}
+
+void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
+                       StreamId stream) {
+  if (!enabled() || host_func == nullptr) return;
+  // A cudaKernel_t is a CUkernel.
+  const std::uint64_t func = is_kernel_handle ? reinterpret_cast<std::uint64_t>(host_func)
+                                              : function_of_stub(host_func);
+  if (func != 0) on_kernel_launch(func, args, nullptr, stream);
+}
+
+}  // namespace xsc::rt

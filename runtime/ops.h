@@ -1,0 +1,39 @@
+// The normalized CUDA operations the CUPTI dispatch (cupti_callbacks.cpp)
+// hands to the files that turn them into events. Runtime and driver twins,
+// and their _ptsz/_ptds variants, all arrive here in one form.
+#pragma once
+
+#include <cstdint>
+
+#include "checker/event.h"
+
+namespace xsc::rt {
+
+// memory.cpp
+enum class CopyKind : std::uint8_t { kHostToHost, kHostToDevice, kDeviceToHost, kDeviceToDevice,
+                                     kDefault };
+void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind);
+void on_free(Addr addr, StreamId stream, FreeKind kind);
+// `bytes` 0: extent unknown (2D copies), the whole allocation.
+void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
+             bool synchronous);
+void on_memset(Addr dst, std::uint64_t bytes, StreamId stream);
+
+// sync.cpp
+void on_event_record(EventId event, StreamId stream);
+void on_stream_wait_event(StreamId stream, EventId event);
+void on_stream_sync(StreamId stream);
+void on_event_sync(EventId event);
+void on_device_sync();
+void on_host_func(StreamId stream);
+void on_event_destroy(EventId event);
+void on_stream_create(StreamId stream, StreamFlags flags);
+void on_stream_destroy(StreamId stream);
+
+// graph.cpp (the locked halves are declared in rtl.h)
+void on_stream_begin_capture(StreamId stream);
+void on_stream_end_capture(StreamId stream, std::uint64_t graph);
+void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph);
+void on_graph_exec_launch(std::uint64_t exec, StreamId stream);
+
+}  // namespace xsc::rt

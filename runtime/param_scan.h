@@ -1,0 +1,81 @@
+// Finding device pointers among kernel arguments. Pure functions over host
+// memory, shared by the launch path and the unit tests.
+//
+// A kernel's arguments are opaque bytes; any 8-byte-aligned word of any
+// parameter may be a device pointer (plain pointer parameters, pointers
+// inside structs). The caller tests each candidate word against the live
+// allocations, so a word that merely looks like an address costs one lookup.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace xsc::rt {
+
+// One kernel parameter: its offset in the parameter buffer and its size, as
+// cuFuncGetParamInfo reports them.
+struct ParamSlot {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+
+// Words that cannot be device addresses: small integers and values outside
+// the canonical user half of the x86-64 / aarch64 address space.
+inline bool plausible_device_address(std::uint64_t word) {
+  return word >= 0x10000 && word < (1ull << 56);
+}
+
+// Calls sink(word) for every 8-byte word of every parameter that sits at an
+// 8-byte-aligned offset of the parameter buffer. `params[i]` points to the
+// value of parameter i (the cuLaunchKernel kernelParams convention).
+template <class Sink>
+void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n, Sink&& sink) {
+  if (params == nullptr) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto* base = static_cast<const unsigned char*>(params[i]);
+    if (base == nullptr) continue;
+    const std::uint32_t misalign = slots[i].offset % 8;
+    for (std::uint32_t at = misalign == 0 ? 0 : 8 - misalign; at + 8 <= slots[i].size; at += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, base + at, sizeof word);
+      if (plausible_device_address(word)) sink(word);
+    }
+  }
+}
+
+// The packed-buffer form (cuLaunchKernel's `extra`): a list of key/value
+// pairs ending in CU_LAUNCH_PARAM_END, where CU_LAUNCH_PARAM_BUFFER_POINTER
+// gives the buffer and CU_LAUNCH_PARAM_BUFFER_SIZE points to its size.
+inline constexpr std::uintptr_t kLaunchParamEnd = 0x00;
+inline constexpr std::uintptr_t kLaunchParamBufferPointer = 0x01;
+inline constexpr std::uintptr_t kLaunchParamBufferSize = 0x02;
+
+// Extracts the packed buffer; false when `extra` has none.
+inline bool packed_param_buffer(void* const* extra, const void** buffer, std::size_t* size) {
+  if (extra == nullptr) return false;
+  const void* found_buffer = nullptr;
+  const std::size_t* found_size = nullptr;
+  // The list is short; the bound guards against a malformed one.
+  for (int i = 0; i < 64 && reinterpret_cast<std::uintptr_t>(extra[i]) != kLaunchParamEnd; i += 2) {
+    const auto key = reinterpret_cast<std::uintptr_t>(extra[i]);
+    if (key == kLaunchParamBufferPointer) found_buffer = extra[i + 1];
+    else if (key == kLaunchParamBufferSize) found_size = static_cast<const std::size_t*>(extra[i + 1]);
+  }
+  if (found_buffer == nullptr || found_size == nullptr) return false;
+  *buffer = found_buffer;
+  *size = *found_size;
+  return true;
+}
+
+template <class Sink>
+void scan_packed_buffer(const void* buffer, std::size_t size, Sink&& sink) {
+  const auto* base = static_cast<const unsigned char*>(buffer);
+  for (std::size_t at = 0; at + 8 <= size; at += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, base + at, sizeof word);
+    if (plausible_device_address(word)) sink(word);
+  }
+}
+
+}  // namespace xsc::rt

@@ -1,0 +1,157 @@
+// Internal interface of libxstream_check.so, shared by its source files.
+//
+// The runtime observes an unmodified CUDA program through CUPTI callbacks
+// and feeds one Session. Every producer (callbacks, annotations, the host
+// API used by the PyTorch and NCCL adapters) ends in emit(), which holds the
+// one session mutex only while the event is fed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "checker/event.h"
+#include "checker/options.h"
+#include "checker/session.h"
+
+namespace xsc::rt {
+
+// ---- process state (rtl_init.cpp) -----------------------------------------
+
+// Options parsed from XSC_OPTIONS in the constructor.
+const Options& options();
+// False when checking was turned off (bad options, the trace cannot be
+// written, another CUPTI tool holds the subscription): producers drop events.
+bool enabled();
+// Prints "xstream-check: <message>" to the report stream.
+void notice(const std::string& message);
+
+// Holds the session mutex; creates the Session on first use so that a
+// process that never touches CUDA writes no trace and prints nothing.
+class Locked {
+ public:
+  Locked();
+  ~Locked();
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+  explicit operator bool() const { return session_ != nullptr; }
+  Session& session() { return *session_; }
+  // Feeds one event. Fills in the calling thread; routes work made on a
+  // capturing stream into its graph instead of the checker (graph.cpp).
+  void emit(Event event);
+  // Feeds an event exactly as given (graph replay, thread names).
+  void emit_raw(const Event& event);
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  Session* session_ = nullptr;
+};
+
+// The session without the lock, for the thread-safe parts (names, stacks).
+// Null while checking is disabled.
+Session* session_unlocked();
+
+// ---- threads (thread.cpp) ---------------------------------------------------
+
+struct ThreadState {
+  ThreadId id = 0;
+  bool has_id = false;
+  bool named = false;          // kThreadName emitted
+  int guard = 0;               // >0: callbacks on this thread are ignored
+  // A handled runtime API is in progress: driver callbacks it causes are
+  // its own implementation, not separate calls.
+  int runtime_depth = 0;
+  std::uint32_t runtime_cbid = 0;
+  bool nested_launch_seen = false;
+  StreamId runtime_launch_stream = kLegacyStream;
+  bool adapter_check_due = false;  // try loading the PyTorch adapter
+};
+
+ThreadState& thread_state();
+ThreadId current_thread();
+StreamId per_thread_stream();
+
+// Ignores CUPTI callbacks made by the runtime's own CUDA calls.
+class ReentrancyGuard {
+ public:
+  ReentrancyGuard() : state_(thread_state()) { ++state_.guard; }
+  ~ReentrancyGuard() { --state_.guard; }
+  ReentrancyGuard(const ReentrancyGuard&) = delete;
+  ReentrancyGuard& operator=(const ReentrancyGuard&) = delete;
+
+ private:
+  ThreadState& state_;
+};
+
+// Application stream handle -> StreamId. `per_thread_default` is true for
+// _ptsz/_ptds entry points, where handle 0 means the per-thread stream.
+StreamId resolve(std::uint64_t handle, bool per_thread_default);
+
+// ---- streams (stream.cpp) ---------------------------------------------------
+
+// Called under the lock before an event names `stream`: streams created
+// before the runtime attached are announced with their real flags.
+void note_stream(Locked& locked, StreamId stream);
+void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags);
+void on_stream_destroyed(Locked& locked, StreamId stream);
+
+// ---- stacks (stack.cpp, symbolize.cpp) -------------------------------------
+
+// Captures the calling thread's host stack (without the runtime's, CUPTI's
+// and the driver's own frames) and interns it. kNoStack when stacks are off.
+StackId capture_stack();
+// Stack for a kernel launch: the adapter's Python stack when it has one.
+StackId capture_launch_stack();
+void set_launch_stack_hook(std::uint32_t (*hook)(void));
+void install_symbolizer(Session& session);
+
+// ---- graphs (graph.cpp) -----------------------------------------------------
+
+// Under the lock: true when `event` was taken into a capture.
+bool capture_event(Locked& locked, const Event& event);
+void on_begin_capture(Locked& locked, StreamId stream);
+void on_end_capture(Locked& locked, StreamId stream, std::uint64_t graph);
+void on_instantiate(Locked& locked, std::uint64_t exec, std::uint64_t graph);
+void on_graph_launch(Locked& locked, std::uint64_t exec, StreamId stream, StackId stack);
+void on_event_destroyed(Locked& locked, EventId event);
+
+// ---- CUPTI (cupti_callbacks.cpp) and the driver (driver.cpp) --------------
+
+// Loads CUPTI and subscribes. False (after one notice) when checking must
+// be disabled; true also when no CUDA driver exists at all (nothing to
+// check, nothing to say).
+bool subscribe_cupti();
+// InitializeInjection's half of the once-only subscription.
+void subscribe_for_injection();
+
+// Driver entry points the runtime itself calls (under ReentrancyGuard).
+struct DriverApi {
+  int (*cuStreamGetFlags)(void* stream, unsigned* flags) = nullptr;
+  int (*cuFuncGetParamInfo)(void* func, std::size_t index, std::size_t* offset,
+                            std::size_t* size) = nullptr;
+  int (*cuKernelGetParamInfo)(void* kernel, std::size_t index, std::size_t* offset,
+                              std::size_t* size) = nullptr;
+  int (*cuFuncGetName)(const char** name, void* func) = nullptr;
+  int (*cuKernelGetName)(const char** name, void* kernel) = nullptr;
+};
+// Resolved on first use, once libcuda.so.1 is in the process.
+const DriverApi& driver();
+
+// ---- kernel launches (launch.cpp) ------------------------------------------
+
+// `func` is a CUfunction or CUkernel handle; `extra` the cuLaunchKernel
+// packed-buffer list (may be null).
+void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream);
+// A runtime-level launch no driver callback described: `host_func` is the
+// host stub (cudaLaunchKernel) or, when `is_kernel_handle`, a cudaKernel_t.
+void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
+                       StreamId stream);
+
+// ---- adapters (host_api.cpp) ------------------------------------------------
+
+// Cheap check, called after allocations and stream creations: once PyTorch's
+// CUDA library is in the process, load libxstream_torch.so and attach it.
+void maybe_attach_torch_adapter();
+
+}  // namespace xsc::rt

@@ -1,0 +1,203 @@
+// Process start and end: options, the CUPTI subscription (from a constructor
+// under LD_PRELOAD, from InitializeInjection under CUDA_INJECTION64_PATH),
+// the lazily created Session, and the report plus exit status at exit.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "checker/log_path.h"
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+struct State {
+  Options options;
+  std::atomic<bool> enabled{true};
+  std::atomic<bool> finished{false};
+  std::mutex mu;  // the session mutex
+  std::unique_ptr<Session> session;
+  std::atomic<Session*> published{nullptr};  // `session` once it started
+  bool session_failed = false;
+  std::once_flag subscribe_once;
+  std::mutex log_mu;
+  bool log_started = false;  // the log file was created by this process
+};
+
+// Never destroyed: CUPTI callbacks and adapter calls can still arrive while
+// static destructors run.
+State& state() {
+  static State* instance = new State;
+  return *instance;
+}
+
+// Writes a block of report text to the configured destination: stderr,
+// stdout, or the per-process log file (created on the first write).
+void write_report_text(const std::string& text) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.log_mu);
+  const std::string path = resolve_log_path(s.options, static_cast<int>(getpid()));
+  FILE* out = stderr;
+  bool close = false;
+  if (path == "stdout") {
+    out = stdout;
+  } else if (!path.empty() && path != "stderr") {
+    out = std::fopen(path.c_str(), s.log_started ? "a" : "w");
+    if (out == nullptr) {
+      std::fprintf(stderr, "xstream-check: cannot write %s: %s; reporting to stderr\n",
+                   path.c_str(), std::strerror(errno));
+      out = stderr;
+    } else {
+      s.log_started = true;
+      close = true;
+    }
+  }
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
+  if (close) std::fclose(out);
+}
+
+// True when CUDA_INJECTION64_PATH names this very library: the driver then
+// calls InitializeInjection at cuInit, which is where CUPTI wants the
+// subscription made.
+bool loaded_for_injection() {
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  if (injection == nullptr || *injection == '\0') return false;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&loaded_for_injection), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return false;
+  struct stat ours, theirs;
+  if (stat(info.dli_fname, &ours) != 0 || stat(injection, &theirs) != 0) return false;
+  return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
+void subscribe_once() {
+  State& s = state();
+  std::call_once(s.subscribe_once, [&s] {
+    if (!subscribe_cupti()) s.enabled.store(false);
+  });
+}
+
+void finish_at_exit() {
+  State& s = state();
+  std::uint64_t findings = 0;
+  std::string report;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.finished.exchange(true)) return;
+    // A process that never used CUDA or the annotations has nothing to say.
+    if (s.session == nullptr) return;
+    // Deferred (Python) stacks are resolved before the report needs them.
+    s.session->stacks().resolve_pending();
+    std::ostringstream out;
+    findings = s.session->finish(out);
+    report = out.str();
+  }
+  if (!report.empty()) write_report_text(report);
+  const int exitcode = s.options.exitcode;
+  if (findings > 0 && exitcode != 0) {
+    std::fflush(nullptr);
+    _exit(exitcode);
+  }
+}
+
+__attribute__((constructor)) void runtime_init() {
+  State& s = state();
+  std::string error;
+  if (!apply_env_options(&s.options, &error)) {
+    std::fprintf(stderr, "xstream-check: XSC_OPTIONS: %s; checking disabled\n", error.c_str());
+    s.enabled.store(false);
+    return;
+  }
+  // Registered first, so it runs after the application's own exit handlers
+  // (and the CUDA runtime's teardown) have made their last CUDA calls.
+  std::atexit(finish_at_exit);
+  if (!loaded_for_injection()) subscribe_once();
+}
+
+}  // namespace
+
+const Options& options() { return state().options; }
+
+bool enabled() { return state().enabled.load(std::memory_order_relaxed); }
+
+void notice(const std::string& message) { write_report_text("xstream-check: " + message + "\n"); }
+
+Locked::Locked() : lock_(state().mu) {
+  State& s = state();
+  if (s.finished.load(std::memory_order_relaxed) || !s.enabled.load(std::memory_order_relaxed))
+    return;
+  if (s.session == nullptr && !s.session_failed) {
+    auto session = std::make_unique<Session>(s.options);
+    std::string error;
+    if (!session->start(&error)) {
+      s.session_failed = true;
+      s.enabled.store(false);
+      notice(error + "; checking disabled");
+      return;
+    }
+    install_symbolizer(*session);
+    s.session = std::move(session);
+    s.published.store(s.session.get(), std::memory_order_release);
+  }
+  session_ = s.session.get();
+}
+
+Locked::~Locked() = default;
+
+void Locked::emit_raw(const Event& event) { session_->on_event(event); }
+
+void Locked::emit(Event event) {
+  ThreadState& thread = thread_state();
+  event.thread = current_thread();
+  if (!thread.named) {
+    thread.named = true;
+    char name[64] = {};
+    if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0] != '\0') {
+      Event named;
+      named.kind = EventKind::kThreadName;
+      named.thread = event.thread;
+      named.name = session_->names().intern(name);
+      session_->on_event(named);
+    }
+  }
+  if (capture_event(*this, event)) return;
+  switch (event.kind) {
+    case EventKind::kFreeCompleted:
+    case EventKind::kEventSync:
+    case EventKind::kDeviceSync:
+    case EventKind::kThreadName:
+    case EventKind::kStreamCreate:
+    case EventKind::kStreamDestroy:
+      break;
+    default:
+      note_stream(*this, event.stream);
+  }
+  session_->on_event(event);
+}
+
+void subscribe_for_injection() { subscribe_once(); }
+
+Session* session_unlocked() {
+  if (Session* session = state().published.load(std::memory_order_acquire))
+    return enabled() ? session : nullptr;
+  Locked locked;
+  return locked ? &locked.session() : nullptr;
+}
+
+}  // namespace xsc::rt
+
+// CUDA_INJECTION64_PATH entry point: the driver calls it once, from cuInit.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  if (xsc::rt::enabled()) xsc::rt::subscribe_for_injection();
+  return 1;
+}

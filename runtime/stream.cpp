@@ -1,0 +1,60 @@
+// Streams the checker has been told about. Streams are announced when they
+// are created; one first seen in another call (created before the runtime
+// attached, or by a path without callbacks) is announced then, with its
+// flags asked from the driver.
+#include <unordered_set>
+
+#include "runtime/rtl.h"
+#include "runtime/stream_id.h"
+
+namespace xsc::rt {
+namespace {
+
+// Guarded by the session mutex.
+std::unordered_set<StreamId>& known_streams() {
+  static auto* streams = new std::unordered_set<StreamId>;
+  return *streams;
+}
+
+void announce(Locked& locked, StreamId stream, StreamFlags flags) {
+  Event event;
+  event.kind = EventKind::kStreamCreate;
+  event.stream = stream;
+  event.stream_flags = flags;
+  locked.emit(event);
+}
+
+StreamFlags query_flags(StreamId stream) {
+  // Per-thread default streams synchronize with the legacy stream.
+  if (is_per_thread_stream_id(stream)) return StreamFlags::kBlocking;
+  const DriverApi& api = driver();
+  if (api.cuStreamGetFlags == nullptr) return StreamFlags::kBlocking;
+  unsigned flags = 0;
+  ReentrancyGuard guard;
+  if (api.cuStreamGetFlags(reinterpret_cast<void*>(stream), &flags) != 0)
+    return StreamFlags::kBlocking;
+  return (flags & 0x1) != 0 ? StreamFlags::kNonBlocking : StreamFlags::kBlocking;
+}
+
+}  // namespace
+
+void note_stream(Locked& locked, StreamId stream) {
+  if (stream == kLegacyStream) return;
+  if (!known_streams().insert(stream).second) return;
+  announce(locked, stream, query_flags(stream));
+}
+
+void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags) {
+  known_streams().insert(stream);
+  announce(locked, stream, flags);
+}
+
+void on_stream_destroyed(Locked& locked, StreamId stream) {
+  if (known_streams().erase(stream) == 0) return;
+  Event event;
+  event.kind = EventKind::kStreamDestroy;
+  event.stream = stream;
+  locked.emit(event);
+}
+
+}  // namespace xsc::rt
