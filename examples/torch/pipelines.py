@@ -45,9 +45,9 @@ class Pipeline:
 
     def all_gather(self, stream: torch.cuda.Stream, layer_id: int) -> torch.Tensor:
         """Stand-in for an all-gather: a new buffer filled with layer_id on `stream`."""
+        numel = self.view_offset + self.param_size
         with torch.cuda.stream(stream):
-            params = torch.full((self.view_offset + self.param_size,), float(layer_id),
-                                device="cuda")  # xsc: alloc
+            params = torch.full((numel,), float(layer_id), device="cuda")  # xsc: alloc
         self.block_ptrs.append(params.data_ptr())
         return params
 
