@@ -107,6 +107,23 @@ TEST_F(ChecksTest, UseOfAParkedBlockIsUseAfterFree) {
   EXPECT_TRUE(checker.findings()[0].free.deferred);
 }
 
+TEST_F(ChecksTest, ReallocatingAParkedBlockUnparksIt) {
+  // The completion was missed: handing the range out again proves the block
+  // was reusable.
+  feed(Alloc(kA, kSize, kProducer));
+  feed(Free(kA, kProducer, FreeKind::kCachingAllocator, true).stack(3));
+  feed(Alloc(kA, kSize, kProducer));
+  feed(Use(kA, 16, kConsumer).stack(4));  // the new allocation, not a UAF
+  feed(Free(kA, kProducer, FreeKind::kCachingAllocator, true).stack(3));
+  feed(DeviceSync());
+  feed(FreeCompleted(kA));
+  checker.finish();
+  EXPECT_TRUE(checker.findings().empty());
+  EXPECT_EQ(checker.parked_blocks().deferred_frees, 2u);
+  EXPECT_EQ(checker.parked_blocks().max_parked, 1u);
+  EXPECT_EQ(checker.parked_blocks().top_site_count, 2u);
+}
+
 TEST_F(ChecksTest, ReallocationForgetsTheFreedRange) {
   feed(Alloc(kA, kSize, kProducer));
   feed(Free(kA, kProducer).stack(3));

@@ -84,6 +84,19 @@ TEST_F(OrderingTest, CudaFreeIsNotAnOrderingPoint) {
   EXPECT_EQ(checker.findings()[0].free.kind, FreeKind::kSynchronous);
 }
 
+TEST_F(OrderingTest, StreamWaitsDoNotOrderACudaFree) {
+  // Only what the freeing thread synchronized with counts for cudaFree,
+  // even when the allocation stream was made to wait for the consumer.
+  feed(Alloc(kBuf, kSize, kProducer, AllocKind::kSynchronous));
+  feed(Use(kBuf, kSize, kConsumer).stack(2));
+  feed(Record(1, kConsumer));
+  feed(Wait(kProducer, 1));
+  feed(Free(kBuf, kProducer, FreeKind::kSynchronous).stack(3));
+  checker.finish();
+  ASSERT_EQ(checker.findings().size(), 1u);
+  EXPECT_FALSE(checker.findings()[0].has_late_wait);
+}
+
 TEST_F(OrderingTest, LegacyDefaultStreamSynchronizesBlockingStreams) {
   // Both streams blocking (cudaStreamCreate default): a kernel on the legacy
   // stream waits for them, and they wait for it.
@@ -129,7 +142,9 @@ TEST_F(OrderingTest, PerThreadDefaultStreamIsBlocking) {
   EXPECT_EQ(count(FindingKind::kUseBeforeReady), 1u);
   ASSERT_EQ(count(FindingKind::kUnorderedFree), 1u);
   for (const Finding& f : checker.findings()) {
-    if (f.kind == FindingKind::kUnorderedFree) EXPECT_EQ(f.free.stack, 8u);
+    if (f.kind == FindingKind::kUnorderedFree) {
+      EXPECT_EQ(f.free.stack, 8u);
+    }
   }
 }
 
@@ -167,7 +182,9 @@ TEST_F(OrderingTest, RecreatingALiveStreamHandleStartsAFreshStream) {
   feed(Use(kBuf, kSize, kConsumer).stack(2));
   feed(Record(1, kConsumer));
   feed(Wait(kProducer, 1));
+  EXPECT_EQ(checker.stats().streams, 2u);
   feed(CreateStream(kProducer));  // destroy missed: a new agent
+  EXPECT_EQ(checker.stats().streams, 2u);
   feed(Free(kBuf, kProducer).stack(3));
   checker.finish();
   EXPECT_EQ(checker.findings().size(), 1u);

@@ -160,22 +160,36 @@ TEST_F(PipelineTest, DeferredFreeCompletingAtOnceIsNeverParked) {
   constexpr Addr kBlock = 0x10000000;
   all_gather(kBlock);
   forward(kBlock, 101);
-  feed(Record(102, kCompute));
-  feed(Free(kBlock, kAllGather, FreeKind::kCachingAllocator, true).stack(kLoopDel));
-  feed(EventSync(102));  // not the completion: the block parks
-  feed(FreeCompleted(kBlock));
-  constexpr Addr kOther = 0x20000000;
-  all_gather(kOther);
-  forward(kOther, 103);
   feed(StreamSync(kCompute));
-  feed(Free(kOther, kAllGather, FreeKind::kCachingAllocator, true).stack(kFinalDel));
-  feed(FreeCompleted(kOther));  // the very next event: never parked
+  feed(Free(kBlock, kAllGather, FreeKind::kCachingAllocator, true).stack(kLoopDel));
+  feed(FreeCompleted(kBlock));  // the very next event: never parked
+  checker.finish();
+  EXPECT_TRUE(checker.findings().empty());
+  const ParkedBlockStats stats = checker.parked_blocks();
+  EXPECT_EQ(stats.deferred_frees, 1u);
+  EXPECT_EQ(stats.max_parked, 0u);
+  EXPECT_EQ(stats.peak_parked_bytes, 0u);
+  EXPECT_EQ(stats.top_site, kNoStack);
+}
+
+TEST_F(PipelineTest, ParkedBlockLeavesTheParkOnCompletion) {
+  constexpr Addr kBlocks[2] = {0x10000000, 0x20000000};
+  for (int i = 0; i < 2; ++i) {
+    all_gather(kBlocks[i]);
+    forward(kBlocks[i], 101 + i);
+    feed(Record(201 + i, kCompute));
+    feed(Free(kBlocks[i], kAllGather, FreeKind::kCachingAllocator, true)
+             .stack(i == 0 ? kLoopDel : kFinalDel));
+    feed(EventSync(201 + i));  // not the completion: the block parks
+    feed(FreeCompleted(kBlocks[i]));
+  }
   checker.finish();
   EXPECT_TRUE(checker.findings().empty());
   const ParkedBlockStats stats = checker.parked_blocks();
   EXPECT_EQ(stats.deferred_frees, 2u);
   EXPECT_EQ(stats.max_parked, 1u);
-  EXPECT_EQ(stats.top_site, kLoopDel);
+  EXPECT_EQ(stats.peak_parked_bytes, kParamBytes);
+  EXPECT_EQ(stats.top_site, kLoopDel);  // first to reach the top count
   EXPECT_EQ(stats.top_site_count, 1u);
 }
 
