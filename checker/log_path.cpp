@@ -21,9 +21,12 @@ int launcher_rank() {
 }
 
 std::string resolve_log_path(const Options& options, int pid) {
+  return resolve_log_path(options, pid, launcher_rank());
+}
+
+std::string resolve_log_path(const Options& options, int pid, int rank) {
   const std::string& prefix = options.log_path;
   if (prefix.empty() || prefix == "stderr" || prefix == "stdout") return prefix;
-  int rank = launcher_rank();
   if (rank >= 0) return prefix + ".rank" + std::to_string(rank) + "." + std::to_string(pid);
   return prefix + "." + std::to_string(pid);
 }

@@ -16,5 +16,7 @@ int launcher_rank();
 // options.log_path empty: "" (report to stderr). "stderr" / "stdout": kept
 // as is. Otherwise PREFIX.<pid>, or PREFIX.rank<R>.<pid> under a launcher.
 std::string resolve_log_path(const Options& options, int pid);
+// Same, for a known rank (-1: none), e.g. the one a replayed trace names.
+std::string resolve_log_path(const Options& options, int pid, int rank);
 
 }  // namespace xsc

@@ -79,6 +79,7 @@ const Checker& Session::checker() const { return impl_->checker; }
 void Session::set_process(std::int64_t pid, int rank) {
   impl_->pid = pid;
   impl_->rank = rank;
+  impl_->recorder.set_process(pid, rank);
 }
 
 void Session::on_event(const Event& event) {

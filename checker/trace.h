@@ -52,6 +52,9 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   bool open(const std::string& path, const TraceHeader& header, std::string* error);
+  // Changes the header's pid and rank; effective until the first write(),
+  // which is when the header line is emitted.
+  void set_process(std::int64_t pid, int rank);
   void write(const Event& event, const NameTable& names, const StackDepot& stacks);
   // Flushes and closes. False with *error when a write failed.
   bool finish(std::string* error);
@@ -62,12 +65,15 @@ class TraceWriter {
   void define_name(NameId id, const NameTable& names);
   void define_stack(StackId id, const StackDepot& stacks);
   void flush_buffer();
+  void write_header();
 
   std::FILE* file_ = nullptr;
   std::string path_;
   std::string buffer_;
   std::vector<bool> names_defined_;
   std::vector<bool> stacks_defined_;
+  TraceHeader header_;
+  bool header_written_ = false;
   std::uint64_t events_ = 0;
   bool write_failed_ = false;
 };

@@ -56,14 +56,25 @@ bool TraceWriter::open(const std::string& path, const TraceHeader& header, std::
     return false;
   }
   path_ = path;
+  header_ = header;
+  header_written_ = false;
+  return true;
+}
+
+void TraceWriter::set_process(std::int64_t pid, int rank) {
+  header_.pid = pid;
+  header_.rank = rank;
+}
+
+void TraceWriter::write_header() {
+  header_written_ = true;
   nlohmann::json h = {{"format", kTraceFormatName},
                       {"version", kTraceVersion},
-                      {"pid", header.pid},
-                      {"program", header.program}};
-  if (header.rank >= 0) h["rank"] = header.rank;
-  buffer_ = dump(h);
+                      {"pid", header_.pid},
+                      {"program", header_.program}};
+  if (header_.rank >= 0) h["rank"] = header_.rank;
+  buffer_ += dump(h);  // nothing precedes it: it is written before any record
   buffer_ += '\n';
-  return true;
 }
 
 void TraceWriter::define_name(NameId id, const NameTable& names) {
@@ -94,6 +105,7 @@ void TraceWriter::define_stack(StackId id, const StackDepot& stacks) {
 
 void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot& stacks) {
   if (file_ == nullptr) return;
+  if (!header_written_) write_header();
   if (e.stack != kNoStack) define_stack(e.stack, stacks);
   if (e.name != kNoName) define_name(e.name, names);
 
@@ -169,6 +181,7 @@ void TraceWriter::flush_buffer() {
 
 bool TraceWriter::finish(std::string* error) {
   if (file_ == nullptr) return true;
+  if (!header_written_) write_header();
   flush_buffer();
   bool ok = !write_failed_ && std::fflush(file_) == 0;
   ok = std::fclose(file_) == 0 && ok;

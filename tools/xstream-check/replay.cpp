@@ -35,17 +35,31 @@ int replay_command(const std::vector<std::string>& args) {
   Session session(options);
   if (!session.start(&error)) return usage_error(error);
   TraceHeader header;
-  bool ok = read_trace(trace_path, session.names(), session.stacks(),
-                       [&session](const Event& e) { session.on_event(e); }, &header, &error);
+  // The header is read before the first event: a re-recorded trace keeps
+  // the traced process's identity.
+  bool identified = false;
+  auto identify = [&] {
+    identified = true;
+    session.set_process(header.pid, header.rank >= 0 ? header.rank : launcher_rank());
+  };
+  bool ok = read_trace(
+      trace_path, session.names(), session.stacks(),
+      [&](const Event& e) {
+        if (!identified) identify();
+        session.on_event(e);
+      },
+      &header, &error);
   if (!ok) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return kUsageExit;
   }
-  session.set_process(header.pid, header.rank);
+  if (!identified) identify();
+  // The trace's rank when it names one, else this process's launcher rank.
+  const int rank = header.rank >= 0 ? header.rank : launcher_rank();
 
   std::ofstream file;
   if (output_path.empty() && !options.log_path.empty()) {
-    output_path = resolve_log_path(options, static_cast<int>(header.pid));
+    output_path = resolve_log_path(options, static_cast<int>(header.pid), rank);
     if (output_path == "stdout") output_path.clear();
   }
   std::ostream* out = &std::cout;

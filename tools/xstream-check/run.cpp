@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "run_merge.h"
 
 namespace xsc::cli {
 namespace {
@@ -91,6 +92,17 @@ int run_command(const std::vector<std::string>& args) {
   std::string preload = library;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += ":" + std::string(existing);
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
+
+  // JSON reports to files, one per process: wait for the program and merge
+  // them, so a multi-rank job ends with one summary. A rank exiting with the
+  // findings status would look like a crash to its launcher (torchrun then
+  // stops the other ranks before they report), so the processes report with
+  // exitcode=0 and the findings status comes from the merged reports.
+  bool to_files = !probe.log_path.empty() && probe.log_path != "stderr" && probe.log_path != "stdout";
+  if (to_files && probe.report == ReportFormat::kJson) {
+    ::setenv("XSC_OPTIONS", (merged + " exitcode=0").c_str(), 1);
+    return run_and_merge(std::vector<std::string>(args.begin() + i, args.end()), probe);
+  }
   ::setenv("XSC_OPTIONS", merged.c_str(), 1);
 
   std::vector<char*> argv;
