@@ -35,8 +35,12 @@ struct CuptiApi {
 
 std::vector<std::string> cupti_candidates() {
   std::vector<std::string> names;
-  if (const char* path = std::getenv("XSC_CUPTI_LIB"); path != nullptr && *path != '\0')
+  // An explicit choice is the only candidate: no silent fallback to a
+  // different CUPTI than the one asked for.
+  if (const char* path = std::getenv("XSC_CUPTI_LIB"); path != nullptr && *path != '\0') {
     names.emplace_back(path);
+    return names;
+  }
   names.emplace_back("libcupti.so.13");
   names.emplace_back("libcupti.so");
   glob_t found{};

@@ -31,6 +31,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define XSC_ANNOTATION_INLINE static inline __attribute__((unused))
+#else
+#define XSC_ANNOTATION_INLINE static inline
+#endif
+
 struct CUstream_st;
 
 /* The runtime defines XSC_ANNOTATION_WEAK empty to make its own
@@ -49,17 +55,17 @@ void xsc_annotate_use(void* ptr, size_t size, struct CUstream_st* stream,
                       int is_write) XSC_ANNOTATION_WEAK;
 
 /* Non-zero when the runtime is loaded and the annotations reach it. */
-static inline int XSC_ANNOTATIONS_ENABLED(void) { return xsc_annotate_alloc != NULL; }
+XSC_ANNOTATION_INLINE int XSC_ANNOTATIONS_ENABLED(void) { return xsc_annotate_alloc != NULL; }
 
-static inline void XSC_ANNOTATE_ALLOC(void* ptr, size_t size, struct CUstream_st* stream) {
+XSC_ANNOTATION_INLINE void XSC_ANNOTATE_ALLOC(void* ptr, size_t size, struct CUstream_st* stream) {
   if (xsc_annotate_alloc != NULL) xsc_annotate_alloc(ptr, size, stream);
 }
 
-static inline void XSC_ANNOTATE_FREE(void* ptr, struct CUstream_st* stream) {
+XSC_ANNOTATION_INLINE void XSC_ANNOTATE_FREE(void* ptr, struct CUstream_st* stream) {
   if (xsc_annotate_free != NULL) xsc_annotate_free(ptr, stream);
 }
 
-static inline void XSC_ANNOTATE_USE(void* ptr, size_t size, struct CUstream_st* stream,
+XSC_ANNOTATION_INLINE void XSC_ANNOTATE_USE(void* ptr, size_t size, struct CUstream_st* stream,
                                     int is_write) {
   if (xsc_annotate_use != NULL) xsc_annotate_use(ptr, size, stream, is_write);
 }
