@@ -1,0 +1,195 @@
+#include "analysis/analyzer.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/nolint.h"
+#include "analysis/op_builder.h"
+#include "analysis/ops.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Analysis/CFG.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace xsc::lint {
+
+using namespace clang;
+
+namespace {
+
+// At most this many uses are shown as notes under one warning.
+constexpr std::size_t kMaxNotedUses = 3;
+
+struct Describer {
+  const FunctionOps& ops;
+
+  const std::string& key(KeyId k) const {
+    static const std::string unknown = "an unknown stream";
+    return k < ops.keys.size() ? ops.keys[k].display : unknown;
+  }
+  // "stream 'name'", or a description such as "the legacy default stream".
+  std::string stream(KeyId k) const {
+    if (k < ops.keys.size() && ops.keys[k].is_legacy) return ops.keys[k].display;
+    return "stream " + key(k);
+  }
+  SourceLocation loc(SiteId s) const { return ops.sites[s].loc; }
+  bool is_destructor(SiteId s) const { return ops.sites[s].is_destructor; }
+};
+
+std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult& flow,
+                                   const std::string& function) {
+  Describer d{ops};
+  std::map<SiteId, std::vector<const UnorderedFree*>> by_free;
+  for (const UnorderedFree& uf : flow.unordered) by_free[uf.free_site].push_back(&uf);
+
+  std::vector<Finding> out;
+  for (const auto& [free_site, entries] : by_free) {
+    std::vector<const UnorderedFree*> late, unordered;
+    for (const UnorderedFree* uf : entries) (uf->has_late_wait ? late : unordered).push_back(uf);
+    const UnorderedFree& first = *entries.front();
+    const std::string& buf = d.key(first.buffer);
+    const char* how = d.is_destructor(free_site) ? " by its destructor" : "";
+
+    auto base = [&](llvm::StringRef rule, const UnorderedFree& uf) {
+      Finding f;
+      f.rule = rule;
+      f.loc = d.loc(free_site);
+      f.function = function;
+      f.buffer = buf;
+      f.free_stream = d.stream(uf.free_stream);
+      f.use_stream = d.stream(uf.use_stream);
+      return f;
+    };
+
+    if (!late.empty()) {
+      const UnorderedFree& uf = *late.front();
+      Finding f = base(kRuleFreeBeforeWait, uf);
+      f.message = buf + " is freed" + how + " on " + d.stream(uf.free_stream) + " before " +
+                  d.stream(uf.free_stream) + " waits for its use on " + d.stream(uf.use_stream);
+      llvm::DenseSet<SiteId> noted_waits;
+      std::size_t shown = 0;
+      for (const UnorderedFree* l : late) {
+        if (shown++ == kMaxNotedUses) break;
+        if (noted_waits.insert(l->late_wait_site).second)
+          f.notes.push_back({d.loc(l->late_wait_site), "move this wait before the free"});
+        f.notes.push_back({d.loc(l->use_site), buf + " is used on " + d.stream(l->use_stream) +
+                                                   " here, and the wait orders " +
+                                                   d.stream(l->free_stream) + " after it"});
+      }
+      out.push_back(std::move(f));
+    }
+    if (!unordered.empty()) {
+      const UnorderedFree& uf = *unordered.front();
+      Finding f = base(kRuleUnorderedFree, uf);
+      f.message = buf + " is freed" + how + " on " + d.stream(uf.free_stream) + " while " +
+                  d.stream(uf.use_stream) + " may still be using it; nothing orders " +
+                  d.stream(uf.free_stream) + " after that use";
+      std::size_t shown = 0;
+      for (const UnorderedFree* u : unordered) {
+        if (shown++ == kMaxNotedUses) break;
+        f.notes.push_back({d.loc(u->use_site),
+                           buf + " is used on " + d.stream(u->use_stream) +
+                               " here; record an event on " + d.stream(u->use_stream) +
+                               " after this use and make " + d.stream(u->free_stream) +
+                               " wait on it before the free"});
+      }
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+class FunctionCollector : public RecursiveASTVisitor<FunctionCollector> {
+ public:
+  FunctionCollector(const SourceManager& sm, bool main_file_only)
+      : sm_(sm), main_file_only_(main_file_only) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool TraverseDecl(Decl* d) {
+    if (!d) return true;
+    if (!isa<TranslationUnitDecl>(d) && skip_location(d->getLocation())) return true;
+    return RecursiveASTVisitor::TraverseDecl(d);
+  }
+
+  bool VisitFunctionDecl(FunctionDecl* fd) {
+    add(fd);
+    return true;
+  }
+
+  bool VisitLambdaExpr(LambdaExpr* le) {
+    add(le->getCallOperator());
+    return true;
+  }
+
+  std::vector<const FunctionDecl*> functions;
+
+ private:
+  bool skip_location(SourceLocation loc) const {
+    if (loc.isInvalid()) return false;
+    loc = sm_.getExpansionLoc(loc);
+    if (sm_.isInSystemHeader(loc)) return true;
+    return main_file_only_ && !sm_.isInMainFile(loc);
+  }
+
+  void add(const FunctionDecl* fd) {
+    if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isDependentContext()) return;
+    if (fd->isInvalidDecl() || skip_location(fd->getLocation())) return;
+    if (seen_.insert(fd).second) functions.push_back(fd);
+  }
+
+  const SourceManager& sm_;
+  bool main_file_only_;
+  llvm::DenseSet<const FunctionDecl*> seen_;
+};
+
+}  // namespace
+
+Analyzer::Analyzer(ASTContext& ctx, LintConfig config)
+    : ctx_(ctx), config_(std::move(config)), model_(std::make_unique<ApiModel>(config_)) {}
+
+Analyzer::~Analyzer() = default;
+
+std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
+  const Stmt* body = fd ? fd->getBody() : nullptr;
+  if (!body || fd->isDependentContext()) return {};
+  if (!model_->body_may_free(body)) return {};
+
+  CFG::BuildOptions options;
+  options.AddImplicitDtors = true;
+  options.AddTemporaryDtors = true;
+  options.setAllAlwaysAdd();
+  std::unique_ptr<CFG> cfg = CFG::buildCFG(fd, const_cast<Stmt*>(body), &ctx_, options);
+  if (!cfg) return {};
+
+  std::unique_ptr<FunctionOps> ops = build_function_ops(ctx_, *model_, *cfg);
+  DataflowResult flow = run_stream_order_dataflow(ops->graph);
+  if (flow.gave_up) return {};
+  std::vector<Finding> findings = findings_from(*ops, flow, fd->getQualifiedNameAsString());
+  const SourceManager& sm = ctx_.getSourceManager();
+  std::stable_sort(findings.begin(), findings.end(), [&](const Finding& a, const Finding& b) {
+    return sm.isBeforeInTranslationUnit(a.loc, b.loc);
+  });
+  return findings;
+}
+
+std::vector<Finding> Analyzer::analyze_translation_unit(bool main_file_only) {
+  FunctionCollector collector(ctx_.getSourceManager(), main_file_only);
+  collector.TraverseDecl(ctx_.getTranslationUnitDecl());
+  std::vector<Finding> all;
+  for (const FunctionDecl* fd : collector.functions) {
+    std::vector<Finding> f = analyze_function(fd);
+    all.insert(all.end(), std::make_move_iterator(f.begin()), std::make_move_iterator(f.end()));
+  }
+  return all;
+}
+
+bool emit_finding(DiagnosticsEngine& diags, const SourceManager& sm, const Finding& finding) {
+  if (is_suppressed_by_nolint(sm, finding.loc, finding.rule)) return false;
+  unsigned warning = diags.getCustomDiagID(DiagnosticsEngine::Warning, "%0 [%1]");
+  unsigned note = diags.getCustomDiagID(DiagnosticsEngine::Note, "%0");
+  diags.Report(finding.loc, warning) << finding.message << finding.rule;
+  for (const FindingNote& n : finding.notes) diags.Report(n.loc, note) << n.message;
+  return true;
+}
+
+}  // namespace xsc::lint

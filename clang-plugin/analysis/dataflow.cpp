@@ -1,0 +1,320 @@
+// Forward dataflow over the op graph. The state answers, for every use of a
+// buffer still reachable at a point: which streams are ordered after it, which
+// event records capture it, and whether the host has waited for it.
+//
+// Joins keep a use present on either incoming path (it may exist) but only the
+// ordering facts true on both (they must hold). So a free reports a use when
+// on at least one path nothing orders the free's stream after it.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "analysis/ops.h"
+
+namespace xsc::lint {
+namespace {
+
+template <typename T>
+void insert_sorted(std::vector<T>& v, T x) {
+  auto it = std::lower_bound(v.begin(), v.end(), x);
+  if (it == v.end() || *it != x) v.insert(it, x);
+}
+
+template <typename T>
+void erase_sorted(std::vector<T>& v, T x) {
+  auto it = std::lower_bound(v.begin(), v.end(), x);
+  if (it != v.end() && *it == x) v.erase(it);
+}
+
+template <typename T>
+bool contains_sorted(const std::vector<T>& v, T x) {
+  return std::binary_search(v.begin(), v.end(), x);
+}
+
+template <typename T>
+std::vector<T> intersect(const std::vector<T>& a, const std::vector<T>& b) {
+  std::vector<T> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+template <typename T>
+std::vector<T> unite(const std::vector<T>& a, const std::vector<T>& b) {
+  std::vector<T> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+struct UseFacts {
+  KeyId stream = kNoKey;
+  std::vector<KeyId> ordered;    // streams whose later work runs after the use
+  std::vector<SiteId> captures;  // record sites whose event completes after it
+  bool host = false;             // the host has waited for it
+
+  bool operator==(const UseFacts&) const = default;
+
+  void join(const UseFacts& o) {
+    ordered = intersect(ordered, o.ordered);
+    captures = intersect(captures, o.captures);
+    host = host && o.host;
+  }
+  bool ordered_on(KeyId s) const { return host || contains_sorted(ordered, s); }
+};
+
+struct BufferFacts {
+  std::vector<KeyId> alloc_streams;  // may: streams it was allocated on
+  std::vector<KeyId> recorded;       // must: record_stream'd streams
+  std::map<SiteId, UseFacts> uses;
+
+  bool operator==(const BufferFacts&) const = default;
+};
+
+// A free already made, kept so that a later wait that orders it is found.
+struct OpenKey {
+  SiteId free_site;
+  SiteId use_site;
+  KeyId stream;
+  auto operator<=>(const OpenKey&) const = default;
+};
+
+struct State {
+  bool reached = false;
+  std::map<KeyId, BufferFacts> buffers;
+  std::map<KeyId, std::vector<SiteId>> events;  // may: record sites
+  std::map<OpenKey, UseFacts> open;
+
+  bool operator==(const State&) const = default;
+};
+
+template <typename K, typename V, typename F>
+void join_maps(std::map<K, V>& into, const std::map<K, V>& from, F&& join_value) {
+  for (const auto& [k, v] : from) {
+    auto it = into.find(k);
+    if (it == into.end())
+      into.emplace(k, v);
+    else
+      join_value(it->second, v);
+  }
+}
+
+void join_state(State& into, const State& from) {
+  if (!from.reached) return;
+  if (!into.reached) {
+    into = from;
+    return;
+  }
+  join_maps(into.buffers, from.buffers, [](BufferFacts& a, const BufferFacts& b) {
+    a.alloc_streams = unite(a.alloc_streams, b.alloc_streams);
+    a.recorded = intersect(a.recorded, b.recorded);
+    join_maps(a.uses, b.uses, [](UseFacts& x, const UseFacts& y) { x.join(y); });
+  });
+  join_maps(into.events, from.events,
+            [](std::vector<SiteId>& a, const std::vector<SiteId>& b) { a = unite(a, b); });
+  join_maps(into.open, from.open, [](UseFacts& x, const UseFacts& y) { x.join(y); });
+}
+
+// Where findings go during the reporting pass; null while iterating.
+struct Sink {
+  std::map<std::tuple<SiteId, SiteId, KeyId>, UnorderedFree> found;
+};
+
+template <typename F>
+void for_each_use(State& s, F&& f) {
+  for (auto& [key, buf] : s.buffers)
+    for (auto& [site, use] : buf.uses) f(use);
+}
+
+void transfer(State& s, const Op& op, Sink* sink) {
+  switch (op.kind) {
+    case OpKind::kAlloc: {
+      BufferFacts fresh;
+      if (op.stream != kNoKey) fresh.alloc_streams.push_back(op.stream);
+      s.buffers[op.buffer] = std::move(fresh);
+      break;
+    }
+    case OpKind::kUse: {
+      if (op.stream == kNoKey) break;
+      UseFacts use;
+      use.stream = op.stream;
+      use.ordered.push_back(op.stream);
+      s.buffers[op.buffer].uses[op.site] = std::move(use);
+      break;
+    }
+    case OpKind::kRecord: {
+      if (op.event == kNoKey || op.stream == kNoKey) break;
+      s.events[op.event] = {op.site};
+      auto capture = [&](UseFacts& u) {
+        if (u.ordered_on(op.stream))
+          insert_sorted(u.captures, op.site);
+        else
+          erase_sorted(u.captures, op.site);  // this record replaces an older one
+      };
+      for_each_use(s, capture);
+      for (auto& [k, u] : s.open) capture(u);
+      break;
+    }
+    case OpKind::kWait: {
+      if (op.stream == kNoKey) break;
+      auto ev = s.events.find(op.event);
+      if (ev == s.events.end() || ev->second.empty()) break;
+      const std::vector<SiteId>& records = ev->second;
+      auto captured = [&](const UseFacts& u) {
+        return std::all_of(records.begin(), records.end(),
+                           [&](SiteId r) { return contains_sorted(u.captures, r); });
+      };
+      for_each_use(s, [&](UseFacts& u) {
+        if (captured(u)) insert_sorted(u.ordered, op.stream);
+      });
+      for (auto it = s.open.begin(); it != s.open.end();) {
+        if (captured(it->second)) insert_sorted(it->second.ordered, op.stream);
+        if (it->first.stream == op.stream && it->second.ordered_on(op.stream)) {
+          if (sink) {
+            auto f = sink->found.find({it->first.free_site, it->first.use_site, it->first.stream});
+            if (f != sink->found.end() && !f->second.has_late_wait) {
+              f->second.has_late_wait = true;
+              f->second.late_wait_site = op.site;
+            }
+          }
+          it = s.open.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      break;
+    }
+    case OpKind::kStreamSync:
+    case OpKind::kEventSync:
+    case OpKind::kDeviceSync: {
+      const std::vector<SiteId>* records = nullptr;
+      if (op.kind == OpKind::kEventSync) {
+        auto ev = s.events.find(op.event);
+        if (ev == s.events.end() || ev->second.empty()) break;
+        records = &ev->second;
+      }
+      auto synced = [&](const UseFacts& u) {
+        if (op.kind == OpKind::kDeviceSync) return true;
+        if (op.kind == OpKind::kStreamSync) return op.stream != kNoKey && u.ordered_on(op.stream);
+        return std::all_of(records->begin(), records->end(),
+                           [&](SiteId r) { return contains_sorted(u.captures, r); });
+      };
+      for_each_use(s, [&](UseFacts& u) {
+        if (synced(u)) u.host = true;
+      });
+      // A host wait after the free ends the hazard but is not "the wait".
+      for (auto it = s.open.begin(); it != s.open.end();)
+        it = synced(it->second) ? s.open.erase(it) : std::next(it);
+      break;
+    }
+    case OpKind::kFree: {
+      auto it = s.buffers.find(op.buffer);
+      if (it == s.buffers.end()) break;
+      const BufferFacts& buf = it->second;
+      std::vector<KeyId> free_streams;
+      if (op.stream != kNoKey)
+        free_streams.push_back(op.stream);
+      else
+        free_streams = buf.alloc_streams;
+      for (KeyId fs : free_streams) {
+        for (const auto& [use_site, use] : buf.uses) {
+          if (use.ordered_on(fs) || contains_sorted(buf.recorded, use.stream)) continue;
+          s.open[OpenKey{op.site, use_site, fs}] = use;
+          if (sink) {
+            UnorderedFree uf;
+            uf.free_site = op.site;
+            uf.buffer = op.buffer;
+            uf.free_stream = fs;
+            uf.use_site = use_site;
+            uf.use_stream = use.stream;
+            sink->found.emplace(std::make_tuple(op.site, use_site, fs), uf);
+          }
+        }
+      }
+      s.buffers.erase(it);
+      break;
+    }
+    case OpKind::kCopy: {
+      if (op.source == op.buffer) break;
+      auto src = s.buffers.find(op.source);
+      if (src == s.buffers.end()) {
+        s.buffers.erase(op.buffer);
+      } else {
+        BufferFacts copy = src->second;
+        s.buffers[op.buffer] = std::move(copy);
+      }
+      break;
+    }
+    case OpKind::kKill:
+      s.buffers.erase(op.buffer);
+      break;
+    case OpKind::kEventCopy: {
+      if (op.source == op.event) break;
+      auto src = s.events.find(op.source);
+      if (src == s.events.end()) {
+        s.events.erase(op.event);
+      } else {
+        std::vector<SiteId> copy = src->second;
+        s.events[op.event] = std::move(copy);
+      }
+      break;
+    }
+    case OpKind::kRecordStream:
+      if (op.stream != kNoKey) insert_sorted(s.buffers[op.buffer].recorded, op.stream);
+      break;
+  }
+}
+
+}  // namespace
+
+DataflowResult run_stream_order_dataflow(const OpGraph& graph) {
+  DataflowResult result;
+  const std::size_t n = graph.blocks.size();
+  if (n == 0) return result;
+  std::vector<State> in(n);
+  in[graph.entry].reached = true;
+
+  std::deque<unsigned> work{graph.entry};
+  std::vector<bool> queued(n, false);
+  queued[graph.entry] = true;
+  // Every join only grows key sets and shrinks fact sets, so this converges;
+  // the budget guards against pathological functions.
+  std::size_t budget = 64 * n + 1024;
+  while (!work.empty()) {
+    if (budget-- == 0) {
+      result.gave_up = true;
+      return result;
+    }
+    unsigned b = work.front();
+    work.pop_front();
+    queued[b] = false;
+    State out = in[b];
+    for (const Op& op : graph.blocks[b].ops) transfer(out, op, nullptr);
+    for (unsigned succ : graph.blocks[b].succs) {
+      State joined = in[succ];
+      join_state(joined, out);
+      if (!(joined == in[succ])) {
+        in[succ] = std::move(joined);
+        if (!queued[succ]) {
+          queued[succ] = true;
+          work.push_back(succ);
+        }
+      }
+    }
+  }
+
+  // Reporting pass: replay each block once from its fixpoint state. Frees are
+  // found first, late waits attach to them, so replay until nothing changes.
+  Sink sink;
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t b = 0; b < n; ++b) {
+      if (!in[b].reached) continue;
+      State s = in[b];
+      for (const Op& op : graph.blocks[b].ops) transfer(s, op, &sink);
+    }
+  }
+  for (auto& [key, uf] : sink.found) result.unordered.push_back(uf);
+  return result;
+}
+
+}  // namespace xsc::lint

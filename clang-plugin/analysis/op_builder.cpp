@@ -1,0 +1,832 @@
+#include "analysis/op_builder.h"
+
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/AST/StmtVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace xsc::lint {
+
+using namespace clang;
+
+// ---------------------------------------------------------------------------
+// Types
+
+static const RecordDecl* pointee_record(QualType t) {
+  t = t.getCanonicalType();
+  if (const auto* pt = t->getAs<PointerType>())
+    if (const auto* rt = pt->getPointeeType()->getAs<RecordType>()) return rt->getDecl();
+  return nullptr;
+}
+
+bool is_stream_type(QualType t) {
+  const RecordDecl* rd = pointee_record(t);
+  return rd && rd->getIdentifier() && rd->getName() == "CUstream_st";
+}
+
+bool is_event_type(QualType t) {
+  const RecordDecl* rd = pointee_record(t);
+  return rd && rd->getIdentifier() && rd->getName() == "CUevent_st";
+}
+
+// The driver API names device memory by an integer typedef.
+static bool is_device_ptr_integer(QualType t) {
+  while (const auto* tt = t->getAs<TypedefType>()) {
+    if (tt->getDecl()->getName().starts_with("CUdeviceptr")) return true;
+    t = tt->desugar();
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// ApiModel
+
+static bool in_namespace(const Decl* d, llvm::StringRef name) {
+  for (const DeclContext* dc = d->getDeclContext(); dc; dc = dc->getParent())
+    if (const auto* ns = dyn_cast<NamespaceDecl>(dc))
+      if (ns->getIdentifier() && ns->getName() == name) return true;
+  return false;
+}
+
+static ApiRole annotation_role(const FunctionDecl* fd) {
+  for (const FunctionDecl* r : fd->redecls()) {
+    for (const auto* a : r->specific_attrs<AnnotateAttr>()) {
+      ApiRole role = llvm::StringSwitch<ApiRole>(a->getAnnotation())
+                         .Case("xstream::alloc", ApiRole::kAlloc)
+                         .Case("xstream::free", ApiRole::kFree)
+                         .Case("xstream::use", ApiRole::kUse)
+                         .Case("xstream::record_stream", ApiRole::kRecordStream)
+                         .Default(ApiRole::kNone);
+      if (role != ApiRole::kNone) return role;
+    }
+  }
+  return ApiRole::kNone;
+}
+
+static ApiRole cuda_api_role(llvm::StringRef name) {
+  // Per-thread-default-stream builds call the _ptsz/_ptds entry points.
+  for (llvm::StringRef suffix : {"_ptsz", "_ptds", "_v2"}) name.consume_back(suffix);
+  ApiRole role = llvm::StringSwitch<ApiRole>(name)
+                     .Cases({"cudaMallocAsync", "cudaMallocFromPoolAsync", "cuMemAllocAsync",
+                             "cuMemAllocFromPoolAsync"},
+                            ApiRole::kAlloc)
+                     .Cases({"cudaFreeAsync", "cuMemFreeAsync"}, ApiRole::kFree)
+                     .Cases({"cudaFree", "cuMemFree"}, ApiRole::kSyncFree)
+                     .Cases({"cudaEventRecord", "cudaEventRecordWithFlags", "cuEventRecord",
+                             "cuEventRecordWithFlags"},
+                            ApiRole::kRecord)
+                     .Cases({"cudaStreamWaitEvent", "cuStreamWaitEvent"}, ApiRole::kWait)
+                     .Cases({"cudaStreamSynchronize", "cuStreamSynchronize"}, ApiRole::kStreamSync)
+                     .Cases({"cudaEventSynchronize", "cuEventSynchronize"}, ApiRole::kEventSync)
+                     .Cases({"cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize"},
+                            ApiRole::kDeviceSync)
+                     .Cases({"ncclAllGather", "ncclAllReduce", "ncclReduceScatter", "ncclBroadcast",
+                             "ncclBcast", "ncclReduce", "ncclSend", "ncclRecv", "ncclAlltoAll",
+                             "ncclAllToAll"},
+                            ApiRole::kUse)
+                     .Default(ApiRole::kNone);
+  if (role != ApiRole::kNone) return role;
+  if (name.ends_with("Async") &&
+      (name.starts_with("cudaMemcpy") || name.starts_with("cudaMemset") ||
+       name.starts_with("cudaMemPrefetch") || name.starts_with("cuMemcpy") ||
+       name.starts_with("cuMemsetD") || name.starts_with("cuMemPrefetch")))
+    return ApiRole::kUse;
+  return ApiRole::kNone;
+}
+
+ApiRole ApiModel::role_of(const FunctionDecl* fd) {
+  if (!fd) return ApiRole::kNone;
+  fd = fd->getCanonicalDecl();
+  auto it = roles_.find(fd);
+  if (it != roles_.end()) return it->second;
+  ApiRole role = classify(fd);
+  roles_[fd] = role;
+  return role;
+}
+
+ApiRole ApiModel::classify(const FunctionDecl* fd) {
+  if (ApiRole role = annotation_role(fd); role != ApiRole::kNone) return role;
+  if (const FunctionDecl* pattern = fd->getTemplateInstantiationPattern())
+    if (ApiRole role = annotation_role(pattern); role != ApiRole::kNone) return role;
+  if (!config_.empty()) {
+    std::string qualified = fd->getQualifiedNameAsString();
+    if (config_lists(config_.alloc, qualified)) return ApiRole::kAlloc;
+    if (config_lists(config_.free, qualified)) return ApiRole::kFree;
+    if (config_lists(config_.use, qualified)) return ApiRole::kUse;
+    if (config_lists(config_.record_stream, qualified)) return ApiRole::kRecordStream;
+  }
+  if (const IdentifierInfo* id = fd->getIdentifier()) {
+    if (ApiRole role = cuda_api_role(id->getName()); role != ApiRole::kNone) return role;
+    // CUB device algorithms take their stream last; each call is a use.
+    if (in_namespace(fd, "cub"))
+      for (const ParmVarDecl* p : fd->parameters())
+        if (is_stream_type(p->getType())) return ApiRole::kUse;
+  }
+  return ApiRole::kNone;
+}
+
+bool ApiModel::body_calls(const Stmt* body, ApiRole wanted, int depth) {
+  if (!body) return false;
+  if (const auto* call = dyn_cast<CallExpr>(body)) {
+    const FunctionDecl* callee = call->getDirectCallee();
+    if (callee) {
+      if (role_of(callee) == wanted) return true;
+      // Look one helper deep: a destructor that calls release() which frees.
+      if (depth > 0 && callee->hasBody() && role_of(callee) == ApiRole::kNone &&
+          !callee->getASTContext().getSourceManager().isInSystemHeader(callee->getLocation()) &&
+          body_calls(callee->getBody(), wanted, depth - 1))
+        return true;
+    }
+  }
+  for (const Stmt* child : body->children())
+    if (body_calls(child, wanted, depth)) return true;
+  return false;
+}
+
+bool ApiModel::destructor_frees(const CXXRecordDecl* rd) {
+  if (!rd || !rd->hasDefinition()) return false;
+  rd = rd->getDefinition();
+  auto it = freeing_dtors_.find(rd);
+  if (it != freeing_dtors_.end()) return it->second;
+  freeing_dtors_[rd] = false;  // guards recursion through the destructor body
+  bool frees = false;
+  if (const CXXDestructorDecl* dtor = rd->getDestructor()) {
+    frees = role_of(dtor) == ApiRole::kFree;
+    if (!frees && dtor->hasBody()) frees = body_calls(dtor->getBody(), ApiRole::kFree, 1);
+  }
+  freeing_dtors_[rd] = frees;
+  return frees;
+}
+
+bool ApiModel::constructor_allocates(const CXXConstructorDecl* cd) {
+  if (!cd) return false;
+  auto it = allocating_ctors_.find(cd);
+  if (it != allocating_ctors_.end()) return it->second;
+  allocating_ctors_[cd] = false;
+  bool allocates = role_of(cd) == ApiRole::kAlloc;
+  if (!allocates && !cd->isCopyOrMoveConstructor()) {
+    const FunctionDecl* def = nullptr;
+    if (cd->hasBody(def)) allocates = body_calls(def->getBody(), ApiRole::kAlloc, 1);
+  }
+  allocating_ctors_[cd] = allocates;
+  return allocates;
+}
+
+bool ApiModel::body_may_free(const Stmt* body, int depth) {
+  if (!body) return false;
+  if (const auto* call = dyn_cast<CallExpr>(body)) {
+    ApiRole role = role_of(call->getDirectCallee());
+    if (role == ApiRole::kFree) return true;
+    if (depth > 0)
+      if (const FunctionDecl* def = inlinable_definition(call->getDirectCallee()))
+        if (body_may_free(def->getBody(), depth - 1)) return true;
+  }
+  if (const auto* ds = dyn_cast<DeclStmt>(body)) {
+    for (const Decl* d : ds->decls())
+      if (const auto* vd = dyn_cast<VarDecl>(d))
+        if (destructor_frees(vd->getType()->getAsCXXRecordDecl())) return true;
+  }
+  for (const Stmt* child : body->children())
+    if (child && body_may_free(child, depth)) return true;
+  return false;
+}
+
+const FunctionDecl* ApiModel::inlinable_definition(const FunctionDecl* fd) {
+  if (!fd || role_of(fd) != ApiRole::kNone) return nullptr;
+  const FunctionDecl* def = nullptr;
+  if (!fd->hasBody(def) || !def || def->isDependentContext() || def->isVariadic()) return nullptr;
+  if (isa<CXXConstructorDecl>(def) || isa<CXXDestructorDecl>(def)) return nullptr;
+  const SourceManager& sm = def->getASTContext().getSourceManager();
+  if (sm.isInSystemHeader(sm.getExpansionLoc(def->getLocation()))) return nullptr;
+  return def;
+}
+
+// ---------------------------------------------------------------------------
+// Building the op graph
+
+namespace {
+
+const Expr* strip(const Expr* e) {
+  while (e) {
+    const Expr* next = e->IgnoreParenCasts();
+    if (const auto* m = dyn_cast<MaterializeTemporaryExpr>(next)) next = m->getSubExpr();
+    if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
+    if (const auto* c = dyn_cast<ExprWithCleanups>(next)) next = c->getSubExpr();
+    if (const auto* d = dyn_cast<CXXDefaultArgExpr>(next)) next = d->getExpr();
+    if (next == e) return e;
+    e = next;
+  }
+  return e;
+}
+
+bool is_std_move(const Expr* e) {
+  const auto* call = dyn_cast<CallExpr>(e);
+  if (!call || call->getNumArgs() != 1) return false;
+  const FunctionDecl* fd = call->getDirectCallee();
+  return fd && fd->getIdentifier() && (fd->getName() == "move" || fd->getName() == "forward") &&
+         fd->isInStdNamespace();
+}
+
+// Inlined helpers larger than this are left opaque.
+constexpr std::size_t kMaxInlinedOps = 64;
+
+class Builder {
+ public:
+  Builder(ASTContext& ctx, ApiModel& model) : ctx_(ctx), model_(model) {
+    out_ = std::make_unique<FunctionOps>();
+  }
+
+  std::unique_ptr<FunctionOps> build(const CFG& cfg) {
+    out_->graph.blocks.resize(cfg.getNumBlockIDs());
+    out_->graph.entry = cfg.getEntry().getBlockID();
+    for (const CFGBlock* block : cfg) {
+      current_ = &out_->graph.blocks[block->getBlockID()];
+      for (const CFGBlock::AdjacentBlock& succ : block->succs())
+        if (const CFGBlock* s = succ.getReachableBlock()) current_->succs.push_back(s->getBlockID());
+      for (const CFGElement& el : *block) {
+        if (auto s = el.getAs<CFGStmt>())
+          visit(s->getStmt());
+        else if (auto d = el.getAs<CFGAutomaticObjDtor>())
+          visit_destructor(d->getVarDecl(), d->getTriggerStmt());
+      }
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // --- keys -----------------------------------------------------------------
+
+  KeyId intern(const std::string& id, const Expr* shown, const char* fixed_display = nullptr) {
+    if (fixed_display) return intern_with_display(id, KeyInfo{fixed_display, true});
+    auto it = key_ids_.find(id);
+    if (it != key_ids_.end()) return it->second;
+    return intern_with_display(id, KeyInfo{"'" + source_text(shown) + "'", false});
+  }
+
+  KeyId intern_with_display(const std::string& id, KeyInfo info) {
+    auto [it, inserted] = key_ids_.try_emplace(id, static_cast<KeyId>(out_->keys.size()));
+    if (inserted) {
+      out_->keys.push_back(std::move(info));
+      out_->key_ids.push_back(id);
+    }
+    return it->second;
+  }
+
+  std::string source_text(const Expr* e) {
+    if (!e) return "?";
+    const SourceManager& sm = ctx_.getSourceManager();
+    CharSourceRange range = sm.getExpansionRange(e->getSourceRange());
+    llvm::StringRef text = Lexer::getSourceText(range, sm, ctx_.getLangOpts());
+    if (text.empty()) return "?";
+    std::string s = text.str();
+    // Keep messages on one line.
+    for (char& c : s)
+      if (c == '\n' || c == '\t') c = ' ';
+    return s;
+  }
+
+  // A decl path: x, this->f, x.f, x->f.g.
+  bool decl_path(const Expr* e, std::string& out) {
+    e = strip(e);
+    if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
+      const ValueDecl* vd = dre->getDecl();
+      if (!isa<VarDecl>(vd) && !isa<BindingDecl>(vd)) return false;
+      out += "v" + llvm::utohexstr(reinterpret_cast<uintptr_t>(vd->getCanonicalDecl()));
+      return true;
+    }
+    if (isa<CXXThisExpr>(e)) {
+      out += "this";
+      return true;
+    }
+    if (const auto* me = dyn_cast<MemberExpr>(e)) {
+      const ValueDecl* member = me->getMemberDecl();
+      if (!isa<FieldDecl>(member) && !isa<VarDecl>(member)) return false;
+      if (!decl_path(me->getBase(), out)) return false;
+      out += ".f" + llvm::utohexstr(reinterpret_cast<uintptr_t>(member->getCanonicalDecl()));
+      return true;
+    }
+    return false;
+  }
+
+  KeyId profile_key(const Expr* e, char kind) {
+    llvm::FoldingSetNodeID id;
+    e->Profile(id, ctx_, /*Canonical=*/true);
+    return intern(std::string(1, kind) + "p" + llvm::utohexstr(id.ComputeHash()), e);
+  }
+
+  KeyId buffer_key(const Expr* e) {
+    if (!e) return kNoKey;
+    e = strip(e);
+    if (const auto* uo = dyn_cast<UnaryOperator>(e)) {
+      if (uo->getOpcode() == UO_AddrOf)
+        if (const auto* sub = dyn_cast<ArraySubscriptExpr>(strip(uo->getSubExpr())))
+          return buffer_key(sub->getBase());  // &p[i]
+      return kNoKey;
+    }
+    if (const auto* bo = dyn_cast<BinaryOperator>(e)) {
+      if (bo->isAdditiveOp()) {
+        if (bo->getLHS()->getType()->isPointerType()) return buffer_key(bo->getLHS());
+        if (bo->getRHS()->getType()->isPointerType()) return buffer_key(bo->getRHS());
+      }
+      return kNoKey;
+    }
+    if (is_std_move(e)) return buffer_key(cast<CallExpr>(e)->getArg(0));
+    if (const auto* call = dyn_cast<CallExpr>(e)) {
+      auto it = inlined_returns_.find(call);
+      return it != inlined_returns_.end() ? it->second.first : kNoKey;
+    }
+    if (const auto* mc = dyn_cast<CXXMemberCallExpr>(e)) {
+      // buf.data(), ptr.get(), operator T*(): the object names the buffer.
+      if (mc->getNumArgs() == 0) return buffer_key(mc->getImplicitObjectArgument());
+      return kNoKey;
+    }
+    if (const auto* me = dyn_cast<MemberExpr>(e)) {
+      // A field of an owning buffer object names that object.
+      const Expr* base = strip(me->getBase());
+      QualType bt = base->getType();
+      if (me->isArrow() && bt->isPointerType()) bt = bt->getPointeeType();
+      if (!isa<CXXThisExpr>(base) && model_.destructor_frees(bt->getAsCXXRecordDecl()))
+        return buffer_key(base);
+    }
+    std::string path;
+    if (decl_path(e, path)) return intern("b" + path, e);
+    if (isa<ArraySubscriptExpr>(e)) return profile_key(e, 'b');  // bufs[i]
+    return kNoKey;
+  }
+
+  KeyId stream_key(const Expr* e) {
+    if (!e) return kNoKey;
+    e = strip(e);
+    if (e->isNullPointerConstant(ctx_, Expr::NPC_ValueDependentIsNotNull))
+      return intern("legacy", e, "the legacy default stream");
+    // cudaStreamLegacy and cudaStreamPerThread are casts of small integers.
+    if (const auto* lit = dyn_cast<IntegerLiteral>(e)) {
+      uint64_t v = lit->getValue().getZExtValue();
+      if (v == 1) return intern("legacy", e, "the legacy default stream");
+      if (v == 2) return intern("per-thread", e, "the per-thread default stream");
+    }
+    std::string path;
+    if (decl_path(e, path)) return intern("s" + path, e);
+    return profile_key(e, 's');
+  }
+
+  KeyId event_key(const Expr* e) {
+    if (!e) return kNoKey;
+    e = strip(e);
+    if (const auto* call = dyn_cast<CallExpr>(e)) {
+      auto it = inlined_returns_.find(call);
+      if (it != inlined_returns_.end()) return it->second.second;
+    }
+    std::string path;
+    if (decl_path(e, path)) return intern("e" + path, e);
+    return profile_key(e, 'e');
+  }
+
+  // --- sites ----------------------------------------------------------------
+
+  SiteId site(SourceLocation loc, bool is_destructor = false) {
+    out_->sites.push_back(SiteInfo{loc, is_destructor});
+    return static_cast<SiteId>(out_->sites.size() - 1);
+  }
+
+  void emit(Op op) { current_->ops.push_back(op); }
+
+  // --- arguments --------------------------------------------------------------
+
+  QualType param_type(const FunctionDecl* fd, unsigned i, const Expr* arg) {
+    if (fd && i < fd->getNumParams()) return fd->getParamDecl(i)->getType();
+    return arg->getType();
+  }
+
+  const Expr* first_arg_of(const CallExpr* call, bool (*pred)(QualType)) {
+    const FunctionDecl* fd = call->getDirectCallee();
+    unsigned first = isa<CXXOperatorCallExpr>(call) && isa_and_nonnull<CXXMethodDecl>(fd) ? 1 : 0;
+    for (unsigned i = first; i < call->getNumArgs(); ++i) {
+      const Expr* arg = call->getArg(i);
+      if (pred(param_type(fd, i - first, arg)) || pred(strip(arg)->getType())) return arg;
+    }
+    return nullptr;
+  }
+
+  bool buffer_like(QualType t) {
+    if (is_stream_type(t) || is_event_type(t)) return false;
+    QualType nonref = t.getNonReferenceType();
+    if (nonref->isPointerType()) return !nonref->isFunctionPointerType();
+    if (is_device_ptr_integer(nonref)) return true;
+    return model_.destructor_frees(nonref->getAsCXXRecordDecl());
+  }
+
+  // The buffers a call passes: its buffer-typed arguments, or else the object
+  // a member function is called on.
+  std::vector<KeyId> buffer_args(const CallExpr* call, bool all) {
+    std::vector<KeyId> keys;
+    const FunctionDecl* fd = call->getDirectCallee();
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const Expr* arg = call->getArg(i);
+      if (!buffer_like(param_type(fd, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
+      KeyId k = buffer_key(arg);
+      if (k == kNoKey) continue;
+      keys.push_back(k);
+      if (!all) return keys;
+    }
+    if (keys.empty())
+      if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call))
+        if (KeyId k = buffer_key(mc->getImplicitObjectArgument()); k != kNoKey) keys.push_back(k);
+    return keys;
+  }
+
+  // --- statements -------------------------------------------------------------
+
+  void visit(const Stmt* s) {
+    if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(s)) return visit_launch(launch);
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s)) {
+      if (op->getOperator() == OO_Equal && op->getNumArgs() == 2)
+        return visit_assign(op->getArg(0), op->getArg(1), /*class_assign=*/true, op->getOperatorLoc());
+      return;
+    }
+    if (const auto* call = dyn_cast<CallExpr>(s)) return visit_call(call);
+    if (const auto* ret = dyn_cast<ReturnStmt>(s)) {
+      if (const Expr* v = ret->getRetValue()) {
+        if (is_event_type(v->getType()))
+          out_->returned_event = event_key(v);
+        else if (buffer_like(v->getType()))
+          out_->returned_buffer = buffer_key(v);
+      }
+      return;
+    }
+    if (const auto* bo = dyn_cast<BinaryOperator>(s)) {
+      if (bo->getOpcode() == BO_Assign)
+        visit_assign(bo->getLHS(), bo->getRHS(), /*class_assign=*/false, bo->getOperatorLoc());
+      return;
+    }
+    if (const auto* ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl* d : ds->decls())
+        if (const auto* vd = dyn_cast<VarDecl>(d)) visit_var(vd);
+      return;
+    }
+  }
+
+  void visit_launch(const CUDAKernelCallExpr* launch) {
+    KeyId stream = intern("legacy", launch, "the legacy default stream");
+    if (const CallExpr* config = launch->getConfig(); config && config->getNumArgs() >= 4)
+      stream = stream_key(config->getArg(3));
+    const FunctionDecl* kernel = launch->getDirectCallee();
+    SiteId at = site(launch->getBeginLoc());
+    for (unsigned i = 0; i < launch->getNumArgs(); ++i) {
+      const Expr* arg = launch->getArg(i);
+      if (!buffer_like(param_type(kernel, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
+      if (KeyId k = buffer_key(arg); k != kNoKey)
+        emit(Op{OpKind::kUse, k, stream, kNoKey, kNoKey, at});
+    }
+  }
+
+  KeyId stream_arg(const CallExpr* call) {
+    const Expr* arg = first_arg_of(call, is_stream_type);
+    return arg ? stream_key(arg) : kNoKey;
+  }
+
+  KeyId event_arg(const CallExpr* call) {
+    const Expr* arg = first_arg_of(call, is_event_type);
+    return arg ? event_key(arg) : kNoKey;
+  }
+
+  void visit_call(const CallExpr* call) {
+    const FunctionDecl* fd = call->getDirectCallee();
+    ApiRole role = model_.role_of(fd);
+    if (role == ApiRole::kNone) return inline_call(call);
+    SourceLocation loc = call->getBeginLoc();
+    if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) loc = mc->getExprLoc();
+    switch (role) {
+      case ApiRole::kNone:
+        return;
+      case ApiRole::kAlloc: {
+        if (fd->getReturnType()->isPointerType()) return;  // the assignment handles it
+        // Out-argument form: alloc(&p, bytes, stream).
+        for (const Expr* arg : call->arguments()) {
+          const auto* uo = dyn_cast<UnaryOperator>(strip(arg));
+          if (!uo || uo->getOpcode() != UO_AddrOf) continue;
+          KeyId buf = buffer_key(uo->getSubExpr());
+          if (buf == kNoKey) continue;
+          emit(Op{OpKind::kAlloc, buf, stream_arg(call), kNoKey, kNoKey, site(loc)});
+          return;
+        }
+        return;
+      }
+      case ApiRole::kFree: {
+        std::vector<KeyId> bufs = buffer_args(call, /*all=*/false);
+        if (bufs.empty()) return;
+        emit(Op{OpKind::kFree, bufs[0], stream_arg(call), kNoKey, kNoKey, site(loc)});
+        return;
+      }
+      case ApiRole::kSyncFree: {
+        SiteId at = site(loc);
+        emit(Op{OpKind::kDeviceSync, kNoKey, kNoKey, kNoKey, kNoKey, at});
+        for (KeyId b : buffer_args(call, false)) emit(Op{OpKind::kKill, b, kNoKey, kNoKey, kNoKey, at});
+        return;
+      }
+      case ApiRole::kUse: {
+        KeyId stream = stream_arg(call);
+        if (stream == kNoKey) return;
+        SiteId at = site(loc);
+        for (KeyId b : buffer_args(call, /*all=*/true))
+          emit(Op{OpKind::kUse, b, stream, kNoKey, kNoKey, at});
+        return;
+      }
+      case ApiRole::kRecord: {
+        KeyId stream = stream_arg(call);
+        if (stream == kNoKey) stream = intern("legacy", call, "the legacy default stream");
+        emit(Op{OpKind::kRecord, kNoKey, stream, event_arg(call), kNoKey, site(loc)});
+        return;
+      }
+      case ApiRole::kWait:
+        emit(Op{OpKind::kWait, kNoKey, stream_arg(call), event_arg(call), kNoKey, site(loc)});
+        return;
+      case ApiRole::kStreamSync:
+        emit(Op{OpKind::kStreamSync, kNoKey, stream_arg(call), kNoKey, kNoKey, site(loc)});
+        return;
+      case ApiRole::kEventSync:
+        emit(Op{OpKind::kEventSync, kNoKey, kNoKey, event_arg(call), kNoKey, site(loc)});
+        return;
+      case ApiRole::kDeviceSync:
+        emit(Op{OpKind::kDeviceSync, kNoKey, kNoKey, kNoKey, kNoKey, site(loc)});
+        return;
+      case ApiRole::kRecordStream: {
+        KeyId stream = stream_arg(call);
+        std::vector<KeyId> bufs = buffer_args(call, false);
+        if (stream == kNoKey || bufs.empty()) return;
+        emit(Op{OpKind::kRecordStream, bufs[0], stream, kNoKey, kNoKey, site(loc)});
+        return;
+      }
+    }
+  }
+
+  // If `init` creates a new allocation, emits it for `dst` and returns true.
+  bool visit_allocating_init(KeyId dst, const Expr* init, SourceLocation loc) {
+    const Expr* e = strip(init);
+    if (const auto* call = dyn_cast<CallExpr>(e)) {
+      const FunctionDecl* fd = call->getDirectCallee();
+      if (model_.role_of(fd) == ApiRole::kAlloc && fd->getReturnType()->isPointerType()) {
+        emit(Op{OpKind::kAlloc, dst, stream_arg(call), kNoKey, kNoKey, site(loc)});
+        return true;
+      }
+    }
+    if (const auto* ctor = dyn_cast<CXXConstructExpr>(e)) {
+      if (model_.constructor_allocates(ctor->getConstructor())) {
+        KeyId stream = kNoKey;
+        const CXXConstructorDecl* cd = ctor->getConstructor();
+        for (unsigned i = 0; i < ctor->getNumArgs(); ++i) {
+          const Expr* arg = ctor->getArg(i);
+          QualType t = i < cd->getNumParams() ? cd->getParamDecl(i)->getType() : arg->getType();
+          if (is_stream_type(t)) {
+            stream = stream_key(arg);
+            break;
+          }
+        }
+        emit(Op{OpKind::kAlloc, dst, stream, kNoKey, kNoKey, site(loc)});
+        return true;
+      }
+      // Copy/move construction: name the source.
+      if (ctor->getNumArgs() == 1 && ctor->getConstructor()->isCopyOrMoveConstructor())
+        return false;
+    }
+    return false;
+  }
+
+  void bind(KeyId dst, QualType type, const Expr* init, SourceLocation loc, bool class_assign) {
+    if (dst == kNoKey) return;
+    SiteId at = site(loc);
+    if (class_assign && model_.destructor_frees(type->getAsCXXRecordDecl()))
+      emit(Op{OpKind::kFree, dst, kNoKey, kNoKey, kNoKey, at});  // assignment drops the old buffer
+    if (!init) {
+      emit(Op{OpKind::kKill, dst, kNoKey, kNoKey, kNoKey, at});
+      return;
+    }
+    if (visit_allocating_init(dst, init, loc)) return;
+    const Expr* src_expr = strip(init);
+    if (const auto* ctor = dyn_cast<CXXConstructExpr>(src_expr);
+        ctor && ctor->getNumArgs() == 1 && ctor->getConstructor()->isCopyOrMoveConstructor())
+      src_expr = strip(ctor->getArg(0));
+    KeyId src = buffer_key(src_expr);
+    if (src == kNoKey) {
+      emit(Op{OpKind::kKill, dst, kNoKey, kNoKey, kNoKey, at});
+      return;
+    }
+    emit(Op{OpKind::kCopy, dst, kNoKey, kNoKey, src, at});
+    // A moved-from owner no longer frees anything.
+    if (is_std_move(src_expr) && type->getAsCXXRecordDecl())
+      emit(Op{OpKind::kKill, src, kNoKey, kNoKey, kNoKey, at});
+  }
+
+  void bind_event(KeyId dst, const Expr* init, SourceLocation loc) {
+    if (dst == kNoKey) return;
+    KeyId src = init ? event_key(init) : kNoKey;
+    emit(Op{OpKind::kEventCopy, kNoKey, kNoKey, dst, src, site(loc)});
+  }
+
+  void visit_assign(const Expr* lhs, const Expr* rhs, bool class_assign, SourceLocation loc) {
+    QualType t = lhs->getType().getNonReferenceType();
+    if (is_event_type(t)) return bind_event(event_key(lhs), rhs, loc);
+    if (!buffer_like(t)) return;
+    std::string path;
+    if (!decl_path(lhs, path) && !isa<ArraySubscriptExpr>(strip(lhs))) return;
+    bind(buffer_key(lhs), t, rhs, loc, class_assign);
+  }
+
+  void visit_var(const VarDecl* vd) {
+    QualType t = vd->getType().getNonReferenceType();
+    if (vd->getType()->isReferenceType()) return;  // an alias, not a new name
+    if (is_event_type(t)) {
+      if (vd->hasInit()) bind_event(var_key(vd, 'e'), vd->getInit(), vd->getLocation());
+      return;
+    }
+    if (!buffer_like(t)) return;
+    bind(var_key(vd, 'b'), t, vd->getInit(), vd->getLocation(), /*class_assign=*/false);
+  }
+
+  KeyId var_key(const VarDecl* vd, char kind) {
+    std::string id = std::string(1, kind) + "v" +
+                     llvm::utohexstr(reinterpret_cast<uintptr_t>(vd->getCanonicalDecl()));
+    auto it = key_ids_.find(id);
+    if (it != key_ids_.end()) return it->second;
+    return intern_with_display(id, KeyInfo{"'" + vd->getNameAsString() + "'", false});
+  }
+
+  void visit_destructor(const VarDecl* vd, const Stmt* trigger) {
+    if (!vd || !model_.destructor_frees(vd->getType()->getAsCXXRecordDecl())) return;
+    SourceLocation loc = vd->getLocation();
+    if (const auto* cs = dyn_cast_or_null<CompoundStmt>(trigger))
+      loc = cs->getRBracLoc();
+    else if (trigger)
+      loc = trigger->getBeginLoc();
+    emit(Op{OpKind::kFree, var_key(vd, 'b'), kNoKey, kNoKey, kNoKey, site(loc, true)});
+  }
+
+  // --- inlining helpers ------------------------------------------------------
+
+  static std::string decl_prefix(const ValueDecl* d) {
+    return "v" + llvm::utohexstr(reinterpret_cast<uintptr_t>(d->getCanonicalDecl()));
+  }
+
+  // Rewrites one of the helper's keys into the caller's terms: the helper's
+  // parameters (and `this`) become the call's arguments; its locals stay.
+  KeyId map_key(const InlineSummary& sum, KeyId k, const FunctionDecl* def, const CallExpr* call,
+                KeyId returned_buffer, KeyId returned_event) {
+    if (k == kNoKey) return kNoKey;
+    if (k == sum.returned_buffer && returned_buffer != kNoKey) return returned_buffer;
+    const std::string& id = sum.key_ids[k];
+    const KeyInfo& info = sum.keys[k];
+    char kind = id[0];
+    llvm::StringRef rest = llvm::StringRef(id).drop_front();
+
+    auto rebase = [&](const Expr* arg, llvm::StringRef prefix, llvm::StringRef shown_name) -> KeyId {
+      llvm::StringRef suffix = rest.drop_front(prefix.size());
+      std::string path;
+      if (arg && decl_path(arg, path)) {
+        std::string shown = source_text(arg);
+        llvm::StringRef callee_shown = llvm::StringRef(info.display).drop_front().drop_back();
+        if (shown_name == "this") {
+          callee_shown.consume_front("this->");
+          if (!suffix.empty()) shown += "." + callee_shown.str();
+        } else if (callee_shown.consume_front(shown_name)) {
+          shown += callee_shown.str();
+        }
+        return intern_with_display(std::string(1, kind) + path + suffix.str(),
+                                   KeyInfo{"'" + shown + "'", false});
+      }
+      if (!suffix.empty() || !arg) return kNoKey;
+      if (kind == 'b') return buffer_key(arg);
+      if (kind == 's') return stream_key(arg);
+      return event_key(arg);
+    };
+
+    const auto* member_call = dyn_cast<CXXMemberCallExpr>(call);
+    for (unsigned i = 0; i < def->getNumParams() && i < call->getNumArgs(); ++i) {
+      const ParmVarDecl* p = def->getParamDecl(i);
+      std::string prefix = decl_prefix(p);
+      if (rest.starts_with(prefix) &&
+          (rest.size() == prefix.size() || rest[prefix.size()] == '.'))
+        return rebase(call->getArg(i), prefix, p->getName());
+    }
+    if (rest.starts_with("this")) {
+      if (!member_call) return kNoKey;
+      const Expr* object = member_call->getImplicitObjectArgument();
+      if (isa<CXXThisExpr>(strip(object))) return intern_with_display(id, info);
+      return rebase(object, "this", "this");
+    }
+    (void)returned_event;
+    return intern_with_display(id, info);  // a helper local, or a global
+  }
+
+  void inline_call(const CallExpr* call) {
+    if (isa<CXXOperatorCallExpr>(call) || isa<CUDAKernelCallExpr>(call)) return;
+    const FunctionDecl* def = model_.inlinable_definition(call->getDirectCallee());
+    if (!def) return;
+    const InlineSummary* sum = model_.summary_of(ctx_, def);
+    if (!sum || sum->ops.empty() || sum->ops.size() > kMaxInlinedOps) return;
+
+    std::string ret_id = llvm::utohexstr(reinterpret_cast<uintptr_t>(call));
+    KeyId ret_buffer = kNoKey, ret_event = kNoKey;
+    if (sum->returned_buffer != kNoKey)
+      ret_buffer = intern_with_display("br" + ret_id, KeyInfo{"'" + source_text(call) + "'", false});
+    if (sum->returned_event != kNoKey)
+      ret_event = intern_with_display("er" + ret_id, KeyInfo{"'" + source_text(call) + "'", false});
+    inlined_returns_[call] = {ret_buffer, ret_event};
+
+    SourceLocation loc = call->getBeginLoc();
+    if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) loc = mc->getExprLoc();
+    for (const Op& in : sum->ops) {
+      Op op = in;
+      op.site = site(loc);
+      bool lost = false;
+      auto map = [&](KeyId& k) {
+        if (k == kNoKey) return;
+        k = map_key(*sum, k, def, call, ret_buffer, ret_event);
+        if (k == kNoKey) lost = true;
+      };
+      map(op.buffer);
+      map(op.stream);
+      map(op.event);
+      map(op.source);
+      // A copy from something untracked still ends what the target named.
+      bool copy = op.kind == OpKind::kCopy || op.kind == OpKind::kEventCopy;
+      if (lost && (!copy || (op.kind == OpKind::kCopy && op.buffer == kNoKey) ||
+                   (op.kind == OpKind::kEventCopy && op.event == kNoKey)))
+        continue;
+      emit(op);
+    }
+    // The value the helper returns, under the caller's temporary name.
+    if (ret_buffer != kNoKey) {
+      KeyId src = map_key(*sum, sum->returned_buffer, def, call, kNoKey, kNoKey);
+      emit(Op{OpKind::kCopy, ret_buffer, kNoKey, kNoKey, src, site(loc)});
+    }
+    if (ret_event != kNoKey) {
+      KeyId src = map_key(*sum, sum->returned_event, def, call, kNoKey, kNoKey);
+      emit(Op{OpKind::kEventCopy, kNoKey, kNoKey, ret_event, src, site(loc)});
+    }
+  }
+
+  ASTContext& ctx_;
+  ApiModel& model_;
+  llvm::DenseMap<const CallExpr*, std::pair<KeyId, KeyId>> inlined_returns_;
+  std::unique_ptr<FunctionOps> out_;
+  OpBlock* current_ = nullptr;
+  llvm::StringMap<KeyId> key_ids_;
+};
+
+}  // namespace
+
+std::unique_ptr<FunctionOps> build_function_ops(ASTContext& ctx, ApiModel& model, const CFG& cfg) {
+  return Builder(ctx, model).build(cfg);
+}
+
+const InlineSummary* ApiModel::summary_of(ASTContext& ctx, const FunctionDecl* def) {
+  auto it = summaries_.find(def);
+  if (it != summaries_.end()) return it->second.get();  // null while being built: recursion
+  if (inline_depth_ >= kMaxInlineDepth) return nullptr;
+  summaries_[def] = nullptr;
+
+  CFG::BuildOptions options;
+  options.AddImplicitDtors = true;
+  options.setAllAlwaysAdd();
+  std::unique_ptr<CFG> cfg = CFG::buildCFG(def, def->getBody(), &ctx, options);
+  if (!cfg) return nullptr;
+  ++inline_depth_;
+  std::unique_ptr<FunctionOps> ops = build_function_ops(ctx, *this, *cfg);
+  --inline_depth_;
+
+  // Straight-line order: reverse post-order of the CFG from its entry.
+  std::vector<unsigned> order;
+  std::vector<char> state(ops->graph.blocks.size(), 0);
+  std::vector<std::pair<unsigned, std::size_t>> stack{{ops->graph.entry, 0}};
+  state[ops->graph.entry] = 1;
+  while (!stack.empty()) {
+    auto& [b, next] = stack.back();
+    const auto& succs = ops->graph.blocks[b].succs;
+    if (next < succs.size()) {
+      unsigned s = succs[next++];
+      if (!state[s]) {
+        state[s] = 1;
+        stack.push_back({s, 0});
+      }
+      continue;
+    }
+    order.push_back(b);
+    stack.pop_back();
+  }
+  auto summary = std::make_unique<InlineSummary>();
+  for (auto b = order.rbegin(); b != order.rend(); ++b)
+    for (const Op& op : ops->graph.blocks[*b].ops) summary->ops.push_back(op);
+  summary->keys = std::move(ops->keys);
+  summary->key_ids = std::move(ops->key_ids);
+  summary->returned_buffer = ops->returned_buffer;
+  summary->returned_event = ops->returned_event;
+  const InlineSummary* result = summary.get();
+  summaries_[def] = std::move(summary);
+  return result;
+}
+
+}  // namespace xsc::lint

@@ -1,0 +1,112 @@
+// From clang's CFG to the stream-ordering IR: recognizes the CUDA runtime and
+// driver calls, annotated functions and configured names, and names buffers,
+// streams and events by what they refer to.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/config.h"
+#include "analysis/ops.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/Analysis/CFG.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace xsc::lint {
+
+// What a called function does to buffers and streams.
+enum class ApiRole : std::uint8_t {
+  kNone,
+  kAlloc,         // stream-ordered allocation (out-argument or return value)
+  kFree,          // stream-ordered free (explicit stream, or the allocation stream)
+  kSyncFree,      // cudaFree: waits for the whole device, then frees
+  kUse,           // enqueues work that touches its buffer arguments
+  kRecord,        // cudaEventRecord(event, stream)
+  kWait,          // cudaStreamWaitEvent(stream, event)
+  kStreamSync,    // cudaStreamSynchronize(stream)
+  kEventSync,     // cudaEventSynchronize(event)
+  kDeviceSync,    // cudaDeviceSynchronize()
+  kRecordStream,  // allocator-level record_stream(buffer, stream)
+};
+
+struct InlineSummary;
+
+// Classifies functions, caching per declaration. Shared by every function of
+// a translation unit.
+class ApiModel {
+ public:
+  explicit ApiModel(const LintConfig& config) : config_(config) {}
+
+  ApiRole role_of(const clang::FunctionDecl* fd);
+  // A class whose destructor frees the buffer it owns (annotated, configured,
+  // or whose destructor body calls a stream-ordered free).
+  bool destructor_frees(const clang::CXXRecordDecl* rd);
+  // A constructor that allocates the buffer its object owns.
+  bool constructor_allocates(const clang::CXXConstructorDecl* cd);
+
+  // Whether the function body could produce a finding at all: it frees
+  // something stream-ordered. Most functions are skipped by this.
+  bool body_may_free(const clang::Stmt* body, int depth = kMaxInlineDepth);
+
+  // Small helpers defined in the project (a launch wrapper, an event helper)
+  // are inlined at their call sites, so that wrapping a kernel launch in a
+  // function does not hide the use. Returns null when `fd` is not inlinable.
+  static constexpr int kMaxInlineDepth = 4;
+  const clang::FunctionDecl* inlinable_definition(const clang::FunctionDecl* fd);
+  const InlineSummary* summary_of(clang::ASTContext& ctx, const clang::FunctionDecl* def);
+
+ private:
+  ApiRole classify(const clang::FunctionDecl* fd);
+  bool body_calls(const clang::Stmt* body, ApiRole role, int depth);
+
+  const LintConfig& config_;
+  llvm::DenseMap<const clang::FunctionDecl*, ApiRole> roles_;
+  llvm::DenseMap<const clang::CXXRecordDecl*, bool> freeing_dtors_;
+  llvm::DenseMap<const clang::CXXConstructorDecl*, bool> allocating_ctors_;
+  llvm::DenseMap<const clang::FunctionDecl*, std::unique_ptr<InlineSummary>> summaries_;
+  int inline_depth_ = 0;
+};
+
+bool is_stream_type(clang::QualType t);
+bool is_event_type(clang::QualType t);
+
+// What a site or key stands for in the source.
+struct SiteInfo {
+  clang::SourceLocation loc;
+  bool is_destructor = false;  // an implicit destructor call at scope end
+};
+
+struct KeyInfo {
+  std::string display;       // source text, or a description
+  bool is_legacy = false;    // the legacy default stream
+};
+
+struct FunctionOps {
+  OpGraph graph;
+  std::vector<SiteInfo> sites;
+  std::vector<KeyInfo> keys;
+  std::vector<std::string> key_ids;  // the identity each KeyId was interned from
+  KeyId returned_buffer = kNoKey;    // what `return` hands back, if tracked
+  KeyId returned_event = kNoKey;
+};
+
+// A helper's effects as one straight-line op list (its CFG in reverse
+// post-order), with keys still in the helper's own terms.
+struct InlineSummary {
+  std::vector<Op> ops;
+  std::vector<KeyInfo> keys;
+  std::vector<std::string> key_ids;
+  KeyId returned_buffer = kNoKey;
+  KeyId returned_event = kNoKey;
+};
+
+// Builds the op graph for one function body from its CFG.
+std::unique_ptr<FunctionOps> build_function_ops(clang::ASTContext& ctx, ApiModel& model,
+                                                const clang::CFG& cfg);
+
+}  // namespace xsc::lint

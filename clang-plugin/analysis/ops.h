@@ -1,0 +1,67 @@
+// The stream-ordering IR the dataflow runs on: each CFG block of a function
+// becomes a list of operations on buffers, streams and events. Keys and sites
+// are small integers; the op builder keeps what they stand for in the AST.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace xsc::lint {
+
+using KeyId = std::uint32_t;   // a buffer, stream or event, by identity
+using SiteId = std::uint32_t;  // the source construct an op came from
+inline constexpr KeyId kNoKey = ~KeyId{0};
+
+enum class OpKind : std::uint8_t {
+  kAlloc,         // buffer allocated on `stream` (kNoKey: stream unknown)
+  kUse,           // buffer read or written by work enqueued on `stream`
+  kRecord,        // event recorded on `stream`
+  kWait,          // `stream` waits for `event`
+  kStreamSync,    // host waits for all work on `stream`
+  kEventSync,     // host waits for `event`
+  kDeviceSync,    // host waits for all work on every stream
+  kFree,          // buffer freed on `stream` (kNoKey: its allocation stream)
+  kCopy,          // `buffer` now names what `source` names
+  kKill,          // `buffer` no longer names a tracked allocation
+  kEventCopy,     // `event` now names what `source` names
+  kRecordStream,  // the allocator defers the buffer's free until `stream` is done
+};
+
+struct Op {
+  OpKind kind = OpKind::kUse;
+  KeyId buffer = kNoKey;
+  KeyId stream = kNoKey;
+  KeyId event = kNoKey;
+  KeyId source = kNoKey;
+  SiteId site = 0;
+};
+
+struct OpBlock {
+  std::vector<Op> ops;
+  std::vector<unsigned> succs;  // indices into OpGraph::blocks
+};
+
+struct OpGraph {
+  std::vector<OpBlock> blocks;
+  unsigned entry = 0;
+};
+
+// A free that is not ordered after a use on another stream, on some path.
+struct UnorderedFree {
+  SiteId free_site = 0;
+  KeyId buffer = kNoKey;
+  KeyId free_stream = kNoKey;
+  SiteId use_site = 0;
+  KeyId use_stream = kNoKey;
+  bool has_late_wait = false;  // a wait after the free would have ordered it
+  SiteId late_wait_site = 0;
+};
+
+struct DataflowResult {
+  std::vector<UnorderedFree> unordered;  // sorted by (free_site, use_site)
+  bool gave_up = false;                  // no fixpoint within the step budget
+};
+
+DataflowResult run_stream_order_dataflow(const OpGraph& graph);
+
+}  // namespace xsc::lint

@@ -1,0 +1,133 @@
+#include "lint/sarif.h"
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/xxhash.h"
+
+namespace xsc::lint {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct RuleInfo {
+  const char* id;
+  const char* name;
+  const char* short_text;
+  const char* full_text;
+};
+
+// Rule ids are stable: code scanning keys alerts by them.
+constexpr RuleInfo kRules[] = {
+    {"xstream-free-before-wait", "FreeBeforeWait",
+     "Buffer freed before its allocation stream waits for another stream's use",
+     "The buffer is freed on its stream before that stream waits on the event that follows the "
+     "last use on another stream. Work allocated on the freeing stream in between can reuse the "
+     "memory while the other stream still reads or writes it. Move the wait before the free."},
+    {"xstream-unordered-free", "UnorderedFree",
+     "Buffer freed while another stream may still use it",
+     "The buffer is used by work on another stream and then freed on its stream with nothing "
+     "ordering the freeing stream after that use. Record an event on the using stream after the "
+     "last use and make the freeing stream wait on it before the free (or keep a reference and "
+     "wait later, synchronize the host, or free on the using stream)."},
+};
+
+std::string percent_encode(llvm::StringRef path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (isalnum(c) || llvm::StringRef("/-_.~:").contains(static_cast<char>(c)))
+      out += static_cast<char>(c);
+    else
+      out += "%" + llvm::utohexstr(c, /*LowerCase=*/false, /*Width=*/2);
+  }
+  return out;
+}
+
+json artifact_location(const std::string& file, const std::string& root) {
+  json loc;
+  llvm::StringRef f(file);
+  if (!root.empty() && f.starts_with(root) && f.size() > root.size() && f[root.size()] == '/') {
+    loc["uri"] = percent_encode(f.substr(root.size() + 1));
+    loc["uriBaseId"] = "%SRCROOT%";
+  } else {
+    loc["uri"] = "file://" + percent_encode(f);
+  }
+  return loc;
+}
+
+json physical_location(const SarifLocation& l, const std::string& root) {
+  json region;
+  region["startLine"] = l.line;
+  if (l.column) region["startColumn"] = l.column;
+  return json{{"artifactLocation", artifact_location(l.file, root)}, {"region", region}};
+}
+
+std::string relative_to(const std::string& file, const std::string& root) {
+  llvm::StringRef f(file);
+  if (!root.empty() && f.starts_with(root + "/")) return f.substr(root.size() + 1).str();
+  return file;
+}
+
+}  // namespace
+
+std::string render_sarif(const std::vector<SarifResult>& results, const std::string& tool_version,
+                         const std::string& source_root) {
+  json rules = json::array();
+  std::map<std::string, size_t> rule_index;
+  for (const RuleInfo& r : kRules) {
+    rule_index[r.id] = rules.size();
+    rules.push_back({{"id", r.id},
+                     {"name", r.name},
+                     {"shortDescription", {{"text", r.short_text}}},
+                     {"fullDescription", {{"text", r.full_text}}},
+                     {"defaultConfiguration", {{"level", "warning"}}},
+                     {"properties", {{"tags", {"correctness", "cuda", "concurrency"}}}}});
+  }
+
+  json out_results = json::array();
+  std::map<std::string, unsigned> occurrences;  // same identity twice: number them
+  for (const SarifResult& r : results) {
+    json result;
+    result["ruleId"] = r.rule;
+    if (auto it = rule_index.find(r.rule); it != rule_index.end()) result["ruleIndex"] = it->second;
+    result["level"] = "warning";
+    result["message"] = {{"text", r.message}};
+    result["locations"] = json::array({{{"physicalLocation", physical_location(r.location, source_root)}}});
+    if (!r.related.empty()) {
+      json related = json::array();
+      int id = 0;
+      for (const SarifLocation& n : r.related)
+        related.push_back({{"id", id++},
+                           {"physicalLocation", physical_location(n, source_root)},
+                           {"message", {{"text", n.message}}}});
+      result["relatedLocations"] = related;
+    }
+    std::string identity =
+        r.rule + "|" + relative_to(r.location.file, source_root) + "|" + r.identity;
+    unsigned n = ++occurrences[identity];
+    std::string hash = llvm::utohexstr(llvm::xxh3_64bits(llvm::StringRef(identity)), true, 16);
+    result["partialFingerprints"] = {{"xstreamFindingHash/v1", hash + ":" + std::to_string(n)}};
+    out_results.push_back(std::move(result));
+  }
+
+  json run;
+  run["tool"] = {{"driver",
+                  {{"name", "xstream-lint"},
+                   {"version", tool_version},
+                   {"semanticVersion", tool_version},
+                   {"rules", rules}}}};
+  if (!source_root.empty())
+    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percent_encode(source_root) + "/"}}}};
+  run["results"] = out_results;
+
+  json log;
+  log["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
+  log["version"] = "2.1.0";
+  log["runs"] = json::array({run});
+  return log.dump(2) + "\n";
+}
+
+}  // namespace xsc::lint

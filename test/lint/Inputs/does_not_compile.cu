@@ -1,0 +1,9 @@
+// A file with a type error: the linter reports clang's error and exits 2.
+#include <cuda_runtime.h>
+
+void broken(cudaStream_t s) {
+  float* p;
+  cudaMallocAsync(&p, 1024, s);
+  undeclared_function(p);
+  cudaFreeAsync(p, s);
+}
