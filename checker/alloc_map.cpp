@@ -17,24 +17,33 @@ Addr range_end(Addr addr, std::uint64_t size) {
 }  // namespace
 
 void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
-  for (LastUse& last : uses) {
-    if (last.agent == agent) {
-      last.epoch = epoch;
-      last.info = use;
+  const std::size_t n = last_use.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (last_use[i].agent == agent) {
+      last_use[i].epoch = epoch;
+      last_use_info[i] = use;
       return;
     }
   }
-  uses.push_back(LastUse{agent, epoch, use});
+  last_use.push_back(UseEpoch{agent, epoch});
+  last_use_info.push_back(use);
 }
 
-AllocMap::Map::iterator AllocMap::first_overlapping(Addr begin, Addr end) {
-  if (begin >= end) return live_.end();
-  auto it = live_.upper_bound(begin);
-  if (it != live_.begin()) {
+AllocMap::Index::iterator AllocMap::first_overlapping(Addr begin, Addr end) {
+  if (begin >= end) return index_.end();
+  auto it = index_.upper_bound(begin);
+  if (it != index_.begin()) {
     auto prev = std::prev(it);
-    if (prev->second.end() > begin) return prev;
+    if (prev->second.end > begin) return prev;
   }
   return it;
+}
+
+AllocMap::Index::const_iterator AllocMap::containing(Addr addr) const {
+  auto it = index_.upper_bound(addr);
+  if (it == index_.begin()) return index_.end();
+  --it;
+  return addr < it->second.end ? it : index_.end();
 }
 
 Allocation* AllocMap::insert(const AllocInfo& info) {
@@ -44,50 +53,61 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   if (clamped.size == 0) return nullptr;
   // Stale entries (a free we never saw) give way to the new allocation.
   for (auto it = first_overlapping(info.addr, end);
-       it != live_.end() && it->first < end;) {
+       it != index_.end() && it->first < end;) {
     auto next = std::next(it);
-    recycle(live_.extract(it));
+    release(it->second.slot);
+    spare_nodes_.push_back(index_.extract(it));
     it = next;
   }
-  Node node;
-  if (!spare_.empty()) {
-    node = std::move(spare_.back());
-    spare_.pop_back();
-    node.key() = info.addr;
+  Slot slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
   } else {
-    auto tmp = Map();
-    tmp.emplace(info.addr, Allocation{});
-    node = tmp.extract(tmp.begin());
+    slot = static_cast<Slot>(slab_.size());
+    slab_.emplace_back();
   }
-  Allocation& a = node.mapped();
+  Allocation& a = slab_[slot];
   a.info = clamped;
   a.ready_agent = kNoAgent;
   a.ready_epoch = 0;
-  a.uses.clear();
-  auto result = live_.insert(std::move(node));
-  return &result.position->second;
+  a.last_use.clear();
+  a.last_use_info.clear();
+  if (!spare_nodes_.empty()) {
+    Index::node_type node = std::move(spare_nodes_.back());
+    spare_nodes_.pop_back();
+    node.key() = info.addr;
+    node.mapped() = Entry{end, slot};
+    index_.insert(std::move(node));
+  } else {
+    index_.emplace(info.addr, Entry{end, slot});
+  }
+  return &a;
 }
 
 Allocation* AllocMap::find_containing(Addr addr) {
-  auto it = live_.upper_bound(addr);
-  if (it == live_.begin()) return nullptr;
-  --it;
-  return addr < it->second.end() ? &it->second : nullptr;
+  auto it = containing(addr);
+  return it == index_.end() ? nullptr : &slab_[it->second.slot];
 }
 
 const Allocation* AllocMap::find_containing(Addr addr) const {
-  auto it = live_.upper_bound(addr);
-  if (it == live_.begin()) return nullptr;
-  --it;
-  return addr < it->second.end() ? &it->second : nullptr;
+  auto it = containing(addr);
+  return it == index_.end() ? nullptr : &slab_[it->second.slot];
 }
 
-AllocMap::Node AllocMap::extract(Addr addr) { return live_.extract(addr); }
+AllocMap::Slot AllocMap::extract(Addr addr) {
+  auto it = index_.find(addr);
+  if (it == index_.end()) return kNoSlot;
+  Slot slot = it->second.slot;
+  spare_nodes_.push_back(index_.extract(it));
+  return slot;
+}
 
-void AllocMap::recycle(Node node) {
-  if (node.empty()) return;
-  node.mapped().uses.clear();
-  spare_.push_back(std::move(node));
+void AllocMap::release(Slot slot) {
+  if (slot == kNoSlot) return;
+  slab_[slot].last_use.clear();
+  slab_[slot].last_use_info.clear();
+  free_slots_.push_back(slot);
 }
 
 void Quarantine::erase_slot(std::size_t slot) {

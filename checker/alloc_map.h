@@ -22,10 +22,11 @@
 
 namespace xsc {
 
-struct LastUse {
+// The last use of an allocation by one agent. The clock part is kept apart
+// from the report part so that the checks scan a few dense cache lines.
+struct UseEpoch {
   AgentId agent = kNoAgent;  // the stream (or host thread) that used it
   Epoch epoch = 0;           // that agent's epoch at the use
-  UseInfo info;
 };
 
 struct Allocation {
@@ -34,7 +35,8 @@ struct Allocation {
   // other kinds are ready at once (ready_epoch 0).
   AgentId ready_agent = kNoAgent;
   Epoch ready_epoch = 0;
-  std::vector<LastUse> uses;  // one entry per agent
+  std::vector<UseEpoch> last_use;     // one entry per agent...
+  std::vector<UseInfo> last_use_info; // ...and what that use was
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
@@ -42,11 +44,13 @@ struct Allocation {
 
 class AllocMap {
  public:
-  using Map = std::map<Addr, Allocation>;
-  using Node = Map::node_type;
+  // Allocations live in a slab; a slot stays valid until release().
+  using Slot = std::uint32_t;
+  static constexpr Slot kNoSlot = ~Slot{0};
 
-  // Inserts a new live allocation; overlapping live entries are dropped.
-  // Returns the new allocation, or null for an empty range.
+  // Inserts a new live allocation; overlapping live entries are dropped
+  // (their slots released). Returns the new allocation, or null for an
+  // empty range. The pointer is valid until the next insert().
   Allocation* insert(const AllocInfo& info);
   // The live allocation containing `addr`, or null.
   Allocation* find_containing(Addr addr);
@@ -55,16 +59,29 @@ class AllocMap {
   // in address order. Returns how many there were.
   template <typename F>
   std::size_t for_each_overlapping(Addr begin, Addr end, F&& f);
-  // Removes the live allocation starting exactly at `addr`; an empty node if
-  // there is none. Hand the node back with recycle() when done with it.
-  Node extract(Addr addr);
-  void recycle(Node node);
-  std::size_t size() const { return live_.size(); }
+  // Takes the live allocation starting exactly at `addr` out of the map;
+  // kNoSlot if there is none. Its slot stays valid until release().
+  Slot extract(Addr addr);
+  Allocation& at(Slot slot) { return slab_[slot]; }
+  const Allocation& at(Slot slot) const { return slab_[slot]; }
+  void release(Slot slot);
+  std::size_t size() const { return index_.size(); }
 
  private:
-  Map::iterator first_overlapping(Addr begin, Addr end);
-  Map live_;
-  std::vector<Node> spare_;  // recycled nodes, uses' capacity kept
+  // The end is kept in the index so a lookup touches only index nodes.
+  struct Entry {
+    Addr end;
+    Slot slot;
+  };
+  using Index = std::map<Addr, Entry>;
+  Index::iterator first_overlapping(Addr begin, Addr end);
+  Index::const_iterator containing(Addr addr) const;
+
+  // Small index nodes (start -> end, slot) keep the tree walk cache-friendly.
+  Index index_;
+  std::vector<Index::node_type> spare_nodes_;
+  std::vector<Allocation> slab_;
+  std::vector<Slot> free_slots_;  // released slots, use vectors' capacity kept
 };
 
 // A freed range, as remembered for use-after-free reports.
@@ -103,8 +120,8 @@ template <typename F>
 std::size_t AllocMap::for_each_overlapping(Addr begin, Addr end, F&& f) {
   std::size_t n = 0;
   for (auto it = first_overlapping(begin, end);
-       it != live_.end() && it->first < end; ++it) {
-    f(it->second);
+       it != index_.end() && it->first < end; ++it) {
+    f(slab_[it->second.slot]);
     ++n;
   }
   return n;

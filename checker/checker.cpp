@@ -10,7 +10,6 @@
 #include "checker/checker.h"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <unordered_map>
 
@@ -21,16 +20,22 @@
 namespace xsc {
 namespace {
 
-// Unordered (free, use) pairs waiting for a late wait on the free's stream.
-// Distinct (free stream, use stream, finding) triples are few; the bound only
-// guards against pathological input.
+// Unordered (free, use) pairs waiting for a late wait on the free's stream,
+// one record per (free stream, use stream, finding). Such triples are few;
+// the bound only guards against pathological input.
 constexpr std::size_t kMaxPendingLateWaits = 4096;
 
 struct PendingLateWait {
-  AgentId free_agent;
-  AgentId use_agent;
   Epoch use_epoch;
   std::uint32_t finding;
+};
+
+// The records of one (free stream, use stream) pair. A wait whose snapshot
+// does not reach `min_epoch` covers none of them: one comparison skips all.
+struct LateWaitBucket {
+  AgentId use_agent = kNoAgent;
+  Epoch min_epoch = 0;
+  std::vector<PendingLateWait> records;
 };
 
 struct FindingKey {
@@ -53,7 +58,7 @@ struct FindingKeyHash {
 
 // A caching-allocator block whose reuse the allocator deferred.
 struct DeferredBlock {
-  AllocMap::Node node;
+  AllocMap::Slot slot = AllocMap::kNoSlot;
   FreeInfo free;
   bool parked = false;
 };
@@ -94,7 +99,9 @@ struct Checker::Impl {
   Quarantine quarantine;
   std::vector<Finding> findings;
   std::unordered_map<FindingKey, std::uint32_t, FindingKeyHash> finding_index;
-  std::deque<PendingLateWait> pending;
+  // Indexed by the free's stream agent.
+  std::vector<std::vector<LateWaitBucket>> pending;
+  std::size_t pending_records = 0;
   VectorClock point;  // scratch ordering point, storage reused
   std::uint64_t events = 0;
   bool finished = false;
@@ -127,16 +134,18 @@ struct Checker::Impl {
   // Check 1 against the ordering point in `point`. `free_agent` is the stream
   // a late wait would have to be enqueued on (kNoAgent: none can help).
   void check_free(const Allocation& a, const FreeInfo& free, AgentId free_agent) {
-    for (const LastUse& use : a.uses) {
+    for (std::size_t i = 0; i < a.last_use.size(); ++i) {
+      const UseEpoch use = a.last_use[i];
       if (point.get(use.agent) >= use.epoch) continue;
+      const UseInfo& info = a.last_use_info[i];
       bool fresh = false;
       Finding& f = report(
-          {FindingKind::kUnorderedFree, free.stack, use.info.stack, use.info.name},
+          {FindingKind::kUnorderedFree, free.stack, info.stack, info.name},
           &fresh);
       if (fresh) {
         f.alloc = a.info;
         f.free = free;
-        f.use = use.info;
+        f.use = info;
       }
       if (free_agent != kNoAgent && !f.has_late_wait)
         remember_late_wait(free_agent, use.agent, use.epoch,
@@ -146,41 +155,64 @@ struct Checker::Impl {
 
   void remember_late_wait(AgentId free_agent, AgentId use_agent, Epoch epoch,
                           std::uint32_t finding) {
+    if (free_agent >= pending.size()) pending.resize(free_agent + 1);
+    std::vector<LateWaitBucket>& buckets = pending[free_agent];
+    LateWaitBucket* bucket = nullptr;
+    for (LateWaitBucket& b : buckets)
+      if (b.use_agent == use_agent) bucket = &b;
+    if (!bucket) {
+      buckets.emplace_back();
+      bucket = &buckets.back();
+      bucket->use_agent = use_agent;
+      bucket->min_epoch = epoch;
+    }
     // A wait that covers the earliest epoch of a triple is the first wait to
     // cover any of them, so one record per triple suffices.
-    for (PendingLateWait& p : pending) {
-      if (p.free_agent == free_agent && p.use_agent == use_agent &&
-          p.finding == finding) {
+    for (PendingLateWait& p : bucket->records) {
+      if (p.finding == finding) {
         p.use_epoch = std::min(p.use_epoch, epoch);
+        bucket->min_epoch = std::min(bucket->min_epoch, epoch);
         return;
       }
     }
-    if (pending.size() == kMaxPendingLateWaits) pending.pop_front();
-    pending.push_back({free_agent, use_agent, epoch, finding});
+    if (pending_records == kMaxPendingLateWaits) return;
+    ++pending_records;
+    bucket->records.push_back({epoch, finding});
+    bucket->min_epoch = std::min(bucket->min_epoch, epoch);
   }
 
   void match_late_waits(AgentId stream, const Event& wait) {
-    if (pending.empty()) return;
+    if (pending_records == 0 || stream >= pending.size()) return;
     const VectorClock* snapshot = hb.event_snapshot(wait.event);
     if (!snapshot) return;
-    auto covered = [&](const PendingLateWait& p) {
-      if (p.free_agent != stream || snapshot->get(p.use_agent) < p.use_epoch)
-        return false;
-      Finding& f = findings[p.finding];
-      if (!f.has_late_wait) {
-        f.has_late_wait = true;
-        f.late_wait = LateWait{wait.stream, wait.event, wait.thread, wait.stack};
-      }
-      return true;
-    };
-    pending.erase(std::remove_if(pending.begin(), pending.end(), covered),
-                  pending.end());
+    for (LateWaitBucket& bucket : pending[stream]) {
+      const Epoch reached = snapshot->get(bucket.use_agent);
+      if (bucket.records.empty() || reached < bucket.min_epoch) continue;
+      Epoch min_left = std::numeric_limits<Epoch>::max();
+      auto covered = [&](const PendingLateWait& p) {
+        if (reached < p.use_epoch) {
+          min_left = std::min(min_left, p.use_epoch);
+          return false;
+        }
+        Finding& f = findings[p.finding];
+        if (!f.has_late_wait) {
+          f.has_late_wait = true;
+          f.late_wait = LateWait{wait.stream, wait.event, wait.thread, wait.stack};
+        }
+        return true;
+      };
+      auto keep_end =
+          std::remove_if(bucket.records.begin(), bucket.records.end(), covered);
+      pending_records -= static_cast<std::size_t>(bucket.records.end() - keep_end);
+      bucket.records.erase(keep_end, bucket.records.end());
+      bucket.min_epoch = min_left;
+    }
   }
 
   // Check 1 done; the range is remembered for use-after-free.
-  void retire_block(AllocMap::Node node, const FreeInfo& free) {
-    quarantine.push(node.mapped().info, free);
-    live.recycle(std::move(node));
+  void retire_block(AllocMap::Slot slot, const FreeInfo& free) {
+    quarantine.push(live.at(slot).info, free);
+    live.release(slot);
   }
 
   void on_alloc(const Event& e, AgentId thread);
@@ -200,7 +232,7 @@ void Checker::Impl::park_requested() {
   DeferredBlock& block = it->second;
   block.parked = true;
   ++parked_now;
-  parked_bytes_now += block.node.mapped().info.size;
+  parked_bytes_now += live.at(block.slot).info.size;
   parked_stats.max_parked = std::max(parked_stats.max_parked, parked_now);
   parked_stats.peak_parked_bytes =
       std::max(parked_stats.peak_parked_bytes, parked_bytes_now);
@@ -216,7 +248,7 @@ void Checker::Impl::unpark(DeferredBlock& block) {
   if (!block.parked) return;
   block.parked = false;
   --parked_now;
-  parked_bytes_now -= block.node.mapped().info.size;
+  parked_bytes_now -= live.at(block.slot).info.size;
 }
 
 void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
@@ -229,8 +261,9 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
   info.stack = e.stack;
   AgentId ready_agent = kNoAgent;
   Epoch ready_epoch = 0;
+  const AgentId alloc_stream = hb.stream_agent(e.stream);
   if (e.alloc_kind == AllocKind::kStreamOrdered) {
-    ready_agent = hb.stream_agent(e.stream);
+    ready_agent = alloc_stream;
     ready_epoch = hb.enqueue(ready_agent, thread);
   } else {
     hb.host_action(thread);
@@ -243,11 +276,11 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
   // missed completion is not a reason to keep it parked.
   if (!deferred.empty()) {
     for (auto it = deferred.begin(); it != deferred.end();) {
-      const AllocInfo& d = it->second.node.mapped().info;
+      const AllocInfo& d = live.at(it->second.slot).info;
       if (d.addr < end && e.addr < d.addr + d.size) {
         unpark(it->second);
         if (has_requested && requested == it->first) has_requested = false;
-        live.recycle(std::move(it->second.node));
+        live.release(it->second.slot);
         it = deferred.erase(it);
       } else {
         ++it;
@@ -268,33 +301,33 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
       // enqueue is what the memory's next user is ordered after.
       AgentId stream = hb.stream_agent(e.stream);
       hb.enqueue(stream, thread);
-      AllocMap::Node node = live.extract(e.addr);
-      if (node.empty()) return;
+      const AllocMap::Slot slot = live.extract(e.addr);
+      if (slot == AllocMap::kNoSlot) return;
       point.assign(hb.clock(stream));
-      check_free(node.mapped(), free, stream);
-      retire_block(std::move(node), free);
+      check_free(live.at(slot), free, stream);
+      retire_block(slot, free);
       return;
     }
     case FreeKind::kSynchronous: {
       // cudaFree is not an ordering point for other streams' work: only
       // what the freeing thread itself synchronized with counts.
       hb.host_action(thread);
-      AllocMap::Node node = live.extract(e.addr);
-      if (node.empty()) return;
+      const AllocMap::Slot slot = live.extract(e.addr);
+      if (slot == AllocMap::kNoSlot) return;
       point.assign(hb.clock(thread));
-      check_free(node.mapped(), free, kNoAgent);
-      retire_block(std::move(node), free);
+      check_free(live.at(slot), free, kNoAgent);
+      retire_block(slot, free);
       return;
     }
     case FreeKind::kCachingAllocator: {
       hb.host_action(thread);
-      AllocMap::Node node = live.extract(e.addr);
-      if (node.empty()) return;
+      const AllocMap::Slot slot = live.extract(e.addr);
+      if (slot == AllocMap::kNoSlot) return;
       if (e.deferred) {
         ++parked_stats.deferred_frees;
         if (has_requested) park_requested();
         DeferredBlock block;
-        block.node = std::move(node);
+        block.slot = slot;
         block.free = free;
         deferred.insert_or_assign(e.addr, std::move(block));
         has_requested = true;
@@ -303,11 +336,11 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
       }
       // The block is reusable at once, by later work on its allocation
       // stream: that stream plus what this thread knows is the point.
-      AgentId alloc_stream = hb.stream_agent(node.mapped().info.stream);
+      AgentId alloc_stream = hb.stream_agent(live.at(slot).info.stream);
       point.assign(hb.clock(alloc_stream));
       point.join(hb.clock(thread));
-      check_free(node.mapped(), free, alloc_stream);
-      retire_block(std::move(node), free);
+      check_free(live.at(slot), free, alloc_stream);
+      retire_block(slot, free);
       return;
     }
   }
@@ -323,11 +356,11 @@ void Checker::Impl::on_free_completed(const Event& e, AgentId thread) {
   unpark(block);
   // The allocator's successful event query made the completing thread
   // synchronize with the consumers' events before this point.
-  AgentId alloc_stream = hb.stream_agent(block.node.mapped().info.stream);
+  AgentId alloc_stream = hb.stream_agent(live.at(block.slot).info.stream);
   point.assign(hb.clock(alloc_stream));
   point.join(hb.clock(thread));
-  check_free(block.node.mapped(), block.free, alloc_stream);
-  retire_block(std::move(block.node), block.free);
+  check_free(live.at(block.slot), block.free, alloc_stream);
+  retire_block(block.slot, block.free);
 }
 
 void Checker::Impl::use_freed_range(const Event& e, const AllocInfo& alloc,
@@ -386,7 +419,7 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
   }
   if (!config.check_use_after_free) return;
   for (auto& [addr, block] : deferred) {
-    const AllocInfo& d = block.node.mapped().info;
+    const AllocInfo& d = live.at(block.slot).info;
     if (d.addr < end && begin < d.addr + d.size) {
       use_freed_range(e, d, block.free);
       return;

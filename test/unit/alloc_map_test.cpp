@@ -47,18 +47,23 @@ TEST(AllocMap, InsertDropsStaleOverlaps) {
   EXPECT_EQ(map.find_containing(145)->info.addr, 140u);
 }
 
-TEST(AllocMap, RecycledNodesComeBackClean) {
+TEST(AllocMap, ReleasedSlotsComeBackClean) {
   AllocMap map;
   Allocation* a = map.insert(range(100, 50));
   a->record_use(1, 3, UseInfo{});
   a->record_use(1, 4, UseInfo{});
   a->record_use(2, 1, UseInfo{});
-  EXPECT_EQ(a->uses.size(), 2u);
-  EXPECT_EQ(a->uses[0].epoch, 4u);
-  map.recycle(map.extract(100));
-  EXPECT_TRUE(map.extract(100).empty());
+  ASSERT_EQ(a->last_use.size(), 2u);  // one entry per agent: the last use
+  EXPECT_EQ(a->last_use[0].epoch, 4u);
+  EXPECT_EQ(a->last_use_info.size(), 2u);
+  AllocMap::Slot slot = map.extract(100);
+  ASSERT_NE(slot, AllocMap::kNoSlot);
+  EXPECT_EQ(map.at(slot).info.addr, 100u);  // valid until released
+  EXPECT_EQ(map.find_containing(120), nullptr);
+  map.release(slot);
+  EXPECT_EQ(map.extract(100), AllocMap::kNoSlot);
   Allocation* b = map.insert(range(500, 8));
-  EXPECT_TRUE(b->uses.empty());
+  EXPECT_TRUE(b->last_use.empty());
   EXPECT_EQ(b->info.addr, 500u);
   EXPECT_EQ(map.find_containing(504), b);
 }
