@@ -1,0 +1,248 @@
+// Events per second of the happens-before engine alone and of a full replay
+// from a trace file, on a synthetic workload shaped like a busy training
+// step: 8 streams, 10^4 live allocations, 10^6 events of kernels, copies,
+// collectives, cross-stream event handoffs and allocation churn.
+//
+//   build/bin/xsc_bench_replay [--benchmark_filter=...]
+//
+// Counters: events/s (items_per_second), peak_rss_MiB (the process's peak
+// resident set so far), trace_MiB (size of the trace file).
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "checker/checker.h"
+#include "checker/session.h"
+#include "checker/stack_depot.h"
+#include "checker/trace.h"
+
+namespace xsc {
+namespace {
+
+constexpr std::size_t kEvents = 1'000'000;
+constexpr int kStreams = 8;
+constexpr std::size_t kLiveAllocations = 10'000;
+constexpr int kKernelNames = 64;
+constexpr int kStacks = 512;
+
+struct Workload {
+  NameTable names;
+  StackDepot stacks;
+  std::vector<Event> events;
+};
+
+// Deterministic: the same seed gives the same events on every run.
+const Workload& workload() {
+  static Workload* w = [] {
+    auto* w = new Workload;
+    std::mt19937_64 rng(0x5eed);
+    std::vector<NameId> kernels;
+    for (int i = 0; i < kKernelNames; ++i) kernels.push_back(w->names.intern("kernel_" + std::to_string(i)));
+    std::vector<StackId> stacks;
+    for (int i = 0; i < kStacks; ++i) {
+      std::vector<Frame> frames;
+      for (int d = 0; d < 6; ++d) {
+        Frame f;
+        f.function = "fn_" + std::to_string(i) + "_" + std::to_string(d);
+        f.file = "/src/model/layer" + std::to_string(i % 17) + ".py";
+        f.line = 10 + d;
+        frames.push_back(std::move(f));
+      }
+      stacks.push_back(w->stacks.intern_frames(std::move(frames)));
+    }
+    auto pick_stack = [&] { return stacks[rng() % stacks.size()]; };
+    auto stream_of = [](int i) -> StreamId { return 0x1000 + static_cast<StreamId>(i) * 0x100; };
+
+    std::vector<Event>& out = w->events;
+    out.reserve(kEvents);
+    for (int i = 0; i < kStreams; ++i) {
+      Event e;
+      e.kind = EventKind::kStreamCreate;
+      e.stream = stream_of(i);
+      e.stream_flags = StreamFlags::kNonBlocking;
+      out.push_back(e);
+    }
+    struct Live {
+      Addr addr;
+      std::uint64_t size;
+      StreamId stream;
+    };
+    std::vector<Live> live;
+    Addr next_addr = 0x7f0000000000;
+    auto alloc = [&](std::size_t slot) {
+      Event e;
+      e.kind = EventKind::kAlloc;
+      e.addr = next_addr;
+      e.size = 4096u << (rng() % 8);
+      next_addr += 1u << 20;
+      e.stream = stream_of(static_cast<int>(rng() % kStreams));
+      e.alloc_kind = AllocKind::kCachingAllocator;
+      e.stack = pick_stack();
+      out.push_back(e);
+      Live l{e.addr, e.size, e.stream};
+      if (slot < live.size()) live[slot] = l;
+      else live.push_back(l);
+    };
+    for (std::size_t i = 0; i < kLiveAllocations; ++i) alloc(i);
+
+    EventId next_event = 1;
+    while (out.size() < kEvents) {
+      unsigned roll = rng() % 100;
+      if (roll < 70) {
+        // A kernel, copy or collective on some stream touching a live buffer.
+        const Live& l = live[rng() % live.size()];
+        Event e;
+        e.kind = EventKind::kUse;
+        e.addr = l.addr + (rng() % 2 ? 0 : l.size / 2);
+        e.size = l.size / 2;
+        e.stream = rng() % 4 == 0 ? stream_of(static_cast<int>(rng() % kStreams)) : l.stream;
+        e.access = rng() % 2 ? Access::kRead : Access::kWrite;
+        e.what = rng() % 10 == 0 ? UseWhat::kCollective : UseWhat::kKernel;
+        e.name = kernels[rng() % kernels.size()];
+        e.stack = pick_stack();
+        out.push_back(e);
+      } else if (roll < 85) {
+        // A cross-stream handoff: record on one stream, wait on another.
+        Event r;
+        r.kind = EventKind::kEventRecord;
+        r.event = next_event;
+        r.stream = stream_of(static_cast<int>(rng() % kStreams));
+        r.stack = pick_stack();
+        out.push_back(r);
+        Event wt = r;
+        wt.kind = EventKind::kStreamWaitEvent;
+        wt.stream = stream_of(static_cast<int>(rng() % kStreams));
+        out.push_back(wt);
+        next_event = next_event % 256 + 1;  // events are re-recorded, as in real code
+      } else if (roll < 99) {
+        // Churn: free a buffer on its allocation stream and allocate anew.
+        std::size_t slot = rng() % live.size();
+        Event f;
+        f.kind = EventKind::kFree;
+        f.addr = live[slot].addr;
+        f.stream = live[slot].stream;
+        f.free_kind = FreeKind::kCachingAllocator;
+        f.stack = pick_stack();
+        out.push_back(f);
+        alloc(slot);
+      } else {
+        Event s;
+        s.kind = EventKind::kStreamSync;
+        s.stream = stream_of(static_cast<int>(rng() % kStreams));
+        out.push_back(s);
+      }
+    }
+    return w;
+  }();
+  return *w;
+}
+
+const std::string& trace_file() {
+  static std::string path = [] {
+    const Workload& w = workload();
+    std::string p = (std::filesystem::temp_directory_path() /
+                     ("xsc_bench_replay." + std::to_string(::getpid()) + ".jsonl"))
+                        .string();
+    TraceWriter writer;
+    std::string error;
+    TraceHeader header;
+    header.pid = ::getpid();
+    header.program = "xsc_bench_replay";
+    if (!writer.open(p, header, &error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      std::exit(2);
+    }
+    for (const Event& e : w.events) writer.write(e, w.names, w.stacks);
+    if (!writer.finish(&error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      std::exit(2);
+    }
+    std::atexit([] { std::filesystem::remove(trace_file()); });
+    return p;
+  }();
+  return path;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
+}
+
+void BM_CheckerOnEvent(benchmark::State& state) {
+  const Workload& w = workload();
+  std::uint64_t findings = 0;
+  for (auto _ : state) {
+    Checker checker;
+    for (const Event& e : w.events) checker.on_event(e);
+    checker.finish();
+    findings = checker.findings().size();
+    benchmark::DoNotOptimize(findings);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * w.events.size()));
+  state.counters["findings"] = static_cast<double>(findings);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_CheckerOnEvent)->Unit(benchmark::kMillisecond);
+
+void BM_ReplayFromFile(benchmark::State& state) {
+  const std::string& path = trace_file();
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    Options options;
+    options.report = ReportFormat::kJson;
+    Session session(options);
+    std::string error;
+    TraceHeader header;
+    events = 0;
+    bool ok = read_trace(
+        path, session.names(), session.stacks(),
+        [&](const Event& e) {
+          ++events;
+          session.on_event(e);
+        },
+        &header, &error);
+    if (!ok) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    std::ostringstream report;
+    session.finish(report);
+    benchmark::DoNotOptimize(report);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events));
+  state.counters["trace_MiB"] = static_cast<double>(std::filesystem::file_size(path)) / (1024.0 * 1024.0);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_ReplayFromFile)->Unit(benchmark::kMillisecond);
+
+// Reading alone (parsing and id mapping, no checking): where replay time goes.
+void BM_ReadTraceOnly(benchmark::State& state) {
+  const std::string& path = trace_file();
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    NameTable names;
+    StackDepot stacks;
+    std::string error;
+    TraceHeader header;
+    events = 0;
+    if (!read_trace(path, names, stacks, [&](const Event&) { ++events; }, &header, &error)) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events));
+}
+BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace xsc
+
+BENCHMARK_MAIN();
