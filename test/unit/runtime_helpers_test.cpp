@@ -1,0 +1,116 @@
+// The runtime's pure helpers: stream-handle resolution and the kernel
+// argument scan. (The rest of the runtime needs a GPU; see test/runtime.)
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "runtime/param_scan.h"
+#include "runtime/stream_id.h"
+
+namespace xsc::rt {
+namespace {
+
+TEST(StreamId, LegacyHandles) {
+  EXPECT_EQ(resolve_stream_handle(0, false, 7), kLegacyStream);
+  EXPECT_EQ(resolve_stream_handle(kLegacyHandle, false, 7), kLegacyStream);
+  // cudaStreamLegacy stays legacy even in per-thread-default code.
+  EXPECT_EQ(resolve_stream_handle(kLegacyHandle, true, 7), kLegacyStream);
+}
+
+TEST(StreamId, PerThreadDefaultStreams) {
+  const StreamId t3 = resolve_stream_handle(kPerThreadHandle, false, 3);
+  const StreamId t4 = resolve_stream_handle(kPerThreadHandle, false, 4);
+  EXPECT_NE(t3, t4);
+  EXPECT_NE(t3, kLegacyStream);
+  EXPECT_TRUE(is_per_thread_stream_id(t3));
+  // Handle 0 in a _ptsz call is the calling thread's own stream.
+  EXPECT_EQ(resolve_stream_handle(0, true, 3), t3);
+}
+
+TEST(StreamId, RealHandlesPassThrough) {
+  const std::uint64_t handle = 0x55d0c0ffee00;
+  EXPECT_EQ(resolve_stream_handle(handle, false, 1), handle);
+  EXPECT_EQ(resolve_stream_handle(handle, true, 1), handle);
+  EXPECT_FALSE(is_per_thread_stream_id(handle));
+}
+
+std::vector<std::uint64_t> scan(void* const* params, const std::vector<ParamSlot>& slots) {
+  std::vector<std::uint64_t> words;
+  scan_kernel_params(params, slots.data(), slots.size(),
+                     [&](std::uint64_t w) { words.push_back(w); });
+  return words;
+}
+
+TEST(ParamScan, PointerParametersAndScalars) {
+  std::uint64_t a = 0x7f0000001000, b = 0x7f0000002000;
+  int n = 1024;
+  float alpha = 2.0f;
+  void* params[] = {&a, &n, &b, &alpha};
+  const std::vector<ParamSlot> slots = {{0, 8}, {8, 4}, {16, 8}, {24, 4}};
+  EXPECT_EQ(scan(params, slots), (std::vector<std::uint64_t>{a, b}));
+}
+
+TEST(ParamScan, PointersInsideStructs) {
+  struct View {
+    std::uint64_t data;
+    std::uint32_t rows, cols;
+    std::uint64_t other;
+  } view{0x7f0000003000, 4, 0, 0x7f0000004000};
+  void* params[] = {&view};
+  const std::vector<ParamSlot> slots = {{0, sizeof(View)}};
+  EXPECT_EQ(scan(params, slots), (std::vector<std::uint64_t>{view.data, view.other}));
+  // Two packed ints can look like an address; the checker's allocation
+  // lookup, not the scan, rejects such words.
+  view.cols = 4;
+  EXPECT_EQ(scan(params, slots).size(), 3u);
+}
+
+TEST(ParamScan, MisalignedParameterStartsAtNextAlignedWord) {
+  // A 12-byte parameter at offset 4: only its bytes at buffer offset 8..15
+  // can hold an aligned pointer.
+  unsigned char value[12] = {};
+  const std::uint64_t ptr = 0x7f0000005000;
+  std::memcpy(value + 4, &ptr, 8);
+  void* params[] = {value};
+  EXPECT_EQ(scan(params, {{4, 12}}), (std::vector<std::uint64_t>{ptr}));
+}
+
+TEST(ParamScan, SmallAndNonCanonicalWordsAreSkipped) {
+  std::uint64_t small = 42, kernel_half = 0xffff800000000000ull, null_ptr = 0;
+  void* params[] = {&small, &kernel_half, &null_ptr};
+  EXPECT_TRUE(scan(params, {{0, 8}, {8, 8}, {16, 8}}).empty());
+}
+
+TEST(ParamScan, PackedBuffer) {
+  struct {
+    std::uint64_t x;
+    std::int32_t n;
+    std::int32_t pad;
+    std::uint64_t y;
+  } buffer{0x7f0000006000, 3, 0, 0x7f0000007000};
+  std::size_t size = sizeof buffer;
+  void* extra[] = {reinterpret_cast<void*>(kLaunchParamBufferPointer), &buffer,
+                   reinterpret_cast<void*>(kLaunchParamBufferSize), &size,
+                   reinterpret_cast<void*>(kLaunchParamEnd)};
+  const void* found = nullptr;
+  std::size_t found_size = 0;
+  ASSERT_TRUE(packed_param_buffer(extra, &found, &found_size));
+  EXPECT_EQ(found, &buffer);
+  EXPECT_EQ(found_size, sizeof buffer);
+  std::vector<std::uint64_t> words;
+  scan_packed_buffer(found, found_size, [&](std::uint64_t w) { words.push_back(w); });
+  EXPECT_EQ(words, (std::vector<std::uint64_t>{buffer.x, buffer.y}));
+}
+
+TEST(ParamScan, ExtraWithoutBuffer) {
+  void* extra[] = {reinterpret_cast<void*>(kLaunchParamEnd)};
+  const void* found = nullptr;
+  std::size_t size = 0;
+  EXPECT_FALSE(packed_param_buffer(extra, &found, &size));
+  EXPECT_FALSE(packed_param_buffer(nullptr, &found, &size));
+}
+
+}  // namespace
+}  // namespace xsc::rt
