@@ -40,7 +40,9 @@ StreamFlags query_flags(StreamId stream) {
 
 void note_stream(Locked& locked, StreamId stream) {
   if (stream == kLegacyStream) return;
-  if (!known_streams().insert(stream).second) return;
+  auto& known = known_streams();
+  if (known.find(stream) != known.end()) return;  // the common case: no insert
+  known.insert(stream);
   announce(locked, stream, query_flags(stream));
 }
 
