@@ -10,7 +10,9 @@
 #include "checker/checker.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "checker/alloc_map.h"
@@ -107,7 +109,8 @@ struct Checker::Impl {
   bool finished = false;
 
   // Deferred caching-allocator frees, by address.
-  std::unordered_map<Addr, DeferredBlock> deferred;
+  // Deferred caching-allocator frees by address; their ranges are disjoint.
+  std::map<Addr, DeferredBlock> deferred;
   bool has_requested = false;  // the latest deferred free, not yet parked
   Addr requested = 0;
   std::uint64_t parked_now = 0;
@@ -222,6 +225,8 @@ struct Checker::Impl {
   void use_freed_range(const Event& e, const AllocInfo& alloc, const FreeInfo& free);
 
   void park_requested();
+  std::map<Addr, DeferredBlock>::iterator first_deferred_overlapping(Addr begin,
+                                                                     Addr end);
   void unpark(DeferredBlock& block);
 };
 
@@ -242,6 +247,17 @@ void Checker::Impl::park_requested() {
     parked_stats.top_site_count = site;
     parked_stats.top_site = block.free.stack;
   }
+}
+
+std::map<Addr, DeferredBlock>::iterator
+Checker::Impl::first_deferred_overlapping(Addr begin, Addr end) {
+  if (begin >= end || deferred.empty()) return deferred.end();
+  auto it = deferred.upper_bound(begin);
+  if (it != deferred.begin()) {
+    auto prev = std::prev(it);
+    if (live.at(prev->second.slot).end() > begin) return prev;
+  }
+  return it;
 }
 
 void Checker::Impl::unpark(DeferredBlock& block) {
@@ -274,18 +290,12 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
   quarantine.forget(e.addr, end);
   // A deferred block the allocator hands out again was reusable already; a
   // missed completion is not a reason to keep it parked.
-  if (!deferred.empty()) {
-    for (auto it = deferred.begin(); it != deferred.end();) {
-      const AllocInfo& d = live.at(it->second.slot).info;
-      if (d.addr < end && e.addr < d.addr + d.size) {
-        unpark(it->second);
-        if (has_requested && requested == it->first) has_requested = false;
-        live.release(it->second.slot);
-        it = deferred.erase(it);
-      } else {
-        ++it;
-      }
-    }
+  for (auto it = first_deferred_overlapping(e.addr, end);
+       it != deferred.end() && it->first < end;) {
+    unpark(it->second);
+    if (has_requested && requested == it->first) has_requested = false;
+    live.release(it->second.slot);
+    it = deferred.erase(it);
   }
   if (Allocation* a = live.insert(info)) {
     a->ready_agent = ready_agent;
@@ -418,12 +428,10 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
     if (live.for_each_overlapping(begin, end, touch) != 0) return;
   }
   if (!config.check_use_after_free) return;
-  for (auto& [addr, block] : deferred) {
-    const AllocInfo& d = live.at(block.slot).info;
-    if (d.addr < end && begin < d.addr + d.size) {
-      use_freed_range(e, d, block.free);
-      return;
-    }
+  auto parked = first_deferred_overlapping(begin, end);
+  if (parked != deferred.end() && parked->first < end) {
+    use_freed_range(e, live.at(parked->second.slot).info, parked->second.free);
+    return;
   }
   if (const FreedRange* freed = quarantine.find_overlapping(begin, end))
     use_freed_range(e, freed->alloc, freed->free);

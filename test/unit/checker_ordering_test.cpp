@@ -60,6 +60,29 @@ TEST_F(OrderingTest, StreamOrderedFreeOnTheProducerIsUnordered) {
   EXPECT_EQ(f.late_wait.stack, 4u);
 }
 
+TEST_F(OrderingTest, LateWaitAttachesOnlyToTheUsesItCovers) {
+  constexpr Addr kOther = kBuf + 2 * kSize;
+  feed(Alloc(kBuf, kSize, kProducer));
+  feed(Alloc(kOther, kSize, kProducer));
+  feed(Use(kBuf, kSize, kConsumer).stack(2));
+  feed(Free(kBuf, kProducer).stack(3));
+  feed(Record(1, kConsumer));  // covers the first use only
+  feed(Use(kOther, kSize, kConsumer).stack(4));
+  feed(Free(kOther, kProducer).stack(5));
+  feed(Wait(kProducer, 1).stack(6));
+  ASSERT_EQ(checker.findings().size(), 2u);
+  EXPECT_TRUE(checker.findings()[0].has_late_wait);
+  EXPECT_EQ(checker.findings()[0].late_wait.event, 1u);
+  EXPECT_FALSE(checker.findings()[1].has_late_wait);
+  feed(Record(2, kConsumer));
+  feed(Wait(kProducer, 2).stack(7));
+  checker.finish();
+  ASSERT_TRUE(checker.findings()[1].has_late_wait);
+  EXPECT_EQ(checker.findings()[1].late_wait.event, 2u);
+  EXPECT_EQ(checker.findings()[1].late_wait.stack, 7u);
+  EXPECT_EQ(checker.findings()[0].late_wait.stack, 6u);  // the first wait stays
+}
+
 TEST_F(OrderingTest, StreamOrderedFreeAfterHostSyncIsClean) {
   // cudaFreeAsync's stream joins what the freeing thread synchronized with.
   alloc_ready_for_consumer();
