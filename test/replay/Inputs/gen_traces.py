@@ -488,6 +488,21 @@ def collective_graph():
     return tr
 
 
+def two_allocations():
+    # The use must be found among several live blocks, whichever order they
+    # were allocated in.
+    tr = Trace("two_allocations", pid=6008)
+    P = 0x1100
+    tr.ev("stream_create", s(("main", 150)), s=P, fl="non_blocking")
+    tr.ev("alloc", s(("main", 151)), a=BLOCK_B, n=MiB, s=P, ak="caching")
+    tr.ev("alloc", s(("main", 152)), a=BLOCK_A, n=MiB, s=P, ak="caching")
+    tr.ev("alloc", s(("main", 153)), a=BLOCK_C, n=MiB, s=P, ak="caching")
+    tr.use(BLOCK_A, MiB, LEGACY, "read", "consume", s(("main", 154)))
+    tr.ev("free", s(("main", 155)), a=BLOCK_A, s=P, fk="caching")
+    tr.ev("device_sync", s(("main", 157)))
+    return tr
+
+
 TRACES = {
     "torch_buggy.jsonl": torch_buggy,
     "torch_record_stream.jsonl": torch_record_stream,
@@ -505,6 +520,7 @@ TRACES = {
     "use_after_free.jsonl": use_after_free,
     "use_before_ready.jsonl": use_before_ready,
     "collective_graph.jsonl": collective_graph,
+    "two_allocations.jsonl": two_allocations,
 }
 
 HEADER = '{"format":"xstream-trace","version":1,"pid":1,"program":"bad"}\n'
