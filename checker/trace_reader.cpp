@@ -77,6 +77,27 @@ bool lookup_key(std::string_view key, KeyInfo* info) {
   return false;
 }
 
+// True when `text` stops inside an object, array or string: the writer was
+// cut off mid-record (a killed process, a full disk, a partial copy).
+bool ends_inside_value(const char* text, std::size_t size) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < size; ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return in_string || depth > 0;
+}
+
 const char* type_word(Type type) {
   switch (type) {
     case Type::kUint: return "an unsigned integer";
@@ -204,9 +225,10 @@ bool Reader::line(const char* data, std::size_t size, std::size_t capacity, bool
   auto err = parser_.parse(reinterpret_cast<const std::uint8_t*>(data), size, false).get(root);
   (void)capacity;  // the padding is guaranteed by the caller's buffer
   if (err) {
-    std::string what = simdjson::error_message(err);
-    if (!has_newline) return fail("truncated record at end of file (" + what + ")");
-    return fail("malformed JSON: " + what);
+    if (ends_inside_value(data, size))
+      return fail(has_newline ? "truncated record: the line ends inside a JSON value"
+                              : "truncated record at end of file");
+    return fail(std::string("malformed JSON: ") + simdjson::error_message(err));
   }
   if (!seen_header_) {
     if (!header(root)) return false;

@@ -533,6 +533,7 @@ MALFORMED = {
     "version_type.jsonl": b'{"format":"xstream-trace","version":"1","pid":1}\n',
     "missing_pid.jsonl": b'{"format":"xstream-trace","version":1}\n',
     "truncated.jsonl": (HEADER + '{"t":"stream_create","s":1,"fl":"blocking"}\n{"t":"alloc","a":4096,"n":').encode(),
+    "cut_line.jsonl": (HEADER + '{"t":"alloc","a":4096,"n":\n{"t":"device_sync"}\n').encode(),
     "bad_json.jsonl": (HEADER + '{"t":"alloc",,}\n').encode(),
     "wrong_type.jsonl": (HEADER + '{"t":"alloc","a":"0x1000","n":16,"s":1,"ak":"caching"}\n').encode(),
     "negative.jsonl": (HEADER + '{"t":"alloc","a":4096,"n":-16,"s":1,"ak":"caching"}\n').encode(),
