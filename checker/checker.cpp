@@ -108,7 +108,6 @@ struct Checker::Impl {
   std::uint64_t events = 0;
   bool finished = false;
 
-  // Deferred caching-allocator frees, by address.
   // Deferred caching-allocator frees by address; their ranges are disjoint.
   std::map<Addr, DeferredBlock> deferred;
   bool has_requested = false;  // the latest deferred free, not yet parked
