@@ -103,7 +103,7 @@ void all_gather_pipeline(ncclComm_t comm, const Streams& s, int layers, bool kee
 
     if (!keepalive) {
       // Bug: nothing orders the comm stream after consume_gathered.
-      CHECK_CUDA(cudaFreeAsync(gathered, s.comm));
+      CHECK_CUDA(cudaFreeAsync(gathered, s.comm));  // free-site: allgather-bug
       continue;
     }
     if (kept != nullptr) {
@@ -140,13 +140,14 @@ void all_reduce_consumer(ncclComm_t comm, const Streams& s, int layers, bool ord
     CHECK_CUDA(cudaEventCreateWithFlags(&reduced, cudaEventDisableTiming));
     CHECK_CUDA(cudaEventRecord(filled, s.compute));
     CHECK_CUDA(cudaStreamWaitEvent(s.comm, filled, 0));  // comm waits for the bucket
-    CHECK_NCCL(ncclAllReduce(bucket, bucket, kShardElems, ncclFloat, ncclSum, comm, s.comm));
+    float* b = bucket;
+    CHECK_NCCL(ncclAllReduce(b, b, kShardElems, ncclFloat, ncclSum, comm, s.comm));  // use-site: allreduce
     if (ordered) {
       CHECK_CUDA(cudaEventRecord(reduced, s.comm));
       CHECK_CUDA(cudaStreamWaitEvent(s.compute, reduced, 0));
     }
     // Without the wait this free is not ordered after the all-reduce.
-    CHECK_CUDA(cudaFreeAsync(bucket, s.compute));
+    CHECK_CUDA(cudaFreeAsync(bucket, s.compute));  // free-site: allreduce
     CHECK_CUDA(cudaEventDestroy(filled));
     CHECK_CUDA(cudaEventDestroy(reduced));
   }
