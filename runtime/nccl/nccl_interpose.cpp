@@ -7,7 +7,9 @@
 // real functions are looked up only when one is.
 //
 // Including nccl.h makes the compiler check every signature against the
-// header the runtime is built with.
+// header the runtime is built with. Without nccl.h this file compiles to
+// nothing and NCCL calls are simply not seen.
+#if __has_include(<nccl.h>)
 #include <nccl.h>
 
 #include <cstdint>
@@ -283,3 +285,5 @@ XSC_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   group_ended(enqueued(result));
   return result;
 }
+
+#endif  // __has_include(<nccl.h>)
