@@ -2,9 +2,11 @@
 """Fuzzes xstream-lint with token-level mutations of its own test inputs.
 
 Each mutant is a copy of one lint input (a .cu file, or the shared .cuh
-header under an unchanged .cu that includes it) with a few random token
-edits: deletions, duplications, swaps, replacements with tokens of the same
-file or with CUDA-flavoured ones, insertions, truncation, deep nesting. The
+header under an unchanged .cu that includes it) with one to four random
+edits: gentle ones that often still compile (statements deleted, duplicated,
+swapped or moved; one identifier in place of another) and rough token-level
+ones (deletions, duplications, swaps, replacements with tokens of the same
+file or CUDA-flavoured ones, insertions, truncation, deep nesting). The
 lint must end every run with exit status 0, 1 or 2: a signal (crash), any
 other status, or a run longer than --timeout (hang) is a failure, and the
 mutant is kept for reproduction.
@@ -55,11 +57,12 @@ def significant(tokens):
     return [i for i, t in enumerate(tokens) if not t.isspace()]
 
 
-def mutate(tokens, rng):
-    tokens = list(tokens)
+def mutate_tokens(text, rng):
+    """A rough edit: most of these make the file fail to compile."""
+    tokens = tokenize(text)
     sig = significant(tokens)
     if not sig:
-        return tokens + [rng.choice(POOL)]
+        return text + rng.choice(POOL)
     i = rng.choice(sig)
     op = rng.randrange(9)
     if op == 0:      # delete
@@ -87,7 +90,51 @@ def mutate(tokens, rng):
         depth = rng.choice([8, 64, 300, 2000])
         open_, close = rng.choice([("(", ")"), ("{", "}"), ("[", "]")])
         tokens[i] = open_ * depth + tokens[i] + close * depth
-    return tokens
+    return "".join(tokens)
+
+
+CALL_STATEMENT = re.compile(r"^\s*[A-Za-z_][\w:.]*\s*(<<<.*>>>)?\s*\(.*\)\s*;")
+CUDA_CALL = re.compile(r"\b(cuda\w+)\(([^;()]*)\)")
+
+
+def mutate_gently(text, rng):
+    """An edit that usually still compiles, so the analysis itself runs on
+    odd programs: a call statement deleted, duplicated or moved a few lines
+    (a free before its use, a wait after the free), or one argument of a CUDA
+    call replaced by what the same argument is elsewhere in the file (another
+    stream, another event, another buffer)."""
+    lines = text.split("\n")
+    calls = [i for i, l in enumerate(lines) if CALL_STATEMENT.match(l)]
+    if rng.random() < 0.5 and calls:
+        i = rng.choice(calls)
+        op = rng.randrange(3)
+        if op == 0:
+            del lines[i]
+        elif op == 1:
+            lines.insert(i, lines[i])
+        else:
+            moved = lines.pop(i)
+            lines.insert(max(0, min(len(lines), i + rng.randint(-6, 6))), moved)
+        return "\n".join(lines)
+    matches = list(CUDA_CALL.finditer(text))
+    seen = {}
+    for m in matches:
+        for k, arg in enumerate(m.group(2).split(",")):
+            seen.setdefault((m.group(1), k), set()).add(arg.strip())
+    if not matches:
+        return text
+    m = rng.choice(matches)
+    args = m.group(2).split(",")
+    k = rng.randrange(len(args))
+    choices = sorted(seen[(m.group(1), k)] - {args[k].strip()})
+    if not choices:
+        return text
+    args[k] = " " + rng.choice(choices) if k else rng.choice(choices)
+    return text[:m.start(2)] + ",".join(args) + text[m.end(2):]
+
+
+def mutate(text, rng):
+    return mutate_gently(text, rng) if rng.random() < 0.75 else mutate_tokens(text, rng)
 
 
 def pick_inputs(inputs_dir):
@@ -103,12 +150,12 @@ def make_mutant(index, args, sources, rng):
     directory = os.path.join(args.work, "m%04d" % index)
     os.makedirs(directory)
     with open(os.path.join(args.inputs, target), encoding="utf-8", errors="replace") as f:
-        tokens = tokenize(f.read())
+        text = f.read()
     edits = rng.randint(1, 4)
     for _ in range(edits):
-        tokens = mutate(tokens, rng)
+        text = mutate(text, rng)
     with open(os.path.join(directory, target), "w", encoding="utf-8") as f:
-        f.write("".join(tokens))
+        f.write(text)
     main = target
     if target.endswith(".cuh"):
         # Lint a .cu that includes the mutated header (found first, next to it).
@@ -150,6 +197,8 @@ def main():
     if not lint or not (shutil.which(lint[0]) or os.access(lint[0], os.X_OK)):
         print("lint_mutate: %s is not an executable" % (lint[0] if lint else "''"))
         return 1
+    if os.path.exists(lint[0]):
+        lint[0] = os.path.abspath(lint[0])  # the lint runs from each mutant's directory
 
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
