@@ -55,10 +55,16 @@ struct UseFacts {
 
   bool operator==(const UseFacts&) const = default;
 
+  // A use the host has waited for is ordered before everything that follows,
+  // so joining it with another path keeps that path's facts.
   void join(const UseFacts& o) {
+    if (o.host) return;
+    if (host) {
+      *this = o;
+      return;
+    }
     ordered = intersect(ordered, o.ordered);
     captures = intersect(captures, o.captures);
-    host = host && o.host;
   }
   bool ordered_on(KeyId s) const { return host || contains_sorted(ordered, s); }
 };

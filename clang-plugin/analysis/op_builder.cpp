@@ -217,6 +217,10 @@ const Expr* strip(const Expr* e) {
     if (const auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
     if (const auto* c = dyn_cast<ExprWithCleanups>(next)) next = c->getSubExpr();
     if (const auto* d = dyn_cast<CXXDefaultArgExpr>(next)) next = d->getExpr();
+    // A by-value argument is a copy of what it names (Streams s -> s).
+    if (const auto* c = dyn_cast<CXXConstructExpr>(next);
+        c && c->getNumArgs() == 1 && c->getConstructor()->isCopyOrMoveConstructor())
+      next = c->getArg(0);
     if (next == e) return e;
     e = next;
   }
@@ -337,7 +341,7 @@ class Builder {
     if (is_std_move(e)) return buffer_key(cast<CallExpr>(e)->getArg(0));
     if (const auto* call = dyn_cast<CallExpr>(e)) {
       auto it = inlined_returns_.find(call);
-      return it != inlined_returns_.end() ? it->second.first : kNoKey;
+      if (it != inlined_returns_.end() && it->second.first != kNoKey) return it->second.first;
     }
     if (const auto* mc = dyn_cast<CXXMemberCallExpr>(e)) {
       // buf.data(), ptr.get(), operator T*(): the object names the buffer.

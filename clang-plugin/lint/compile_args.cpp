@@ -141,8 +141,8 @@ clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions
     Args added;
     if (is_cuda_command(args, file)) {
       if (!file.ends_with(".cu") && !has_prefix(args, "-x")) {
-        // -x must precede the file; put it right after the driver.
-        args.insert(args.begin() + (args.empty() ? 0 : 1), {"-x", "cuda"});
+        added.push_back("-x");  // must precede the file
+        added.push_back("cuda");
       }
       bool chooses_side = has_prefix(args, "--cuda-host-only") || has_prefix(args, "--cuda-device-only") ||
                           has_prefix(args, "--cuda-compile-host-device");
@@ -170,7 +170,9 @@ clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions
     if (!options.resource_dir.empty() && !has_prefix(args, "-resource-dir"))
       added.push_back("-resource-dir=" + options.resource_dir);
     added.insert(added.end(), options.extra_args.begin(), options.extra_args.end());
-    args.insert(args.end(), added.begin(), added.end());
+    // Right after the driver: before the file and before any "--" that ends
+    // the options (inferred commands have one).
+    args.insert(args.begin() + (args.empty() ? 0 : 1), added.begin(), added.end());
     return args;
   };
 }

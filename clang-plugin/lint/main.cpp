@@ -79,6 +79,7 @@ class LintDiagnosticConsumer : public clang::DiagnosticConsumer {
   }
 
   void BeginSourceFile(const clang::LangOptions& lo, const clang::Preprocessor* pp) override {
+    clear();  // "N warnings generated" counts one file
     printer_.BeginSourceFile(lo, pp);
   }
   void EndSourceFile() override { printer_.EndSourceFile(); }
