@@ -94,7 +94,7 @@ fi
 
 # --- 4. lit ------------------------------------------------------------------
 suites=()
-for s in runtime torch nccl; do
+for s in runtime torch nccl reliability; do
   [ -d "$root/test/$s" ] && suites+=("$build/test/$s")
 done
 lit_time=$(( budget - (SECONDS - start) - 20 ))
@@ -108,7 +108,7 @@ note "lit: exit $lit_rc ($(elapsed)) on ${suites[*]#$build/}"
 
 # Each test's temporaries (the checked programs' outputs and reports).
 tar -czf "$out/lit-outputs.tar.gz" -C "$build" \
-  $(cd "$build" && for s in runtime torch nccl; do [ -d "test/$s" ] && echo "test/$s"; done) \
+  $(cd "$build" && for s in runtime torch nccl reliability; do [ -d "test/$s" ] && echo "test/$s"; done) \
   2> /dev/null || true
 
 # The lit summary: the failing tests and the totals.
