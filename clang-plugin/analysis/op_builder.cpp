@@ -677,10 +677,8 @@ class Builder {
 
   // Rewrites one of the helper's keys into the caller's terms: the helper's
   // parameters (and `this`) become the call's arguments; its locals stay.
-  KeyId map_key(const InlineSummary& sum, KeyId k, const FunctionDecl* def, const CallExpr* call,
-                KeyId returned_buffer, KeyId returned_event) {
+  KeyId map_key(const InlineSummary& sum, KeyId k, const FunctionDecl* def, const CallExpr* call) {
     if (k == kNoKey) return kNoKey;
-    if (k == sum.returned_buffer && returned_buffer != kNoKey) return returned_buffer;
     const std::string& id = sum.key_ids[k];
     const KeyInfo& info = sum.keys[k];
     char kind = id[0];
@@ -721,7 +719,6 @@ class Builder {
       if (isa<CXXThisExpr>(strip(object))) return intern_with_display(id, info);
       return rebase(object, "this", "this");
     }
-    (void)returned_event;
     return intern_with_display(id, info);  // a helper local, or a global
   }
 
@@ -748,7 +745,7 @@ class Builder {
       bool lost = false;
       auto map = [&](KeyId& k) {
         if (k == kNoKey) return;
-        k = map_key(*sum, k, def, call, ret_buffer, ret_event);
+        k = map_key(*sum, k, def, call);
         if (k == kNoKey) lost = true;
       };
       map(op.buffer);
@@ -764,11 +761,11 @@ class Builder {
     }
     // The value the helper returns, under the caller's temporary name.
     if (ret_buffer != kNoKey) {
-      KeyId src = map_key(*sum, sum->returned_buffer, def, call, kNoKey, kNoKey);
+      KeyId src = map_key(*sum, sum->returned_buffer, def, call);
       emit(Op{OpKind::kCopy, ret_buffer, kNoKey, kNoKey, src, site(loc)});
     }
     if (ret_event != kNoKey) {
-      KeyId src = map_key(*sum, sum->returned_event, def, call, kNoKey, kNoKey);
+      KeyId src = map_key(*sum, sum->returned_event, def, call);
       emit(Op{OpKind::kEventCopy, kNoKey, kNoKey, ret_event, src, site(loc)});
     }
   }
