@@ -110,7 +110,8 @@ struct StackDepot::Impl {
       for (std::uint64_t pc : pcs) {
         if (sym) {
           frames.push_back(sym->symbolize(pc));
-          frames.back().pc = pc;
+          // A symbolizer may give the pc relative to its module.
+          if (frames.back().pc == 0) frames.back().pc = pc;
         } else {
           Frame f;
           f.pc = pc;
