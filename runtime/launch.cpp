@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/ops.h"
 #include "runtime/param_scan.h"
 #include "runtime/rtl.h"
 
@@ -122,7 +123,12 @@ constexpr std::size_t kMaxUses = 256;
 }  // namespace
 
 void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream) {
-  if (!enabled() || func == 0) return;
+  if (!enabled()) return;
+  if (func == 0) {  // nothing to scan, but an op on its stream all the same
+    Locked locked;
+    if (locked) locked.emit(bare_use(stream, UseWhat::kKernel));
+    return;
+  }
   const KernelInfo* info = kernel_info(func);
   const void* packed = nullptr;
   std::size_t packed_size = 0;
@@ -137,8 +143,14 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   };
   if (has_packed) scan_packed_buffer(packed, packed_size, collect);
   else scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), collect);
-  // Kernels whose arguments are all scalars cost no stack and no lock.
-  if (count == 0) return;
+  // A kernel whose arguments are all scalars is still an op on its stream
+  // (on the legacy stream it orders every blocking stream): one bare use,
+  // without a stack, since nothing can be reported against it.
+  if (count == 0) {
+    Locked locked;
+    if (locked) locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
+    return;
+  }
 
   const StackId stack = capture_launch_stack();
   Locked locked;
@@ -171,6 +183,12 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   } else {
     scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), use);
   }
+  // Pointers, but none into a tracked allocation: still an op on the stream.
+  if (n_reported == 0) {
+    Event event = bare_use(stream, UseWhat::kKernel, info->name);
+    event.stack = stack;
+    locked.emit(event);
+  }
 }
 
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
@@ -179,7 +197,7 @@ void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args
   // A cudaKernel_t is a CUkernel.
   const std::uint64_t func = is_kernel_handle ? reinterpret_cast<std::uint64_t>(host_func)
                                               : function_of_stub(host_func);
-  if (func != 0) on_kernel_launch(func, args, nullptr, stream);
+  on_kernel_launch(func, args, nullptr, stream);
 }
 
 }  // namespace xsc::rt

@@ -53,7 +53,7 @@ bool is_device(Locked& locked, Addr addr) {
 
 void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
              bool synchronous) {
-  if (!enabled() || kind == CopyKind::kHostToHost) return;
+  if (!enabled()) return;
   const StackId stack = capture_stack();
   Locked locked;
   if (!locked) return;
@@ -65,10 +65,14 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
     dst_device = is_device(locked, dst);
     src_device = is_device(locked, src);
   }
-  if (src_device && src != 0)
+  const bool uses_src = src_device && src != 0;
+  const bool uses_dst = dst_device && dst != 0;
+  if (uses_src)
     locked.emit(use_event(src, bytes, stream, UseWhat::kMemcpy, Access::kRead, stack));
-  if (dst_device && dst != 0)
+  if (uses_dst)
     locked.emit(use_event(dst, bytes, stream, UseWhat::kMemcpy, Access::kWrite, stack));
+  // Host-to-host and untracked copies are ops on their stream all the same.
+  if (!uses_src && !uses_dst) locked.emit(bare_use(stream, UseWhat::kMemcpy));
   // A synchronous copy to the host returns only once the copy (and so all
   // earlier work on its stream) is done. Host-to-device and device-to-device
   // synchronous copies may return earlier: no host synchronization.
@@ -82,7 +86,7 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
 }
 
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
-  if (dst == 0 || !enabled()) return;
+  if (!enabled()) return;  // dst 0 (invalid) still names an op on the stream
   const StackId stack = capture_stack();
   Locked locked;
   if (locked) locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));

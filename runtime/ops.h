@@ -9,6 +9,20 @@
 
 namespace xsc::rt {
 
+// A use that touches no tracked allocation (address 0): the operation is
+// still an op on `stream`, which is what orders blocking streams around
+// legacy-stream work and what a later record on that stream covers. The
+// checker enqueues it and finds no allocation to record it against.
+inline Event bare_use(StreamId stream, UseWhat what, NameId name = kNoName) {
+  Event event;
+  event.kind = EventKind::kUse;
+  event.stream = stream;
+  event.what = what;
+  event.access = Access::kUnknown;
+  event.name = name;
+  return event;
+}
+
 // memory.cpp
 enum class CopyKind : std::uint8_t { kHostToHost, kHostToDevice, kDeviceToHost, kDeviceToDevice,
                                      kDefault };
