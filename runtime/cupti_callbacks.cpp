@@ -171,6 +171,43 @@ void runtime_launch_fallback(CUpti_CallbackId cbid, const CUpti_CallbackData* da
   }
 }
 
+// Calls fed at their entry, before the driver acts. A free (or a stream or
+// event destroy) hands its address (handle) back to the driver inside the
+// call: another thread's allocation (creation) can get the same value and
+// feed its exit callback before this call's own exit callback runs, and a
+// free fed after that would retire the new allocation. Fed at entry, the
+// free precedes anything that can reuse the address. Returns true when the
+// call was fed here (a failure is then noted at its exit).
+//
+// Everything else stays at exit, where the call's effect is known: CUPTI
+// runs a call's exit callback on the calling thread before the call returns,
+// so whatever the application orders after the call (a wait on a recorded
+// event in another thread, a use of a fresh pointer) is fed after it. Event
+// records in particular need neither entry feeding nor a lock held across
+// the call.
+bool runtime_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  switch (cbid) {
+    case RT(cudaFree_v3020):
+      on_free(u64(params<cudaFree_v3020_params>(data).devPtr), kLegacyStream,
+              FreeKind::kSynchronous);
+      return true;
+    case RT(cudaFreeAsync_v11020): case RT(cudaFreeAsync_ptsz_v11020): {
+      const auto& p = params<cudaFreeAsync_v11020_params>(data);
+      on_free(u64(p.devPtr), resolve(u64(p.hStream), cbid != RT(cudaFreeAsync_v11020)),
+              FreeKind::kStreamOrdered);
+      return true;
+    }
+    case RT(cudaEventDestroy_v3020):
+      on_event_destroy(u64(params<cudaEventDestroy_v3020_params>(data).event));
+      return true;
+    case RT(cudaStreamDestroy_v3020): case RT(cudaStreamDestroy_v5050):
+      on_stream_destroy(resolve(u64(params<cudaStreamDestroy_v5050_params>(data).stream), false));
+      return true;
+    default:
+      return false;
+  }
+}
+
 void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
   ThreadState& thread = thread_state();
   switch (cbid) {
@@ -201,10 +238,6 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
         on_alloc(u64(*p.devPtr), *p.pitch * p.height, kLegacyStream, AllocKind::kSynchronous);
       break;
     }
-    case RT(cudaFree_v3020):
-      on_free(u64(params<cudaFree_v3020_params>(data).devPtr), kLegacyStream,
-              FreeKind::kSynchronous);
-      break;
     case RT(cudaMallocAsync_v11020): case RT(cudaMallocAsync_ptsz_v11020): {
       const auto& p = params<cudaMallocAsync_v11020_params>(data);
       if (p.devPtr)
@@ -218,12 +251,6 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
         on_alloc(u64(*p.ptr), p.size,
                  resolve(u64(p.stream), cbid != RT(cudaMallocFromPoolAsync_v11020)),
                  AllocKind::kStreamOrdered);
-      break;
-    }
-    case RT(cudaFreeAsync_v11020): case RT(cudaFreeAsync_ptsz_v11020): {
-      const auto& p = params<cudaFreeAsync_v11020_params>(data);
-      on_free(u64(p.devPtr), resolve(u64(p.hStream), cbid != RT(cudaFreeAsync_v11020)),
-              FreeKind::kStreamOrdered);
       break;
     }
 
@@ -287,9 +314,6 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                       resolve(u64(p.stream), cbid == RT(cudaEventRecordWithFlags_ptsz_v11010)));
       break;
     }
-    case RT(cudaEventDestroy_v3020):
-      on_event_destroy(u64(params<cudaEventDestroy_v3020_params>(data).event));
-      break;
     case RT(cudaEventSynchronize_v3020):
       on_event_sync(u64(params<cudaEventSynchronize_v3020_params>(data).event));
       break;
@@ -316,9 +340,6 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       thread.adapter_check_due = true;
       break;
     }
-    case RT(cudaStreamDestroy_v3020): case RT(cudaStreamDestroy_v5050):
-      on_stream_destroy(resolve(u64(params<cudaStreamDestroy_v5050_params>(data).stream), false));
-      break;
     case RT(cudaStreamWaitEvent_v3020): case RT(cudaStreamWaitEvent_ptsz_v7000): {
       const auto& p = params<cudaStreamWaitEvent_v3020_params>(data);
       on_stream_wait_event(resolve(u64(p.stream), cbid == RT(cudaStreamWaitEvent_ptsz_v7000)),
@@ -465,6 +486,29 @@ void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
   }
 }
 
+// The driver twins of runtime_enter's calls, for the same reason.
+bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  switch (cbid) {
+    case DRV(cuMemFree_v2):
+      on_free(params<cuMemFree_v2_params>(data).dptr, kLegacyStream, FreeKind::kSynchronous);
+      return true;
+    case DRV(cuMemFreeAsync): case DRV(cuMemFreeAsync_ptsz): {
+      const auto& p = params<cuMemFreeAsync_params>(data);
+      on_free(p.dptr, resolve(u64(p.hStream), cbid == DRV(cuMemFreeAsync_ptsz)),
+              FreeKind::kStreamOrdered);
+      return true;
+    }
+    case DRV(cuEventDestroy_v2):
+      on_event_destroy(u64(params<cuEventDestroy_v2_params>(data).hEvent));
+      return true;
+    case DRV(cuStreamDestroy_v2):
+      on_stream_destroy(resolve(u64(params<cuStreamDestroy_v2_params>(data).hStream), false));
+      return true;
+    default:
+      return false;
+  }
+}
+
 void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
   ThreadState& thread = thread_state();
   switch (cbid) {
@@ -491,9 +535,6 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
         on_alloc(*p.dptr, *p.pPitch * p.Height, kLegacyStream, AllocKind::kSynchronous);
       break;
     }
-    case DRV(cuMemFree_v2):
-      on_free(params<cuMemFree_v2_params>(data).dptr, kLegacyStream, FreeKind::kSynchronous);
-      break;
     case DRV(cuMemAllocAsync): case DRV(cuMemAllocAsync_ptsz): {
       const auto& p = params<cuMemAllocAsync_params>(data);
       if (p.dptr)
@@ -507,12 +548,6 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
         on_alloc(*p.dptr, p.bytesize,
                  resolve(u64(p.hStream), cbid == DRV(cuMemAllocFromPoolAsync_ptsz)),
                  AllocKind::kStreamOrdered);
-      break;
-    }
-    case DRV(cuMemFreeAsync): case DRV(cuMemFreeAsync_ptsz): {
-      const auto& p = params<cuMemFreeAsync_params>(data);
-      on_free(p.dptr, resolve(u64(p.hStream), cbid == DRV(cuMemFreeAsync_ptsz)),
-              FreeKind::kStreamOrdered);
       break;
     }
 
@@ -609,9 +644,6 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                       resolve(u64(p.hStream), cbid == DRV(cuEventRecordWithFlags_ptsz)));
       break;
     }
-    case DRV(cuEventDestroy_v2):
-      on_event_destroy(u64(params<cuEventDestroy_v2_params>(data).hEvent));
-      break;
     case DRV(cuEventSynchronize):
       on_event_sync(u64(params<cuEventSynchronize_params>(data).hEvent));
       break;
@@ -631,9 +663,6 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       thread.adapter_check_due = true;
       break;
     }
-    case DRV(cuStreamDestroy_v2):
-      on_stream_destroy(resolve(u64(params<cuStreamDestroy_v2_params>(data).hStream), false));
-      break;
     case DRV(cuStreamWaitEvent): case DRV(cuStreamWaitEvent_ptsz): {
       const auto& p = params<cuStreamWaitEvent_params>(data);
       on_stream_wait_event(resolve(u64(p.hStream), cbid == DRV(cuStreamWaitEvent_ptsz)),
@@ -723,6 +752,15 @@ const CUpti_CallbackId kDriverCallbacks[] = {
 
 // ---- the callback -------------------------------------------------------------
 
+// A free (destroy) fed at entry whose call then failed: the checker has
+// retired something the driver did not. Rare (a double free, a bad stream),
+// and the application sees the error itself.
+void note_failed_after_enter(const char* function) {
+  if (options().verbosity >= 1)
+    notice(std::string(function != nullptr ? function : "a CUDA call") +
+           " failed after the checker took it as done; later reports on its pointer may be wrong");
+}
+
 bool runtime_succeeded(const CUpti_CallbackData* data) {
   return data->functionReturnValue != nullptr &&
          *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess;
@@ -744,15 +782,33 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
         thread.runtime_cbid = cbid;
         thread.nested_launch_seen = false;
         if (is_runtime_launch(cbid)) thread.runtime_launch_stream = runtime_launch_stream(cbid, data);
+        ReentrancyGuard guard;
+        thread.fed_at_enter = runtime_enter(cbid, data);
       }
       return;
     }
     if (thread.runtime_depth > 0 && --thread.runtime_depth > 0) return;
-    if (runtime_succeeded(data)) {
+    if (thread.fed_at_enter) {
+      thread.fed_at_enter = false;
+      if (!runtime_succeeded(data)) note_failed_after_enter(data->functionName);
+    } else if (runtime_succeeded(data)) {
       ReentrancyGuard guard;
       runtime_exit(cbid, data);
     }
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    if (thread.runtime_depth == 0) {
+      // Driver calls made by the application itself.
+      if (data->callbackSite == CUPTI_API_ENTER) {
+        ReentrancyGuard guard;
+        thread.driver_fed_at_enter = driver_enter(cbid, data);
+        return;
+      }
+      if (thread.driver_fed_at_enter) {
+        thread.driver_fed_at_enter = false;
+        if (!driver_succeeded(data)) note_failed_after_enter(data->functionName);
+        return;
+      }
+    }
     if (data->callbackSite != CUPTI_API_EXIT || !driver_succeeded(data)) return;
     if (thread.runtime_depth > 0) {
       // Inside a runtime call: only a launch's own driver launch is used.

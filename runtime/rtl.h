@@ -66,6 +66,9 @@ struct ThreadState {
   bool nested_launch_seen = false;
   StreamId runtime_launch_stream = kLegacyStream;
   bool adapter_check_due = false;  // try loading the PyTorch adapter
+  // The call in progress was fed at its entry (a free, a destroy).
+  bool fed_at_enter = false;
+  bool driver_fed_at_enter = false;
 };
 
 ThreadState& thread_state();
