@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,25 @@ namespace {
 // ---- CUPTI entry points -----------------------------------------------------
 
 struct CuptiApi {
+  void* library = nullptr;
   decltype(&cuptiSubscribe) subscribe = nullptr;
   decltype(&cuptiEnableCallback) enable_callback = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
 };
+
+// The loaded CUPTI and the runtime's subscriber, for the application's own
+// cuptiSubscribe (below) to take the slot over.
+struct Subscription {
+  std::mutex mu;
+  CuptiApi api;
+  CUpti_SubscriberHandle subscriber = nullptr;  // null: not subscribed
+};
+
+Subscription& subscription() {
+  static auto* instance = new Subscription;
+  return *instance;
+}
 
 std::vector<std::string> cupti_candidates() {
   std::vector<std::string> names;
@@ -55,6 +71,9 @@ bool load_cupti(CuptiApi* api) {
   for (const std::string& name : cupti_candidates()) {
     void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) continue;
+    api->library = library;
+    api->unsubscribe =
+        reinterpret_cast<decltype(api->unsubscribe)>(dlsym(library, "cuptiUnsubscribe"));
     api->subscribe = reinterpret_cast<decltype(api->subscribe)>(dlsym(library, "cuptiSubscribe"));
     api->enable_callback =
         reinterpret_cast<decltype(api->enable_callback)>(dlsym(library, "cuptiEnableCallback"));
@@ -835,7 +854,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 }  // namespace
 
 bool subscribe_cupti() {
-  CuptiApi api;
+  Subscription& sub = subscription();
+  std::lock_guard<std::mutex> lock(sub.mu);
+  CuptiApi& api = sub.api;
   if (!load_cupti(&api)) {
     if (!driver_installed()) return true;
     std::fprintf(stderr,
@@ -868,7 +889,60 @@ bool subscribe_cupti() {
     failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS;
   if (failed > 0 && options().verbosity > 0)
     std::fprintf(stderr, "xstream-check: %d CUPTI callbacks could not be enabled\n", failed);
+  sub.subscriber = subscriber;
   return true;
 }
 
+// CUPTI has one subscriber slot. An application that subscribes itself
+// gets it: the runtime unsubscribes and stops feeding events (a partial view
+// would report false races), and the report at exit covers what was seen.
+void yield_cupti_to_application() {
+  Subscription& sub = subscription();
+  std::lock_guard<std::mutex> lock(sub.mu);
+  if (sub.subscriber == nullptr) return;
+  if (sub.api.unsubscribe != nullptr) {
+    ReentrancyGuard guard;
+    sub.api.unsubscribe(sub.subscriber);
+  }
+  sub.subscriber = nullptr;
+  stop_checking();
+  notice("the application subscribes to CUPTI itself; checking stops here");
+}
+
+// The real CUPTI entry point `name`: from the CUPTI the runtime loaded, or
+// the next definition after this library (the application's libcupti).
+void* real_cupti_symbol(const char* name) {
+  void* library = nullptr;
+  {
+    Subscription& sub = subscription();
+    std::lock_guard<std::mutex> lock(sub.mu);
+    library = sub.api.library;
+  }
+  void* symbol = library != nullptr ? dlsym(library, name) : nullptr;
+  if (symbol == nullptr) symbol = dlsym(RTLD_NEXT, name);
+  return symbol;
+}
+
 }  // namespace xsc::rt
+
+// Interposed (LD_PRELOAD) CUPTI subscription entry points: see
+// yield_cupti_to_application. The application's call and result are passed
+// through untouched.
+extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI
+cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata) {
+  xsc::rt::yield_cupti_to_application();
+  auto real = reinterpret_cast<decltype(&cuptiSubscribe)>(
+      xsc::rt::real_cupti_symbol("cuptiSubscribe"));
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return real(subscriber, callback, userdata);
+}
+
+extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI
+cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata,
+                  CUpti_SubscriberParams* params) {
+  xsc::rt::yield_cupti_to_application();
+  auto real = reinterpret_cast<decltype(&cuptiSubscribe_v2)>(
+      xsc::rt::real_cupti_symbol("cuptiSubscribe_v2"));
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return real(subscriber, callback, userdata, params);
+}

@@ -26,6 +26,9 @@ const Options& options();
 bool enabled();
 // Prints "xstream-check: <message>" to the report stream.
 void notice(const std::string& message);
+// Stops feeding events for good (the application took CUPTI over); the
+// report at exit still covers what was seen.
+void stop_checking();
 
 // Holds the session mutex; creates the Session on first use so that a
 // process that never touches CUDA writes no trace and prints nothing.
@@ -127,6 +130,9 @@ void on_event_destroyed(Locked& locked, EventId event);
 bool subscribe_cupti();
 // InitializeInjection's half of the once-only subscription.
 void subscribe_for_injection();
+// The application subscribes to CUPTI: give the slot up (cupti_callbacks.cpp).
+void yield_cupti_to_application();
+void* real_cupti_symbol(const char* name);
 
 // Driver entry points the runtime itself calls (under ReentrancyGuard).
 struct DriverApi {

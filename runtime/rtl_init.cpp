@@ -130,6 +130,8 @@ const Options& options() { return state().options; }
 
 bool enabled() { return state().enabled.load(std::memory_order_relaxed); }
 
+void stop_checking() { state().enabled.store(false); }
+
 void notice(const std::string& message) { write_report_text("xstream-check: " + message + "\n"); }
 
 Locked::Locked() : lock_(state().mu) {
