@@ -11,6 +11,7 @@ PATH is an input file or a directory of them (README.md files are skipped).
 """
 import argparse
 import os
+import resource
 import subprocess
 import sys
 
@@ -31,6 +32,10 @@ def main():
     parser.add_argument("--xsc", required=True)
     parser.add_argument("--all-rejected", action="store_true")
     parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--max-rss-mb", type=int, default=None,
+                        help="fail an input whose replay's peak RSS exceeds this")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="no inputs is not a failure")
     parser.add_argument("paths", nargs="+")
     args = parser.parse_args()
 
@@ -40,6 +45,7 @@ def main():
         count += 1
         name = os.path.basename(path)
         rejected = name.startswith("broken_") or (args.all_rejected and not name.startswith("valid_"))
+        peak_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         try:
             done = subprocess.run([args.xsc, "replay", path], capture_output=True,
                                   timeout=args.timeout)
@@ -48,6 +54,8 @@ def main():
             failures += 1
             continue
         err_lines = done.stderr.decode("utf-8", "replace").splitlines()
+        # The children's peak only rises: a rise past the limit is this run's.
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         if done.returncode < 0:
             problem = "killed by signal %d" % -done.returncode
         elif rejected and done.returncode != 2:
@@ -56,6 +64,9 @@ def main():
             problem = "%d lines on stderr, expected one error line" % len(err_lines)
         elif not rejected and done.returncode not in (0, 66):
             problem = "exit %d, expected 0 or 66 (a valid trace)" % done.returncode
+        elif (args.max_rss_mb is not None and peak_kb > peak_before
+              and peak_kb > args.max_rss_mb * 1024):
+            problem = "peak RSS %d MiB, over the %d MiB limit" % (peak_kb // 1024, args.max_rss_mb)
         else:
             outcome = err_lines[0] if rejected else "exit %d" % done.returncode
             print("ok %s: %s" % (os.path.basename(path), outcome))
@@ -64,7 +75,7 @@ def main():
         print("FAIL %s: %s" % (path, problem))
         sys.stdout.write(done.stderr.decode("utf-8", "replace")[-2000:])
     print("%d input(s), %d failure(s)" % (count, failures))
-    return 1 if failures or count == 0 else 0
+    return 1 if failures or (count == 0 and not args.allow_empty) else 0
 
 
 if __name__ == "__main__":
