@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds xstream-check and runs every test suite (GoogleTest unit tests and
-# the lit suites) through ctest. GPU suites report as unsupported on a machine
-# without a CUDA GPU.
+# the lit suites) through ctest, then the sanitizer stage. GPU suites report
+# as unsupported on a machine without a CUDA GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${XSC_BUILD_DIR:-$root/build}
@@ -9,5 +9,20 @@ build=${XSC_BUILD_DIR:-$root/build}
 bash "$root/test/install-deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build"
-cd "$build"
-ctest --output-on-failure
+status=0
+(cd "$build" && ctest --output-on-failure) || status=1
+
+# Stage 2, sanitizers: the checker core (xsc_checker, its unit tests, the
+# xstream-check CLI and the lit suites that need no GPU) built with ASan+UBSan
+# in a tree of its own, plus a bounded libFuzzer run over trace replay (a
+# clang-22 sub-build). docs/reliability.md. XSC_SKIP_SANITIZE=1 skips it.
+if [ "${XSC_SKIP_SANITIZE:-0}" != 1 ]; then
+  sanitize="$build/sanitize"
+  cmake -S "$root" -B "$sanitize" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXSC_SANITIZE=ON \
+    -DXSC_BUILD_RUNTIME=OFF -DXSC_BUILD_TORCH=OFF -DXSC_BUILD_CLANG_PLUGIN=OFF \
+    -DXSC_BUILD_EXAMPLES=OFF -DXSC_BUILD_BENCH=OFF -DXSC_BUILD_FUZZERS=ON
+  cmake --build "$sanitize"
+  (cd "$sanitize" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure) || status=1
+fi
+exit $status
