@@ -34,6 +34,7 @@ enum class EventKind : std::uint8_t {
   kFree,            // addr, stream = stream the free is ordered on, free_kind
   kFreeCompleted,   // addr: a deferred caching-allocator free became reusable
   kUse,             // addr, size, stream, access, name (kernel / copy / ...)
+                    // addr 0: an op touching nothing tracked, still ordered
   kEventRecord,     // event, stream
   kStreamWaitEvent, // stream waits on event
   kStreamSync,      // host thread synchronizes with stream
