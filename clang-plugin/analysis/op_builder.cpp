@@ -457,8 +457,12 @@ class Builder {
       if (const Expr* v = ret->getRetValue()) {
         if (is_event_type(v->getType()))
           out_->returned_event = event_key(v);
-        else if (buffer_like(v->getType()))
-          out_->returned_buffer = buffer_key(v);
+        else if (buffer_like(v->getType())) {
+          // `return pool.allocate(n, s);` returns a fresh allocation.
+          KeyId fresh = intern_with_display("bret", KeyInfo{"'" + source_text(v) + "'", false});
+          out_->returned_buffer =
+              visit_allocating_init(fresh, v, v->getBeginLoc()) ? fresh : buffer_key(v);
+        }
       }
       return;
     }
@@ -749,6 +753,13 @@ class Builder {
         if (k == kNoKey) lost = true;
       };
       map(op.buffer);
+      // A helper that frees its own local buffer is reported in the helper;
+      // at the call site that buffer just stops existing.
+      if (op.kind == OpKind::kFree && op.buffer != kNoKey &&
+          out_->key_ids[op.buffer] == sum->key_ids[in.buffer]) {
+        op.kind = OpKind::kKill;
+        op.stream = kNoKey;
+      }
       map(op.stream);
       map(op.event);
       map(op.source);

@@ -56,3 +56,38 @@ void opaque_call(Pool& pool, cudaStream_t producer, cudaStream_t consumer) {
   launch_unannotated(p, consumer);
   pool.release(p);
 }
+
+// Helpers defined in the project are inlined: the wrapper's launch is a use,
+// the helper's event is the caller's, its allocation keeps its stream.
+inline void launch_wrapper(const float* p, cudaStream_t stream) { launch_forward(p, stream); }
+inline cudaEvent_t record_after(cudaStream_t stream, cudaEvent_t e) {
+  cudaEventRecord(e, stream);
+  return e;
+}
+inline float* make_params(Pool& pool, cudaStream_t stream) { return pool.allocate(1024, stream); }
+inline void release_params(Pool& pool, float* p) { pool.release(p); }
+
+void through_helpers(Pool& pool, cudaStream_t producer, cudaStream_t consumer) {
+  float* p = make_params(pool, producer);
+  launch_wrapper(p, consumer); // expected-note {{'p' is used on stream 'consumer' here}}
+  release_params(pool, p); // expected-warning {{'p' is freed on stream 'producer' while stream 'consumer' may still be using it}}
+}
+
+void through_helpers_ordered(Pool& pool, cudaStream_t producer, cudaStream_t consumer, cudaEvent_t e) {
+  float* p = make_params(pool, producer);
+  launch_wrapper(p, consumer);
+  cudaEvent_t done = record_after(consumer, e);
+  cudaStreamWaitEvent(producer, done);
+  release_params(pool, p);
+}
+
+// A helper that frees its own buffer is reported there, not again at each caller.
+inline void self_contained(cudaStream_t producer, cudaStream_t consumer) {
+  float* q;
+  cudaMallocAsync(&q, 1024, producer);
+  launch_forward(q, consumer); // expected-note {{'q' is used on stream 'consumer' here}}
+  cudaFreeAsync(q, producer); // expected-warning {{'q' is freed on stream 'producer'}}
+}
+void calls_self_contained(cudaStream_t producer, cudaStream_t consumer) {
+  self_contained(producer, consumer);
+}
