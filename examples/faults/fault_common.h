@@ -8,21 +8,33 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
-// A call that must succeed. A failure here means the program's behaviour was
-// changed: print it on stdout so the comparison shows it, and stop.
-#define FAULT_CHECK(call)                                                   \
-  do {                                                                      \
-    cudaError_t fault_err_ = (call);                                        \
-    if (fault_err_ != cudaSuccess) {                                        \
-      std::printf("unexpected %s from %s (%s:%d)\n",                        \
-                  cudaGetErrorName(fault_err_), #call, __FILE__, __LINE__); \
-      std::fflush(stdout);                                                  \
-      std::exit(1);                                                         \
-    }                                                                       \
+// A call that must succeed failed: the program's behaviour was changed. Print
+// it on stdout so the comparison shows it, and stop. Only the first failing
+// thread reports and exits; any other parks, so the output stays the same
+// from run to run.
+[[noreturn]] inline void fault_unexpected(cudaError_t err, const char* call, const char* file,
+                                          int line) {
+  static std::atomic<bool> failed{false};
+  if (failed.exchange(true)) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::printf("unexpected %s from %s (%s:%d)\n", cudaGetErrorName(err), call, file, line);
+  std::fflush(stdout);
+  std::exit(1);
+}
+
+// A call that must succeed.
+#define FAULT_CHECK(call)                                                            \
+  do {                                                                               \
+    cudaError_t fault_err_ = (call);                                                 \
+    if (fault_err_ != cudaSuccess) fault_unexpected(fault_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // A call whose failure is the point: print what it returned.
