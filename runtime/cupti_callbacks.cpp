@@ -849,6 +849,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     thread.adapter_check_due = false;
     maybe_attach_torch_adapter();
   }
+  poll_torch_adapter();
 }
 
 }  // namespace

@@ -15,6 +15,15 @@ namespace {
 
 StackId stack_or_capture(std::uint32_t stack) { return stack != 0 ? stack : capture_stack(); }
 
+// Uses and collectives are launches as far as stacks go: the adapter's
+// Python stack when it has one (an NCCL collective called from
+// torch.distributed names its Python line). Not for allocations and frees:
+// the caching allocator reports those holding its own mutex, where taking
+// the GIL could deadlock.
+StackId use_stack_or_capture(std::uint32_t stack) {
+  return stack != 0 ? stack : capture_launch_stack();
+}
+
 StreamId adapter_stream(std::uint64_t handle) {
   return resolve(handle, /*per_thread_default=*/false);
 }
@@ -108,7 +117,7 @@ void emit_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int 
   event.access = access >= 0 && access <= 2 ? static_cast<Access>(access) : Access::kUnknown;
   event.what = what;
   event.name = name != nullptr ? session->names().intern(name) : kNoName;
-  event.stack = stack_or_capture(stack);
+  event.stack = use_stack_or_capture(stack);
   emit_event(event);
 }
 
@@ -144,6 +153,10 @@ std::string own_directory() {
 }
 
 std::atomic<bool> torch_adapter_tried{false};
+// xsc_torch_poll of the attached adapter until it reports that nothing is
+// left to do (the allocator hooks are in, or cannot be).
+using PollFn = int (*)(void);
+std::atomic<PollFn> torch_adapter_poll{nullptr};
 
 }  // namespace
 
@@ -169,7 +182,24 @@ void maybe_attach_torch_adapter() {
     notice(path + " has no xsc_torch_attach; caching-allocator frees are not checked");
     return;
   }
-  attach(&kHostApi);  // on failure the adapter prints its own notice
+  // On failure the adapter prints its own notice. 0: it waits for PyTorch's
+  // lazy CUDA initialization, and must be polled.
+  if (attach(&kHostApi) == 0) {
+    if (auto poll = reinterpret_cast<PollFn>(dlsym(adapter, "xsc_torch_poll")))
+      torch_adapter_poll.store(poll, std::memory_order_release);
+  }
+}
+
+void poll_torch_adapter() {
+  PollFn poll = torch_adapter_poll.load(std::memory_order_acquire);
+  if (poll == nullptr) return;
+  // Installing the hooks may make CUDA calls, whose callbacks come back here.
+  thread_local bool polling = false;
+  if (polling) return;
+  polling = true;
+  const int done = poll();
+  polling = false;
+  if (done != 0) torch_adapter_poll.store(nullptr, std::memory_order_release);
 }
 
 }  // namespace xsc::rt

@@ -109,6 +109,11 @@ void on_stream_destroyed(Locked& locked, StreamId stream);
 StackId capture_stack();
 // Stack for a kernel launch: the adapter's Python stack when it has one.
 StackId capture_launch_stack();
+// Stack for an event record, stream wait or synchronization: the adapter's
+// Python stack only when this thread already holds the GIL (the caching
+// allocator records and queries events under its own mutex, where waiting
+// for the GIL could deadlock), else the native stack.
+StackId capture_sync_stack();
 void set_launch_stack_hook(std::uint32_t (*hook)(void));
 void install_symbolizer(Session& session);
 
@@ -162,5 +167,8 @@ void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args
 // Cheap check, called after allocations and stream creations: once PyTorch's
 // CUDA library is in the process, load libxstream_torch.so and attach it.
 void maybe_attach_torch_adapter();
+// Cheap when there is nothing to do: lets an attached adapter that waits for
+// PyTorch's lazy CUDA initialization install its hooks (from API exits).
+void poll_torch_adapter();
 
 }  // namespace xsc::rt

@@ -171,6 +171,18 @@ StackId capture_launch_stack() {
   return capture_stack();
 }
 
+StackId capture_sync_stack() {
+  if (launch_stack_hook.load(std::memory_order_acquire) != nullptr) {
+    // Resolved once a hook exists: the adapter is only loaded into Python
+    // processes with PyTorch, so the interpreter is already there.
+    using GilCheck = int (*)(void);
+    static const auto holds_gil =
+        reinterpret_cast<GilCheck>(dlsym(RTLD_DEFAULT, "PyGILState_Check"));
+    if (holds_gil != nullptr && holds_gil() != 0) return capture_launch_stack();
+  }
+  return capture_stack();
+}
+
 void set_launch_stack_hook(std::uint32_t (*hook)(void)) {
   launch_stack_hook.store(hook, std::memory_order_release);
 }

@@ -11,7 +11,9 @@ void emit_simple(EventKind kind, StreamId stream, EventId event_id) {
   event.kind = kind;
   event.stream = stream;
   event.event = event_id;
-  event.stack = capture_stack();
+  // The adapter's Python stack when it can be had safely, so that late-wait
+  // notes and sync sites name the Python line, as launches do.
+  event.stack = capture_sync_stack();
   Locked locked;
   if (locked) locked.emit(event);
 }
