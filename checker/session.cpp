@@ -89,7 +89,7 @@ void Session::on_event(const Event& event) {
   impl_->checker.on_event(event);
 }
 
-std::uint64_t Session::finish(std::ostream& out) {
+std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   Impl& s = *impl_;
   s.checker.finish();
   s.stacks.resolve_pending();
@@ -115,7 +115,12 @@ std::uint64_t Session::finish(std::ostream& out) {
   context.suppressed = suppressed;
   context.parked = s.checker.parked_blocks();
   context.advisory = s.options.advisory;
-  write_report(s.options.report, kept, context, out);
+  const bool advisory_due = context.advisory && context.parked.deferred_frees > 0;
+  const bool clean = kept.empty() && suppressed == 0 && !advisory_due && s.options.verbosity < 1;
+  // Every checked process (fork and exec children too) ends here: a clean
+  // text report stays silent so the program's own stderr is unchanged.
+  if (!clean || s.options.report != ReportFormat::kText || clean_text == CleanText::kSummaryLine)
+    write_report(s.options.report, kept, context, out);
 
   if (s.options.verbosity >= 1 && s.options.report == ReportFormat::kText) {
     CheckerStats stats = s.checker.stats();

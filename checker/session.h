@@ -33,10 +33,18 @@ class Session {
   // Feeds the checker and the recorder. Not thread-safe: callers serialize.
   void on_event(const Event& event);
 
+  // What a text report says when there is nothing to tell: no finding, none
+  // suppressed, no parked-block advisory and verbosity 0. A checked process
+  // stays silent then, like ThreadSanitizer; the offline tool prints its
+  // one summary line, since that line is the tool's answer.
+  enum class CleanText : unsigned char { kSilent, kSummaryLine };
+
   // Ends the session: finishes the checker, writes the report (in the
   // configured format, suppressions applied) to `out`, flushes the trace.
-  // Returns the number of findings reported after suppressions.
-  std::uint64_t finish(std::ostream& out);
+  // JSON and SARIF reports are always written: a machine reader needs the
+  // summary object even when it says zero. Returns the number of findings
+  // reported after suppressions.
+  std::uint64_t finish(std::ostream& out, CleanText clean_text = CleanText::kSilent);
 
   const Checker& checker() const;
 

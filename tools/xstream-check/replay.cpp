@@ -70,7 +70,9 @@ int replay_command(const std::vector<std::string>& args) {
     if (!file) return usage_error("cannot write report to '" + output_path + "'");
     out = &file;
   }
-  std::uint64_t reported = session.finish(*out);
+  // The summary line is replay's answer, so it is printed for a clean
+  // trace too (a checked process stays silent instead).
+  std::uint64_t reported = session.finish(*out, Session::CleanText::kSummaryLine);
   if (file.is_open()) {
     file.close();
     if (!file) return usage_error("error while writing report to '" + output_path + "'");
