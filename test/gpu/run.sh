@@ -75,7 +75,7 @@ if ! timeout 120 cmake -S "$root" -B "$build" -G Ninja \
     -DXSC_BUILD_CLANG_PLUGIN=OFF \
     -DXSC_BUILD_EXAMPLES=ON \
     -DXSC_BUILD_TORCH=$torch \
-    -DXSC_BUILD_BENCH=OFF \
+    -DXSC_BUILD_BENCH=ON \
     -DXSC_BUILD_TESTS=ON > "$out/configure.log" 2>&1; then
   note "configure: FAILED after $(elapsed) (configure.log)"
   tail -n 30 "$out/configure.log"
