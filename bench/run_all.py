@@ -12,30 +12,38 @@ import json
 import os
 import platform
 import re
-import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_once(cmd, env, timeout):
-    """Runs cmd; returns (wall seconds, exit code, combined output, child peak RSS KiB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-        wall = time.perf_counter() - start
-        out = proc.stdout + proc.stderr
-        code = proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        wall = float("nan")
-        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        code = "timeout"
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, code, out, max(before, after)
+    """Runs cmd; returns (wall seconds, exit code or "timeout", combined output,
+    that process's own peak RSS in KiB, from wait4)."""
+    with tempfile.TemporaryFile() as buf:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=buf, stderr=subprocess.STDOUT)
+        code = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                wall = time.perf_counter() - start
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.perf_counter() - start > timeout:
+                proc.kill()
+                _, _, usage = os.wait4(proc.pid, 0)
+                wall, code = float("nan"), "timeout"
+                break
+            time.sleep(0.001)
+        proc.returncode = -1  # reaped above; keep Popen from waiting again
+        buf.seek(0)
+        out = buf.read().decode(errors="replace")
+    return wall, code, out, usage.ru_maxrss
 
 
 def count_findings(tool, out):
@@ -101,14 +109,18 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     results = []
+    meta = collect_meta()
     for name, kind, cmd, has_bug in workloads(args.build, args.quick):
         tools = tools_for("cuda" if kind == "load" else kind, args.build)
         if kind == "load":
             tools = tools[:2]
         samples = {t[0]: [] for t in tools}
         outputs = {}
+        timed_out = set()
         for _ in range(args.reps):
             for tool, prefix, extra in tools:
+                if tool in timed_out:
+                    continue  # one timeout says enough; keep the device time
                 env = dict(os.environ)
                 env.pop("LD_PRELOAD", None)
                 env.update(extra)
@@ -117,7 +129,7 @@ def main():
                                       "launch_us": launch_overhead_us(out)})
                 outputs[tool] = out
                 if code == "timeout":
-                    break
+                    timed_out.add(tool)
         for tool, runs in samples.items():
             walls = [r["wall"] for r in runs if r["wall"] == r["wall"]]
             results.append({
@@ -128,10 +140,33 @@ def main():
                 "findings": count_findings(tool, outputs.get(tool, "")),
                 "launch_us": [r["launch_us"] for r in runs if r["launch_us"] is not None],
                 "exit_codes": [r["code"] for r in runs],
+                "peak_rss_kib": max((r["rss_kib"] for r in runs), default=None),
                 "tail": outputs.get(tool, "")[-1500:],
             })
         print(f"bench: {name}: done", flush=True)
+        # Written after every workload: a run cut short still leaves its numbers.
+        write_outputs(args.out, meta, results)
 
+    write_outputs(args.out, meta, results)
+    print(render_table(meta, results))
+
+
+def collect_meta():
+    meta = {"date": datetime.date.today().isoformat(), "host": platform.node()}
+    try:
+        meta["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                     capture_output=True, text=True).stdout.strip()
+    except OSError:
+        meta["gpu"] = "unknown"
+    try:
+        meta["torch"] = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                                       capture_output=True, text=True, timeout=120).stdout.strip() or "absent"
+    except (OSError, subprocess.SubprocessError):
+        meta["torch"] = "absent"
+    return meta
+
+
+def write_outputs(out_dir, meta, results):
     native = {r["workload"]: r["median_s"] for r in results if r["tool"] == "native"}
     for r in results:
         base = native.get(r["workload"])
@@ -140,23 +175,10 @@ def main():
             r["caught"] = None
         else:
             r["caught"] = (r["findings"] > 0) if r["has_bug"] else (r["findings"] == 0)
-
-    meta = {"date": datetime.date.today().isoformat(), "host": platform.node()}
-    try:
-        meta["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                     capture_output=True, text=True).stdout.strip()
-    except OSError:
-        meta["gpu"] = "unknown"
-    try:
-        import torch  # noqa: F401 (only for the version line)
-        meta["torch"] = torch.__version__
-    except Exception:  # torch is optional here
-        meta["torch"] = "absent"
-    with open(os.path.join(args.out, "perf.json"), "w") as f:
+    with open(os.path.join(out_dir, "perf.json"), "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
-    with open(os.path.join(args.out, "performance-table.md"), "w") as f:
+    with open(os.path.join(out_dir, "performance-table.md"), "w") as f:
         f.write(render_table(meta, results))
-    print(render_table(meta, results))
 
 
 def fmt(v, spec):
@@ -166,13 +188,14 @@ def fmt(v, spec):
 def render_table(meta, results):
     lines = [f"Measured {meta['date']} on {meta['gpu']} (torch {meta['torch']}); "
              "medians of interleaved runs, min–max in brackets.", "",
-             "| workload | tool | wall s (min–max) | × native | findings | verdict |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| workload | tool | wall s (min–max) | × native | peak RSS MiB | findings | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         if r["timeouts"]:
             wall = f"timeout ({r['timeouts']}/{r['runs']})"
         else:
             wall = f"{fmt(r['median_s'], '.3f')} ({fmt(r['min_s'], '.3f')}–{fmt(r['max_s'], '.3f')})"
+        failed = [c for c in r["exit_codes"] if c not in (0, 66, "timeout")]
         verdict = {None: "—", True: "right", False: "WRONG"}[r["caught"]]
         if r["has_bug"] and r["caught"] is not None:
             verdict = "caught the bug" if r["caught"] else "missed the bug"
@@ -180,7 +203,10 @@ def render_table(meta, results):
             verdict = "false report"
         elif r["caught"] is True:
             verdict = "clean"
+        if failed:
+            verdict = f"run failed (exit {failed[0]})"
         lines.append(f"| {r['workload']} | {r['tool']} | {wall} | {fmt(r['ratio'], '.2f')} | "
+                     f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     launch = [r for r in results if r["workload"].startswith("launch-bound") and r["launch_us"]]
     if len(launch) >= 2:
