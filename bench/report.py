@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Turns the numbers of bench/run_all.py (perf.json, from the GPU machine) into
+docs/performance.md and a bar chart of the ratios to native (PNG).
+
+    python3 bench/report.py PERF_JSON [--lint LINT_MD] [--replay REPLAY_MD] \
+        [--out docs/performance.md] [--png docs/performance.png]
+
+LINT_MD and REPLAY_MD are markdown fragments (the lint and replay benchmarks
+run on a CPU machine) appended as their own sections.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_all import render_table  # noqa: E402  (one table renderer)
+
+
+def chart(results, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tools = [t for t in ("xstream-check", "compute-sanitizer", "torch-sanitizer")
+             if any(r["tool"] == t for r in results)]
+    workloads = []
+    for r in results:
+        if r["workload"] not in workloads:
+            workloads.append(r["workload"])
+    ratio = {(r["workload"], r["tool"]): r["ratio"] for r in results}
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(workloads) + 1.5))
+    height = 0.8 / max(1, len(tools))
+    for i, tool in enumerate(tools):
+        ys = [w_i + i * height for w_i in range(len(workloads))]
+        xs = [ratio.get((w, tool)) or 0 for w in workloads]
+        ax.barh(ys, xs, height=height, label=tool)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks([w_i + 0.4 - height / 2 for w_i in range(len(workloads))])
+    ax.set_yticklabels(workloads, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("wall time / native (log scale; missing bar: not run or timed out)")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("perf_json")
+    ap.add_argument("--lint")
+    ap.add_argument("--replay")
+    ap.add_argument("--notes", help="a markdown fragment of findings and analysis")
+    ap.add_argument("--out", default="docs/performance.md")
+    ap.add_argument("--png", default="docs/performance.png")
+    args = ap.parse_args()
+    with open(args.perf_json) as f:
+        data = json.load(f)
+    meta, results = data["meta"], data["results"]
+
+    parts = ["# Performance", "",
+             "Produced by `bench/run_all.py` on the GPU machine (native, xstream-check, "
+             "`compute-sanitizer --tool memcheck --track-stream-ordered-races all` for C++ programs, "
+             "`TORCH_CUDA_SANITIZER=1` for PyTorch scripts; interleaved runs) and "
+             "`bench/report.py`.", "",
+             f"![ratios to native]({os.path.basename(args.png)})", "",
+             "## Runtime", "", render_table(meta, results)]
+    for title, path in (("Replay (CPU)", args.replay), ("Static check (CPU)", args.lint),
+                        ("Notes", args.notes)):
+        if path:
+            with open(path) as f:
+                parts += [f"## {title}", "", f.read().strip(), ""]
+    with open(args.out, "w") as f:
+        f.write("\n".join(parts) + "\n")
+    chart(results, args.png)
+    print(f"wrote {args.out} and {args.png}")
+
+
+if __name__ == "__main__":
+    main()
