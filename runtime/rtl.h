@@ -115,7 +115,18 @@ StackId capture_launch_stack();
 // for the GIL could deadlock), else the native stack.
 StackId capture_sync_stack();
 void set_launch_stack_hook(std::uint32_t (*hook)(void));
+// Return addresses of the calling thread, innermost first, with the unwinder
+// capture_stack uses (libunwind when loadable). The first call loads it; the
+// fatal-signal report calls it once at install time for that reason.
+int raw_backtrace(void** buffer, int capacity);
 void install_symbolizer(Session& session);
+
+// ---- fatal signals (signals.cpp) -------------------------------------------
+
+// Unless XSC_HANDLE_SEGV=0: for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT
+// whose disposition is still the default, prints where the process died,
+// then dies of the same signal.
+void install_fatal_signal_report();
 
 // ---- graphs (graph.cpp) -----------------------------------------------------
 

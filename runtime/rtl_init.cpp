@@ -112,6 +112,9 @@ void finish_at_exit() {
 
 __attribute__((constructor)) void runtime_init() {
   State& s = state();
+  // First, so that a crash anywhere later (in the runtime, an adapter, or
+  // the program) says where it happened.
+  install_fatal_signal_report();
   std::string error;
   if (!apply_env_options(&s.options, &error)) {
     std::fprintf(stderr, "xstream-check: XSC_OPTIONS: %s; checking disabled\n", error.c_str());

@@ -163,6 +163,8 @@ StackId capture_stack() {
   return session->stacks().intern_pcs(pcs, count);
 }
 
+int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, capacity); }
+
 StackId capture_launch_stack() {
   if (auto hook = launch_stack_hook.load(std::memory_order_acquire)) {
     const StackId python = hook();
