@@ -25,8 +25,10 @@ void announce(Locked& locked, StreamId stream, StreamFlags flags) {
 }
 
 StreamFlags query_flags(StreamId stream) {
-  // Per-thread default streams synchronize with the legacy stream.
-  if (is_per_thread_stream_id(stream)) return StreamFlags::kBlocking;
+  // Per-thread default streams synchronize with the legacy stream. A value
+  // that cannot be a stream object is not passed to the driver (which would
+  // read it); such a stream is taken as blocking.
+  if (is_per_thread_stream_id(stream) || !may_query_stream(stream)) return StreamFlags::kBlocking;
   const DriverApi& api = driver();
   if (api.cuStreamGetFlags == nullptr) return StreamFlags::kBlocking;
   unsigned flags = 0;

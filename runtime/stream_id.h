@@ -35,4 +35,16 @@ inline constexpr StreamId resolve_stream_handle(std::uint64_t handle, bool per_t
   return handle;
 }
 
+// True when `stream` may name a stream object the driver can be asked about.
+// Handles that reach the runtime through the host API (NCCL interposers,
+// adapters) are whatever the application passed, and the driver reads a
+// handle's object without validating it: asking about a small integer or a
+// misaligned value crashes inside libcuda. Real stream handles are heap
+// pointers, above the unmapped first pages and 8-byte aligned.
+inline constexpr bool may_query_stream(StreamId stream) {
+  constexpr std::uint64_t kLowestObjectAddress = 0x10000;
+  return !is_per_thread_stream_id(stream) && stream >= kLowestObjectAddress &&
+         (stream & 0x7) == 0;
+}
+
 }  // namespace xsc::rt

@@ -29,6 +29,16 @@ TEST(StreamId, PerThreadDefaultStreams) {
   EXPECT_EQ(resolve_stream_handle(0, true, 3), t3);
 }
 
+TEST(StreamId, OnlyPlausibleObjectsAreQueried) {
+  // Values applications pass to NCCL in tests, or null-ish handles: never
+  // handed to the driver, which would dereference them.
+  EXPECT_FALSE(may_query_stream(0x77));
+  EXPECT_FALSE(may_query_stream(0xc0));
+  EXPECT_FALSE(may_query_stream(0x5592b3a1d554));  // misaligned
+  EXPECT_FALSE(may_query_stream(per_thread_stream_id(3)));
+  EXPECT_TRUE(may_query_stream(0x5592b3a1d550));
+}
+
 TEST(StreamId, RealHandlesPassThrough) {
   const std::uint64_t handle = 0x55d0c0ffee00;
   EXPECT_EQ(resolve_stream_handle(handle, false, 1), handle);
