@@ -170,8 +170,27 @@ class Reader {
   bool run();
 
  private:
+  // Messages echo values taken from the trace; a control character in one
+  // (a JSON-escaped newline, say) must not break the one-line error rule,
+  // and a huge value must not flood the terminal.
   bool fail(const std::string& message) {
-    *error_ = path_ + ":" + std::to_string(line_no_) + ": " + message;
+    constexpr std::size_t kMaxEcho = 200;
+    std::string printable;
+    for (unsigned char ch : message) {
+      if (printable.size() >= kMaxEcho) {
+        printable += "...";
+        break;
+      }
+      if (ch < 0x20 || ch == 0x7f) {
+        static const char kHex[] = "0123456789abcdef";
+        printable += "\\x";
+        printable += kHex[ch >> 4];
+        printable += kHex[ch & 15];
+      } else {
+        printable += static_cast<char>(ch);
+      }
+    }
+    *error_ = path_ + ":" + std::to_string(line_no_) + ": " + printable;
     return false;
   }
   bool line(const char* data, std::size_t size, std::size_t capacity, bool has_newline);
