@@ -91,8 +91,14 @@ void HbState::destroy_stream(StreamId id) {
 }
 
 Epoch HbState::enqueue(AgentId stream, AgentId thread) {
-  VectorClock& clock = agents_[stream].clock;
-  clock.join(agents_[thread].clock);
+  Agent& s = agents_[stream];
+  VectorClock& clock = s.clock;
+  const Agent& t = agents_[thread];
+  if (s.joined_thread != thread || s.joined_version != t.version) {
+    clock.join(t.clock);
+    s.joined_thread = thread;
+    s.joined_version = t.version;
+  }
   if (stream == legacy_) {
     for (AgentId other : blocking_streams_) clock.join(agents_[other].clock);
   } else if (agents_[stream].blocking && legacy_ != kNoAgent) {
@@ -116,15 +122,19 @@ void HbState::wait_event(AgentId stream, EventId event) {
 }
 
 void HbState::sync_stream(AgentId thread, AgentId stream) {
+  ++agents_[thread].version;
   agents_[thread].clock.join(agents_[stream].clock);
 }
 
 void HbState::sync_event(AgentId thread, EventId event) {
-  if (const VectorClock* snapshot = event_snapshot(event))
+  if (const VectorClock* snapshot = event_snapshot(event)) {
+    ++agents_[thread].version;
     agents_[thread].clock.join(*snapshot);
+  }
 }
 
 void HbState::sync_device(AgentId thread) {
+  ++agents_[thread].version;
   VectorClock& clock = agents_[thread].clock;
   for (AgentId stream : live_streams_) clock.join(agents_[stream].clock);
   clock.join(retired_);

@@ -41,7 +41,11 @@ class HbState {
   // legacy-stream joins and ticks the stream. Returns the op's epoch.
   Epoch enqueue(AgentId stream, AgentId thread);
   // A host action of `thread` (allocation, synchronous free, host access).
-  Epoch host_action(AgentId thread) { return agents_[thread].clock.tick(thread); }
+  Epoch host_action(AgentId thread) {
+    Agent& a = agents_[thread];
+    ++a.version;
+    return a.clock.tick(thread);
+  }
 
   // kEventRecord, after the record was enqueued on `stream`.
   void record_event(EventId event, AgentId stream);
@@ -66,6 +70,12 @@ class HbState {
  private:
   struct Agent {
     VectorClock clock;
+    // Bumped on every change of a thread's clock: a stream that joined the
+    // thread's clock at this version already holds all of it, so the join on
+    // the next enqueue by the same thread can be skipped.
+    std::uint64_t version = 0;
+    AgentId joined_thread = kNoAgent;  // streams: the thread last joined...
+    std::uint64_t joined_version = 0;  // ...and its version then
     StreamId stream = 0;
     ThreadId thread = 0;
     bool is_stream = false;
