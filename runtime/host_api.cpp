@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -171,7 +172,12 @@ void maybe_attach_torch_adapter() {
   if (c10_cuda == nullptr) return;
   dlclose(c10_cuda);
   if (torch_adapter_tried.exchange(true)) return;
-  const std::string path = own_directory() + "/libxstream_torch.so";
+  // XSC_TORCH_ADAPTER names another adapter file (a path that does not
+  // exist turns the adapter off, with the usual one-line notice).
+  const char* override_path = std::getenv("XSC_TORCH_ADAPTER");
+  const std::string path = override_path != nullptr && *override_path != '\0'
+                               ? std::string(override_path)
+                               : own_directory() + "/libxstream_torch.so";
   void* adapter = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (adapter == nullptr) {
     const char* why = dlerror();

@@ -17,6 +17,7 @@
 #include "runtime/torch/cuda_init_hook.h"
 #include "runtime/torch/python_stacks.h"
 #include "runtime/torch/torch_version.h"
+#include "runtime/torch/trace_steps.h"
 #include "xstream_check/host_api.h"
 
 namespace {
@@ -43,7 +44,10 @@ std::string own_path() {
 // One attempt to hook the allocator; updates g_state.
 State try_install() {
   std::string why;
-  switch (install_allocator_hooks(g_api, g_stacks, &why)) {
+  trace_step("installing allocator hooks");
+  const InstallResult result = install_allocator_hooks(g_api, g_stacks, &why);
+  trace_step("install result", static_cast<unsigned>(result), true);
+  switch (result) {
     case InstallResult::kInstalled:
       g_state.store(State::kAttached);
       return State::kAttached;
@@ -73,6 +77,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
   if (api == nullptr || api->version < 1 || api->alloc == nullptr || api->free == nullptr ||
       api->free_completed == nullptr || api->intern_frames == nullptr || api->notice == nullptr)
     return 1;  // not a runtime we understand; nothing to say it through
+  trace_step("attach");
   State expected = State::kDetached;
   if (!g_state.compare_exchange_strong(expected, State::kWaitingForCuda))
     return g_state.load() == State::kGaveUp ? 1 : 0;
@@ -81,6 +86,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
 
   std::string built_for;
   std::string loaded = loaded_torch_version();
+  trace_step(("loaded torch version '" + loaded + "'").c_str());
   if (!version_compatible(loaded, &built_for)) {
     notice("PyTorch " + loaded + " is loaded but the PyTorch adapter was built for " + built_for +
            ".x; allocator frees are not observed (rebuild xstream-check against this torch)");
@@ -90,6 +96,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
 
   // Python file:line for kernel launches too (the consumer's launch site).
   if (api->set_launch_stack_hook != nullptr) api->set_launch_stack_hook(&launch_stack_hook);
+  trace_step("launch stack hook registered");
 
   if (try_install() != State::kWaitingForCuda) return g_state.load() == State::kGaveUp ? 1 : 0;
 
@@ -100,12 +107,15 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
   // Without a Python interpreter (a C++ program linked against libtorch)
   // only the runtime's polling remains, so a failure here is not final.
   std::string why;
-  (void)queue_cuda_init_hook(own_path(), &why);
+  trace_step("queueing the call after torch.cuda's initialization");
+  const bool queued = queue_cuda_init_hook(own_path(), &why);
+  trace_step(queued ? "queued" : ("not queued: " + why).c_str());
   return 0;
 }
 
 extern "C" __attribute__((visibility("default"))) int xsc_torch_poll(void) {
   State state = g_state.load(std::memory_order_acquire);
+  trace_step("poll in state", static_cast<unsigned>(state), true);
   if (state == State::kWaitingForCuda) state = try_install();
   return state == State::kWaitingForCuda ? 0 : 1;
 }

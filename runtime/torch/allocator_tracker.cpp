@@ -1,5 +1,7 @@
 #include "runtime/torch/allocator_tracker.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "runtime/torch/python_api.h"
 #include "runtime/torch/python_stacks.h"
+#include "runtime/torch/trace_steps.h"
 
 namespace xsc::torch_adapter {
 namespace {
@@ -37,8 +40,14 @@ class InternedStackContext final : public torch::CapturedTraceback {
 };
 
 // The allocator's context recorder; runs outside the allocator lock.
+int traced_contexts = 0;
+int traced_entries = 0;
+
 std::shared_ptr<c10::GatheredContext> record_context() {
-  return std::make_shared<InternedStackContext>(g_stacks->capture());
+  trace_first(&traced_contexts, 8, "context: capturing on thread", static_cast<unsigned long long>(gettid()));
+  const std::uint32_t stack = g_stacks->capture();
+  trace_first(&traced_contexts, 8, "context: stack", stack);
+  return std::make_shared<InternedStackContext>(stack);
 }
 
 // The stack id carried by a trace entry. 0 asks the runtime to capture the
@@ -51,6 +60,7 @@ std::uint32_t stack_of(const TraceEntry& entry) {
 
 // Runs under the per-device allocator lock: no GIL, no torch calls, no CUDA.
 void on_trace_entry(const TraceEntry& entry) {
+  trace_first(&traced_entries, 8, "trace entry action", static_cast<unsigned>(entry.action_));
   const std::uint64_t addr = entry.addr_;
   const auto stream = reinterpret_cast<std::uint64_t>(entry.stream_);
   switch (entry.action_) {
@@ -83,6 +93,7 @@ InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* sta
   if (g_installed.load(std::memory_order_relaxed)) return InstallResult::kInstalled;
 
   alloc_ns::CUDAAllocator* allocator = alloc_ns::allocator.load();
+  trace_step("allocator", reinterpret_cast<std::uintptr_t>(allocator), true);
   if (allocator == nullptr) return InstallResult::kNotInitialized;
   try {
     // Trackers and recorders are attached per device; before CUDA's lazy
@@ -90,7 +101,9 @@ InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* sta
     if (!allocator->initialized()) return InstallResult::kNotInitialized;
     g_api = api;
     g_stacks = stacks;
+    trace_step("allocator initialized");
     if (python_usable()) {
+      trace_step("recordHistory");
       // "all" contexts, so that a free carries the stack of the `del`, not
       // of the allocation; one history entry, so the allocator keeps no
       // trace of its own worth mentioning.
@@ -98,7 +111,9 @@ InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* sta
                                alloc_ns::RecordContext::ALL, /*clearHistory=*/false,
                                /*skip_actions=*/{});
     }
+    trace_step("attachAllocatorTraceTracker");
     allocator->attachAllocatorTraceTracker(&on_trace_entry);
+    trace_step("hooks installed");
   } catch (const std::exception& e) {
     // cudaMallocAsync and other backends refuse trace trackers.
     std::string what = e.what();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/torch/python_api.h"
+#include "runtime/torch/trace_steps.h"
 
 namespace xsc::torch_adapter {
 
@@ -104,9 +105,12 @@ std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
   return capture_holding_gil();
 }
 
+static int traced_walks = 0;  // trace_first counter
+
 std::uint32_t PythonStacks::capture_holding_gil() {
   std::vector<FrameKey> key;
   _frame* frame = PyEval_GetFrame();
+  trace_first(&traced_walks, 6, "python stack: innermost frame", reinterpret_cast<std::uintptr_t>(frame));
   if (frame) Py_IncRef(reinterpret_cast<_object*>(frame));
   while (frame && key.size() < kMaxFrames) {
     PyCodeObject* code = PyFrame_GetCode(frame);
@@ -147,7 +151,9 @@ std::uint32_t PythonStacks::capture_holding_gil() {
   std::vector<xsc_frame> frames(key.size());
   for (std::size_t i = 0; i < key.size(); ++i)
     frames[i] = xsc_frame{functions[i].c_str(), files[i].c_str(), lines[i]};
+  trace_first(&traced_walks, 6, "python stack: symbolized frames", frames.size());
   std::uint32_t id = api_->intern_frames(frames.data(), frames.size());
+  trace_first(&traced_walks, 6, "python stack: interned as", id);
 
   std::lock_guard<std::mutex> lock(c.mu);
   auto [it, inserted] = c.ids.emplace(std::move(key), id);
