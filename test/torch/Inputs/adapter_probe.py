@@ -7,7 +7,11 @@ its stack, so a test can check the caching allocator mapping and the Python
 lines on their own. Lines tagged "# probe:" are referred to by the test.
 """
 import ctypes
+import os
 import sys
+
+# Line by line: a crash must not take the lines before it along.
+sys.stdout.reconfigure(line_buffering=True)
 
 import torch
 
@@ -110,3 +114,9 @@ main()
 for kind, addr, text in log:
     if addr in names:
         print(kind, names[addr], text)
+
+# The adapter keeps calling this host API for as long as the allocator lives
+# (the whole process), but the table and its callbacks are Python objects
+# that interpreter finalization frees; leave before that.
+sys.stdout.flush()
+os._exit(0)
