@@ -1,5 +1,6 @@
 #include "checker/alloc_map.h"
 
+#include <algorithm>
 #include <iterator>
 #include <limits>
 #include <utility>
@@ -54,10 +55,8 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   // Stale entries (a free we never saw) give way to the new allocation.
   for (auto it = first_overlapping(info.addr, end);
        it != index_.end() && it->first < end;) {
-    auto next = std::next(it);
     release(it->second.slot);
-    spare_nodes_.push_back(index_.extract(it));
-    it = next;
+    it = index_.erase(it);
   }
   Slot slot;
   if (!free_slots_.empty()) {
@@ -73,15 +72,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   a.ready_epoch = 0;
   a.last_use.clear();
   a.last_use_info.clear();
-  if (!spare_nodes_.empty()) {
-    Index::node_type node = std::move(spare_nodes_.back());
-    spare_nodes_.pop_back();
-    node.key() = info.addr;
-    node.mapped() = Entry{end, slot};
-    index_.insert(std::move(node));
-  } else {
-    index_.emplace(info.addr, Entry{end, slot});
-  }
+  index_.emplace(info.addr, Entry{end, slot});
   return &a;
 }
 
@@ -99,7 +90,7 @@ AllocMap::Slot AllocMap::extract(Addr addr) {
   auto it = index_.find(addr);
   if (it == index_.end()) return kNoSlot;
   Slot slot = it->second.slot;
-  spare_nodes_.push_back(index_.extract(it));
+  index_.erase(it);
   return slot;
 }
 
@@ -114,8 +105,7 @@ void Quarantine::erase_slot(std::size_t slot) {
   Slot& s = ring_[slot];
   if (!s.valid) return;
   s.valid = false;
-  auto node = index_.extract(s.range.alloc.addr);
-  if (!node.empty()) spare_.push_back(std::move(node));
+  index_.erase(s.range.alloc.addr);
 }
 
 void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
@@ -134,32 +124,26 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
   s.range.alloc = alloc;
   s.range.free = free;
   s.valid = true;
-  if (!spare_.empty()) {
-    auto node = std::move(spare_.back());
-    spare_.pop_back();
-    node.key() = alloc.addr;
-    node.mapped() = slot;
-    index_.insert(std::move(node));
-  } else {
-    index_.emplace(alloc.addr, slot);
-  }
+  index_.emplace(alloc.addr, slot);
+  max_end_ = std::max(max_end_, range_end(alloc.addr, alloc.size));
 }
 
 void Quarantine::forget(Addr begin, Addr end) {
-  if (begin >= end || index_.empty()) return;
+  if (begin >= end || begin >= max_end_ || index_.empty()) return;
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);
     if (ring_[prev->second].range.end() > begin) it = prev;
   }
+  // B-tree erasure invalidates iterators: continue from what erase returns.
   while (it != index_.end() && it->first < end) {
-    std::size_t slot = (it++)->second;
-    erase_slot(slot);
+    ring_[it->second].valid = false;
+    it = index_.erase(it);
   }
 }
 
 const FreedRange* Quarantine::find_overlapping(Addr begin, Addr end) const {
-  if (begin >= end || index_.empty()) return nullptr;
+  if (begin >= end || begin >= max_end_ || index_.empty()) return nullptr;
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);

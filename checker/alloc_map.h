@@ -1,19 +1,23 @@
 // Live allocations and recently freed ranges.
 //
-// Live allocations sit in an ordered interval map keyed by start address
+// Live allocations sit in an ordered interval index keyed by start address
 // (ranges never overlap: an allocation that overlaps a stale entry replaces
-// it), so interior pointers resolve with one upper_bound. Each allocation
-// keeps only the LAST use per stream, so memory grows with live allocations
-// x streams and never with the length of the program. Map nodes of freed
-// allocations are recycled, so the steady state allocates nothing.
+// it), so interior pointers resolve with one upper_bound. The index is a
+// B-tree of small (start, end, slot) entries: a lookup touches a few dense
+// nodes instead of one scattered node per tree level. Each allocation keeps
+// only the LAST use per stream, so memory grows with live allocations x
+// streams and never with the length of the program; the first few streams'
+// last uses sit inline in the allocation, so recording a use touches no
+// other heap block.
 //
 // Freed ranges go to a bounded FIFO quarantine, remembered for
 // use-after-free until they are pushed out or reallocated.
 #pragma once
 
+#include <absl/container/btree_map.h>
+
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "checker/event.h"
@@ -24,19 +28,58 @@ namespace xsc {
 
 // The last use of an allocation by one agent. The clock part is kept apart
 // from the report part so that the checks scan a few dense cache lines.
+// Orders addresses. Not std::less on purpose: with it absl's B-tree scans
+// each node linearly; any other comparator makes it binary-search, which
+// takes fewer instructions in the wide nodes of these maps.
+struct AddrLess {
+  bool operator()(Addr a, Addr b) const { return a < b; }
+};
+
 struct UseEpoch {
   AgentId agent = kNoAgent;  // the stream (or host thread) that used it
   Epoch epoch = 0;           // that agent's epoch at the use
 };
 
-struct Allocation {
-  AllocInfo info;
+// A sequence whose first N elements live inline; the rest spill to the heap.
+// Most allocations are used by one to three streams.
+template <typename T, std::uint32_t N>
+class InlineVector {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](std::size_t i) { return i < N ? inline_[i] : spill_[i - N]; }
+  const T& operator[](std::size_t i) const {
+    return i < N ? inline_[i] : spill_[i - N];
+  }
+  void push_back(const T& v) {
+    if (size_ < N)
+      inline_[size_] = v;
+    else
+      spill_.push_back(v);
+    ++size_;
+  }
+  // Keeps the spill capacity: a recycled slot allocates nothing.
+  void clear() {
+    size_ = 0;
+    spill_.clear();
+  }
+
+ private:
+  std::uint32_t size_ = 0;
+  T inline_[N];
+  std::vector<T> spill_;
+};
+
+// Laid out so that a use reads and writes the first two cache lines only
+// (readiness and the last-use epochs), plus the one UseInfo it replaces.
+struct alignas(64) Allocation {
   // Stream-ordered allocations are ready at `ready_epoch` of `ready_agent`;
   // other kinds are ready at once (ready_epoch 0).
   AgentId ready_agent = kNoAgent;
   Epoch ready_epoch = 0;
-  std::vector<UseEpoch> last_use;     // one entry per agent...
-  std::vector<UseInfo> last_use_info; // ...and what that use was
+  InlineVector<UseEpoch, 4> last_use;      // one entry per agent...
+  AllocInfo info;
+  InlineVector<UseInfo, 4> last_use_info;  // ...and what that use was
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
@@ -73,13 +116,11 @@ class AllocMap {
     Addr end;
     Slot slot;
   };
-  using Index = std::map<Addr, Entry>;
+  using Index = absl::btree_map<Addr, Entry, AddrLess>;
   Index::iterator first_overlapping(Addr begin, Addr end);
   Index::const_iterator containing(Addr addr) const;
 
-  // Small index nodes (start -> end, slot) keep the tree walk cache-friendly.
   Index index_;
-  std::vector<Index::node_type> spare_nodes_;
   std::vector<Allocation> slab_;
   std::vector<Slot> free_slots_;  // released slots, use vectors' capacity kept
 };
@@ -112,8 +153,11 @@ class Quarantine {
   std::size_t capacity_;
   std::vector<Slot> ring_;  // grows to capacity_, then wraps
   std::size_t next_ = 0;    // slot the next push overwrites once full
-  std::map<Addr, std::size_t> index_;  // start -> slot; ranges are disjoint
-  std::vector<std::map<Addr, std::size_t>::node_type> spare_;
+  absl::btree_map<Addr, std::size_t, AddrLess> index_;  // start -> slot; disjoint ranges
+  // No remembered range ends above this (it only grows): a range starting
+  // at or above it overlaps nothing, without a walk of the index. Fresh
+  // address space is the common case for an allocation.
+  Addr max_end_ = 0;
 };
 
 template <typename F>
