@@ -43,9 +43,7 @@ void HbState::retire(AgentId agent) {
   cached_stream_agent_ = kNoAgent;
 }
 
-AgentId HbState::stream_agent(StreamId id) {
-  if (cached_stream_agent_ != kNoAgent && cached_stream_ == id)
-    return cached_stream_agent_;
+AgentId HbState::stream_agent_lookup(StreamId id) {
   auto it = streams_.find(id);
   if (it != streams_.end()) {
     cached_stream_ = id;
@@ -55,7 +53,7 @@ AgentId HbState::stream_agent(StreamId id) {
   return new_stream(id, StreamFlags::kBlocking);
 }
 
-AgentId HbState::thread_agent(ThreadId id) {
+AgentId HbState::thread_agent_lookup(ThreadId id) {
   if (id < kDenseThreads) {
     if (id < dense_threads_.size() && dense_threads_[id] != kNoAgent)
       return dense_threads_[id];
@@ -94,7 +92,9 @@ Epoch HbState::enqueue(AgentId stream, AgentId thread) {
   Agent& s = agents_[stream];
   VectorClock& clock = s.clock;
   const Agent& t = agents_[thread];
-  if (s.joined_thread != thread || s.joined_version != t.version) {
+  if (s.joined_thread == thread && s.joined_version == t.version) {
+    clock.raise(thread, t.clock.get(thread));
+  } else {
     clock.join(t.clock);
     s.joined_thread = thread;
     s.joined_version = t.version;

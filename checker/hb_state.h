@@ -27,9 +27,17 @@ class HbState {
   HbState();
 
   // The live agent of stream `id`, created (blocking) on first reference.
-  AgentId stream_agent(StreamId id);
+  AgentId stream_agent(StreamId id) {
+    if (cached_stream_agent_ != kNoAgent && cached_stream_ == id)
+      return cached_stream_agent_;
+    return stream_agent_lookup(id);
+  }
   // The live agent of host thread `id`, created on first reference.
-  AgentId thread_agent(ThreadId id);
+  AgentId thread_agent(ThreadId id) {
+    if (id < dense_threads_.size() && dense_threads_[id] != kNoAgent)
+      return dense_threads_[id];
+    return thread_agent_lookup(id);
+  }
 
   // kStreamCreate: a fresh agent for `id` (retiring a live one with the same
   // handle, whose destroy must have been missed).
@@ -41,11 +49,7 @@ class HbState {
   // legacy-stream joins and ticks the stream. Returns the op's epoch.
   Epoch enqueue(AgentId stream, AgentId thread);
   // A host action of `thread` (allocation, synchronous free, host access).
-  Epoch host_action(AgentId thread) {
-    Agent& a = agents_[thread];
-    ++a.version;
-    return a.clock.tick(thread);
-  }
+  Epoch host_action(AgentId thread) { return agents_[thread].clock.tick(thread); }
 
   // kEventRecord, after the record was enqueued on `stream`.
   void record_event(EventId event, AgentId stream);
@@ -70,9 +74,11 @@ class HbState {
  private:
   struct Agent {
     VectorClock clock;
-    // Bumped on every change of a thread's clock: a stream that joined the
-    // thread's clock at this version already holds all of it, so the join on
-    // the next enqueue by the same thread can be skipped.
+    // Bumped whenever a thread's clock learns from another agent (host
+    // synchronizations); its own ticks leave it alone. A stream that joined
+    // the thread's clock at this version holds all of it but the thread's
+    // own component, so the next enqueue by that thread raises one
+    // component instead of joining the whole clock.
     std::uint64_t version = 0;
     AgentId joined_thread = kNoAgent;  // streams: the thread last joined...
     std::uint64_t joined_version = 0;  // ...and its version then
@@ -83,6 +89,8 @@ class HbState {
     bool live = true;
   };
 
+  AgentId stream_agent_lookup(StreamId id);
+  AgentId thread_agent_lookup(ThreadId id);
   AgentId new_agent(bool is_stream);
   AgentId new_stream(StreamId id, StreamFlags flags);
   void retire(AgentId agent);

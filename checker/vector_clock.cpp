@@ -12,10 +12,7 @@ void VectorClock::set(AgentId agent, Epoch epoch) {
   epochs_[agent] = epoch;
 }
 
-Epoch VectorClock::tick(AgentId agent) {
-  if (agent >= epochs_.size()) epochs_.resize(agent + 1, 0);
-  return ++epochs_[agent];
-}
+void VectorClock::grow(AgentId agent) { epochs_.resize(agent + 1, 0); }
 
 void VectorClock::join(const VectorClock& other) {
   const std::size_t n = other.epochs_.size();

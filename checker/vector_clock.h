@@ -24,7 +24,18 @@ class VectorClock {
   }
   void set(AgentId agent, Epoch epoch);
   // Advances `agent`'s own component and returns the new epoch.
-  Epoch tick(AgentId agent);
+  Epoch tick(AgentId agent) {
+    if (agent >= epochs_.size()) grow(agent);
+    return ++epochs_[agent];
+  }
+  // Raises one component to at least `epoch`.
+  void raise(AgentId agent, Epoch epoch) {
+    if (agent >= epochs_.size()) {
+      if (epoch == 0) return;
+      grow(agent);
+    }
+    if (epochs_[agent] < epoch) epochs_[agent] = epoch;
+  }
   // Component-wise maximum.
   void join(const VectorClock& other);
   // Overwrites with `other`, reusing this clock's storage.
@@ -37,6 +48,8 @@ class VectorClock {
   void release() { std::vector<Epoch>().swap(epochs_); }
 
  private:
+  void grow(AgentId agent);  // to agent + 1 components
+
   std::vector<Epoch> epochs_;
 };
 
