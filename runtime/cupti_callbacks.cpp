@@ -849,7 +849,13 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     thread.adapter_check_due = false;
     maybe_attach_torch_adapter();
   }
-  poll_torch_adapter();
+  // The adapter hooks PyTorch's allocator only after a kernel launch: the
+  // allocator makes CUDA calls (device properties and the like) while it is
+  // still building its per-device state, and hooking it then would touch
+  // entries that do not exist yet. A launch comes only once it is whole.
+  const bool launch = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? is_runtime_launch(cbid)
+                                                            : is_driver_launch(cbid);
+  if (launch) poll_torch_adapter();
 }
 
 }  // namespace

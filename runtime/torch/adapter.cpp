@@ -98,12 +98,12 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
   if (api->set_launch_stack_hook != nullptr) api->set_launch_stack_hook(&launch_stack_hook);
   trace_step("launch stack hook registered");
 
-  if (try_install() != State::kWaitingForCuda) return g_state.load() == State::kGaveUp ? 1 : 0;
-
-  // CUDA is not initialized yet (the usual case: we are loaded during
-  // `import torch`). The runtime may call xsc_torch_poll from its CUDA
-  // callbacks; in a Python process torch.cuda also calls it for us right
-  // after its lazy initialization.
+  // Never hook the allocator from here: the runtime attaches from inside a
+  // CUDA call, possibly while PyTorch is still initializing the allocator
+  // (its device list is sized before its entries exist). The hooks go in at
+  // a safe point instead: the runtime polls after kernel launches, and in a
+  // Python process torch.cuda calls xsc_torch_poll right after its lazy
+  // initialization.
   // Without a Python interpreter (a C++ program linked against libtorch)
   // only the runtime's polling remains, so a failure here is not final.
   std::string why;
