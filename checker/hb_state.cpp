@@ -25,8 +25,7 @@ AgentId HbState::new_stream(StreamId id, StreamFlags flags) {
     legacy_ = agent;
   else if (a.blocking)
     blocking_streams_.push_back(agent);
-  cached_stream_ = id;
-  cached_stream_agent_ = agent;
+  cache_stream(id, agent);
   return agent;
 }
 
@@ -40,14 +39,13 @@ void HbState::retire(AgentId agent) {
   auto it = std::find(blocking_streams_.begin(), blocking_streams_.end(), agent);
   if (it != blocking_streams_.end()) blocking_streams_.erase(it);
   if (legacy_ == agent) legacy_ = kNoAgent;
-  cached_stream_agent_ = kNoAgent;
+  for (StreamCacheEntry& c : stream_cache_) c = StreamCacheEntry{};
 }
 
 AgentId HbState::stream_agent_lookup(StreamId id) {
   auto it = streams_.find(id);
   if (it != streams_.end()) {
-    cached_stream_ = id;
-    cached_stream_agent_ = it->second;
+    cache_stream(id, it->second);
     return it->second;
   }
   return new_stream(id, StreamFlags::kBlocking);

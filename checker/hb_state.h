@@ -13,6 +13,7 @@
 // is a new agent, since CUDA reuses handle values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -28,8 +29,8 @@ class HbState {
 
   // The live agent of stream `id`, created (blocking) on first reference.
   AgentId stream_agent(StreamId id) {
-    if (cached_stream_agent_ != kNoAgent && cached_stream_ == id)
-      return cached_stream_agent_;
+    const StreamCacheEntry& c = stream_cache_[stream_cache_index(id)];
+    if (c.agent != kNoAgent && c.stream == id) return c.agent;
     return stream_agent_lookup(id);
   }
   // The live agent of host thread `id`, created on first reference.
@@ -97,9 +98,20 @@ class HbState {
 
   std::vector<Agent> agents_;
   std::unordered_map<StreamId, AgentId> streams_;
-  // One-entry cache: most consecutive events name the same stream.
-  StreamId cached_stream_ = 0;
-  AgentId cached_stream_agent_ = kNoAgent;
+  // Direct-mapped cache in front of streams_: consecutive events name a few
+  // streams in turn. Cleared whenever a stream agent retires.
+  struct StreamCacheEntry {
+    StreamId stream = 0;
+    AgentId agent = kNoAgent;
+  };
+  static constexpr std::size_t kStreamCacheSize = 16;
+  static std::size_t stream_cache_index(StreamId id) {
+    return static_cast<std::size_t>((id * 0x9e3779b97f4a7c15ULL) >> 60);
+  }
+  void cache_stream(StreamId id, AgentId agent) {
+    stream_cache_[stream_cache_index(id)] = StreamCacheEntry{id, agent};
+  }
+  StreamCacheEntry stream_cache_[kStreamCacheSize];
   AgentId legacy_ = kNoAgent;
   std::vector<AgentId> live_streams_;      // including the legacy stream
   std::vector<AgentId> blocking_streams_;  // live, blocking, not legacy
