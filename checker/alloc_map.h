@@ -14,10 +14,10 @@
 // use-after-free until they are pushed out or reallocated.
 #pragma once
 
-#include <absl/container/btree_map.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "checker/event.h"
@@ -28,13 +28,6 @@ namespace xsc {
 
 // The last use of an allocation by one agent. The clock part is kept apart
 // from the report part so that the checks scan a few dense cache lines.
-// Orders addresses. Not std::less on purpose: with it absl's B-tree scans
-// each node linearly; any other comparator makes it binary-search, which
-// takes fewer instructions in the wide nodes of these maps.
-struct AddrLess {
-  bool operator()(Addr a, Addr b) const { return a < b; }
-};
-
 struct UseEpoch {
   AgentId agent = kNoAgent;  // the stream (or host thread) that used it
   Epoch epoch = 0;           // that agent's epoch at the use
@@ -116,7 +109,7 @@ class AllocMap {
     Addr end;
     Slot slot;
   };
-  using Index = absl::btree_map<Addr, Entry, AddrLess>;
+  using Index = std::map<Addr, Entry>;
   Index::iterator first_overlapping(Addr begin, Addr end);
   Index::const_iterator containing(Addr addr) const;
 
@@ -153,7 +146,7 @@ class Quarantine {
   std::size_t capacity_;
   std::vector<Slot> ring_;  // grows to capacity_, then wraps
   std::size_t next_ = 0;    // slot the next push overwrites once full
-  absl::btree_map<Addr, std::size_t, AddrLess> index_;  // start -> slot; disjoint ranges
+  std::map<Addr, std::size_t> index_;  // start -> slot; disjoint ranges
   // No remembered range ends above this (it only grows): a range starting
   // at or above it overlaps nothing, without a walk of the index. Fresh
   // address space is the common case for an allocation.

@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ python3
   clang-22 libclang-22-dev clang-tidy-22 llvm-22-dev llvm-22-tools libclang-rt-22-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libsimdjson-dev libabsl-dev
+  nlohmann-json3-dev libsimdjson-dev
   libdw-dev libelf-dev libunwind-dev
 )
 
