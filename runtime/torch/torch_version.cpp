@@ -2,9 +2,8 @@
 
 #include <dlfcn.h>
 
-#include <fstream>
-#include <regex>
-#include <sstream>
+#include <cstdio>
+#include <string>
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/headeronly/version.h>
@@ -12,12 +11,17 @@
 namespace xsc::torch_adapter {
 namespace {
 
+// stdio rather than iostreams: no locale facets involved (see below).
 std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return {};
+  std::string text;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0 && text.size() < (1u << 20))
+    text.append(buffer, n);
+  std::fclose(file);
+  return text;
 }
 
 }  // namespace
@@ -30,11 +34,20 @@ std::string loaded_torch_version() {
   std::string lib_path = info.dli_fname;
   std::string lib_dir = lib_path.substr(0, lib_path.rfind('/'));
   std::string root = lib_dir.substr(0, lib_dir.rfind('/'));
-  // A wheel: torch/lib/libc10_cuda.so next to torch/version.py.
-  static const std::regex py_version(R"(__version__\s*=\s*['"]([^'"]+)['"])");
-  std::smatch m;
+  // A wheel: torch/lib/libc10_cuda.so next to torch/version.py, which holds
+  // a line `__version__ = '2.11.0+cu130'`. Plain string search: std::regex
+  // needs locale facets that this library may not share with the process.
   std::string text = read_file(root + "/version.py");
-  if (std::regex_search(text, m, py_version)) return m[1];
+  const std::size_t key = text.find("__version__");
+  if (key != std::string::npos) {
+    const std::size_t open = text.find_first_of("'\"", key);
+    const std::size_t eol = text.find('\n', key);
+    if (open != std::string::npos && (eol == std::string::npos || open < eol)) {
+      const std::size_t close = text.find(text[open], open + 1);
+      if (close != std::string::npos && (eol == std::string::npos || close < eol))
+        return text.substr(open + 1, close - open - 1);
+    }
+  }
   // A libtorch archive: libtorch/lib/ next to libtorch/build-version.
   text = read_file(root + "/build-version");
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
