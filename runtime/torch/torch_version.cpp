@@ -38,15 +38,19 @@ std::string loaded_torch_version() {
   // a line `__version__ = '2.11.0+cu130'`. Plain string search: std::regex
   // needs locale facets that this library may not share with the process.
   std::string text = read_file(root + "/version.py");
-  const std::size_t key = text.find("__version__");
-  if (key != std::string::npos) {
-    const std::size_t open = text.find_first_of("'\"", key);
-    const std::size_t eol = text.find('\n', key);
-    if (open != std::string::npos && (eol == std::string::npos || open < eol)) {
-      const std::size_t close = text.find(text[open], open + 1);
-      if (close != std::string::npos && (eol == std::string::npos || close < eol))
-        return text.substr(open + 1, close - open - 1);
-    }
+  // The assignment line, not a mention such as __all__ = ['__version__', ...].
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(at, eol - at);
+    at = eol + 1;
+    if (line.rfind("__version__", 0) != 0) continue;
+    std::size_t pos = line.find_first_not_of(' ', 11);
+    if (pos == std::string::npos || line[pos] != '=') continue;
+    const std::size_t open = line.find_first_of("'\"", pos);
+    if (open == std::string::npos) continue;
+    const std::size_t close = line.find(line[open], open + 1);
+    if (close != std::string::npos) return line.substr(open + 1, close - open - 1);
   }
   // A libtorch archive: libtorch/lib/ next to libtorch/build-version.
   text = read_file(root + "/build-version");
