@@ -80,7 +80,7 @@ def workloads(build, quick):
     py = sys.executable
     launches = "20000" if quick else "100000"
     items = [
-        ("launch-bound (4 streams)", "cuda", [os.path.join(build, "bin", "bench_launch"), launches], True),
+        ("launch-bound (4 streams)", "cuda", [os.path.join(build, "bin", "bench_launch"), launches], False),
     ]
     for mode in ("buggy", "record_stream", "stall", "keep_ref"):
         items.append((f"cuda pipelines_async {mode}", "cuda",
@@ -93,8 +93,9 @@ def workloads(build, quick):
                   [py, os.path.join(ROOT, "examples", "torch", "train_prefetch.py"), "--steps", "200"], False))
     load = os.path.join(ex, "faults", "load")
     if os.path.exists(load):
-        items.append(("10^6 launches, 10^4 live allocations", "load", [load, "--launches", "1000000",
-                                                                        "--live", "10000"], False))
+        items.append(("10^6 launches, 10^4 live allocations", "load", [load, "history", "1000000", "10000"],
+                      False))
+        items.append(("8 threads x 4 streams, 10^5 launches", "load", [load, "threads", "100000"], False))
     return [w for w in items if os.path.exists(w[2][0]) or w[2][0] == py and os.path.exists(w[2][1])]
 
 
