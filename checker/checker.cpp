@@ -362,6 +362,9 @@ void Checker::Impl::on_free_completed(const Event& e, AgentId thread) {
   DeferredBlock block = std::move(it->second);
   deferred.erase(it);
   if (has_requested && requested == e.addr) has_requested = false;
+  // A completion that came right after its request was an immediate free:
+  // reports call it that, not a block parked by record_stream.
+  if (!block.parked) block.free.deferred = false;
   unpark(block);
   // The allocator's successful event query made the completing thread
   // synchronize with the consumers' events before this point.

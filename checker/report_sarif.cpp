@@ -133,7 +133,7 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
   notes.push_back({{"level", "note"},
                    {"message", {{"text", std::to_string(findings.size()) + " finding(s) (" +
                                              std::to_string(ctx.suppressed) + " suppressed)"}}}});
-  if (ctx.advisory && ctx.parked.deferred_frees > 0) {
+  if (ctx.advisory && ctx.parked.max_parked > 0) {
     json note = {{"level", "note"},
                  {"message",
                   {{"text", "record_stream parked up to " + std::to_string(ctx.parked.max_parked) +

@@ -117,7 +117,7 @@ void write_text_report(const std::vector<Finding>& findings, const ReportContext
   out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
       << " suppressed)\n";
   const ParkedBlockStats& parked = ctx.parked;
-  if (ctx.advisory && parked.deferred_frees > 0) {
+  if (ctx.advisory && parked.max_parked > 0) {
     char mib[32];
     std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(parked.peak_parked_bytes) / (1024.0 * 1024.0));
     out << "xstream-check: advisory: record_stream parked up to " << parked.max_parked

@@ -115,7 +115,7 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   context.suppressed = suppressed;
   context.parked = s.checker.parked_blocks();
   context.advisory = s.options.advisory;
-  const bool advisory_due = context.advisory && context.parked.deferred_frees > 0;
+  const bool advisory_due = context.advisory && context.parked.max_parked > 0;
   const bool clean = kept.empty() && suppressed == 0 && !advisory_due && s.options.verbosity < 1;
   // Every checked process (fork and exec children too) ends here: a clean
   // text report stays silent so the program's own stderr is unchanged.

@@ -107,6 +107,20 @@ TEST_F(ChecksTest, UseOfAParkedBlockIsUseAfterFree) {
   EXPECT_TRUE(checker.findings()[0].free.deferred);
 }
 
+TEST_F(ChecksTest, FreeCompletedAtOnceIsReportedAsImmediate) {
+  // A caching-allocator free whose completion is the very next event never
+  // waited for record_stream: its report must not say it was deferred.
+  feed(Alloc(kA, kSize, kProducer));
+  feed(Use(kA, 16, kConsumer).stack(4));
+  feed(Free(kA, kProducer, FreeKind::kCachingAllocator, true).stack(3));
+  feed(FreeCompleted(kA));
+  checker.finish();
+  ASSERT_EQ(checker.findings().size(), 1u);
+  EXPECT_EQ(checker.findings()[0].kind, FindingKind::kUnorderedFree);
+  EXPECT_FALSE(checker.findings()[0].free.deferred);
+  EXPECT_EQ(checker.parked_blocks().max_parked, 0u);
+}
+
 TEST_F(ChecksTest, ReallocatingAParkedBlockUnparksIt) {
   // The completion was missed: handing the range out again proves the block
   // was reusable.
