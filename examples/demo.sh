@@ -5,7 +5,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${XSC_BUILD_DIR:-$root/build}
-trace=${1:-$root/examples/traces/cuda_async_buggy.jsonl}
+trace=${1:-$root/examples/traces/torch_buggy.jsonl}
 
 bash "$root/test/install-deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
