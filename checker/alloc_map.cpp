@@ -1,6 +1,7 @@
 #include "checker/alloc_map.h"
 
 #include <algorithm>
+#include <bit>
 #include <iterator>
 #include <limits>
 #include <utility>
@@ -30,6 +31,59 @@ void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
   last_use_info.push_back(use);
 }
 
+const AllocMap::StartCell* AllocMap::find_start(Addr start) const {
+  if (starts_.empty()) return nullptr;
+  const std::size_t mask = starts_.size() - 1;
+  for (std::size_t i = start_home(start);; i = (i + 1) & mask) {
+    const StartCell& c = starts_[i];
+    if (c.slot == kNoSlot) return nullptr;
+    if (c.start == start) return &c;
+  }
+}
+
+void AllocMap::add_start(Addr start, Addr end, Slot slot, Index::iterator where) {
+  // Keep the table at most half full (index_ already holds the new entry).
+  if (2 * index_.size() > starts_.size()) {
+    std::vector<StartCell> old = std::move(starts_);
+    std::size_t n = old.empty() ? 64 : old.size() * 2;
+    starts_.assign(n, StartCell{});
+    start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
+    for (const StartCell& c : old)
+      if (c.slot != kNoSlot) add_start(c.start, c.end, c.slot, c.where);
+  }
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t i = start_home(start);
+  while (starts_[i].slot != kNoSlot) i = (i + 1) & mask;
+  starts_[i] = StartCell{start, end, where, slot};
+}
+
+void AllocMap::remove_start(Addr start) {
+  if (starts_.empty()) return;
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t i = start_home(start);
+  for (;; i = (i + 1) & mask) {
+    if (starts_[i].slot == kNoSlot) return;
+    if (starts_[i].start == start) break;
+  }
+  // Backward-shift deletion: no tombstones, so probes stay short.
+  for (std::size_t j = (i + 1) & mask; starts_[j].slot != kNoSlot;
+       j = (j + 1) & mask) {
+    const std::size_t home = start_home(starts_[j].start);
+    // Cell j may move to the hole at i unless its home lies in (i, j].
+    const bool home_after_hole = i <= j ? (i < home && home <= j)
+                                        : (i < home || home <= j);
+    if (home_after_hole) continue;
+    starts_[i] = starts_[j];
+    i = j;
+  }
+  starts_[i] = StartCell{};
+}
+
+void AllocMap::erase_entry(Index::iterator it) {
+  remove_start(it->first);
+  index_.erase(it);
+}
+
 AllocMap::Index::iterator AllocMap::first_overlapping(Addr begin, Addr end) {
   if (begin >= end) return index_.end();
   auto it = index_.upper_bound(begin);
@@ -53,10 +107,18 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   clamped.size = end - info.addr;
   if (clamped.size == 0) return nullptr;
   // Stale entries (a free we never saw) give way to the new allocation.
-  for (auto it = first_overlapping(info.addr, end);
-       it != index_.end() && it->first < end;) {
-    release(it->second.slot);
-    it = index_.erase(it);
+  // Above the highest live range (fresh address space) there are none, and
+  // the new entry goes last without a walk.
+  const bool above_all =
+      index_.empty() || std::prev(index_.end())->second.end <= info.addr;
+  if (!above_all) {
+    for (auto it = first_overlapping(info.addr, end);
+         it != index_.end() && it->first < end;) {
+      release(it->second.slot);
+      auto next = std::next(it);
+      erase_entry(it);
+      it = next;
+    }
   }
   Slot slot;
   if (!free_slots_.empty()) {
@@ -72,25 +134,30 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   a.ready_epoch = 0;
   a.last_use.clear();
   a.last_use_info.clear();
-  index_.emplace(info.addr, Entry{end, slot});
+  auto where = above_all
+                   ? index_.emplace_hint(index_.end(), info.addr, Entry{end, slot})
+                   : index_.emplace(info.addr, Entry{end, slot}).first;
+  add_start(info.addr, end, slot, where);
   return &a;
 }
 
 Allocation* AllocMap::find_containing(Addr addr) {
+  if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
   auto it = containing(addr);
   return it == index_.end() ? nullptr : &slab_[it->second.slot];
 }
 
 const Allocation* AllocMap::find_containing(Addr addr) const {
+  if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
   auto it = containing(addr);
   return it == index_.end() ? nullptr : &slab_[it->second.slot];
 }
 
 AllocMap::Slot AllocMap::extract(Addr addr) {
-  auto it = index_.find(addr);
-  if (it == index_.end()) return kNoSlot;
-  Slot slot = it->second.slot;
-  index_.erase(it);
+  const StartCell* c = find_start(addr);
+  if (!c) return kNoSlot;
+  const Slot slot = c->slot;
+  erase_entry(c->where);
   return slot;
 }
 

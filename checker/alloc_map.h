@@ -2,9 +2,10 @@
 //
 // Live allocations sit in an ordered interval index keyed by start address
 // (ranges never overlap: an allocation that overlaps a stale entry replaces
-// it), so interior pointers resolve with one upper_bound. The index is a
-// B-tree of small (start, end, slot) entries: a lookup touches a few dense
-// nodes instead of one scattered node per tree level. Each allocation keeps
+// it), so interior pointers resolve with one upper_bound. In front of it, a
+// flat open-addressing hash of exact starts answers frees (which always name
+// the start) and the many uses that start at their allocation with one or
+// two cache lines instead of a walk down the tree. Each allocation keeps
 // only the LAST use per stream, so memory grows with live allocations x
 // streams and never with the length of the program; the first few streams'
 // last uses sit inline in the allocation, so recording a use touches no
@@ -112,8 +113,30 @@ class AllocMap {
   using Index = std::map<Addr, Entry>;
   Index::iterator first_overlapping(Addr begin, Addr end);
   Index::const_iterator containing(Addr addr) const;
+  // Takes the index entry `it` out of the index and the start hash.
+  void erase_entry(Index::iterator it);
+
+  // One live allocation by its exact start. The end and slot are copied
+  // here so a hit needs nothing else; the index position makes erasure
+  // free of a tree walk. slot == kNoSlot marks an empty cell.
+  struct StartCell {
+    Addr start = 0;
+    Addr end = 0;
+    Index::iterator where;
+    Slot slot = kNoSlot;
+  };
+  const StartCell* find_start(Addr start) const;
+  void add_start(Addr start, Addr end, Slot slot, Index::iterator where);
+  void remove_start(Addr start);
+  std::size_t start_home(Addr start) const {
+    return static_cast<std::size_t>((start * 0x9e3779b97f4a7c15ULL) >> start_shift_);
+  }
 
   Index index_;
+  // Linear probing, power-of-two size, at most half full; it grows with the
+  // most allocations live at once and never allocates per insert.
+  std::vector<StartCell> starts_;
+  unsigned start_shift_ = 64;
   std::vector<Allocation> slab_;
   std::vector<Slot> free_slots_;  // released slots, use vectors' capacity kept
 };
@@ -155,6 +178,13 @@ class Quarantine {
 
 template <typename F>
 std::size_t AllocMap::for_each_overlapping(Addr begin, Addr end, F&& f) {
+  if (begin >= end) return 0;
+  // Ranges are disjoint: one that starts at `begin` and covers [begin, end)
+  // is the only one overlapping it.
+  if (const StartCell* c = find_start(begin); c && end <= c->end) {
+    f(slab_[c->slot]);
+    return 1;
+  }
   std::size_t n = 0;
   for (auto it = first_overlapping(begin, end);
        it != index_.end() && it->first < end; ++it) {
