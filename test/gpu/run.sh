@@ -11,7 +11,8 @@
 # Logs and a summary go to $OUT (default build-gpu/out), at most 8 files:
 #   env.log configure.log build.log lit.log lit-results.json
 #   lit-outputs.tar.gz summary.txt
-# XSC_GPU_BUDGET_S (default 540) bounds the whole run in seconds.
+# XSC_GPU_BUDGET_S (default 540) bounds the whole run in seconds;
+# XSC_GPU_SUITES picks suites ("none": build only).
 # Exit status: lit's (0 when every test passed or was unsupported), or the
 # failing step's.
 set -uo pipefail
@@ -93,8 +94,14 @@ else
 fi
 
 # --- 4. lit ------------------------------------------------------------------
+# XSC_GPU_SUITES names the suites to run (default: all GPU suites); "none"
+# stops after the build (bench/run.sh builds this way).
+if [ "${XSC_GPU_SUITES:-}" = none ]; then
+  note "lit: skipped (XSC_GPU_SUITES=none)"
+  exit 0
+fi
 suites=()
-for s in runtime torch nccl reliability; do
+for s in ${XSC_GPU_SUITES:-runtime torch nccl reliability}; do
   [ -d "$root/test/$s" ] && suites+=("$build/test/$s")
 done
 lit_time=$(( budget - (SECONDS - start) - 20 ))
