@@ -168,16 +168,38 @@ void AllocMap::release(Slot slot) {
   free_slots_.push_back(slot);
 }
 
+void Quarantine::index_pending() const {
+  // The pending pushes are the latest `unindexed_` ring slots, oldest first.
+  const std::size_t n = ring_.size();
+  for (std::size_t k = unindexed_; k > 0; --k) {
+    const std::size_t slot = (last_ + n - (k - 1)) % n;
+    Slot& s = ring_[slot];
+    if (!s.valid || s.indexed) continue;
+    auto [it, fresh] = index_.try_emplace(s.range.alloc.addr, slot);
+    if (!fresh) {
+      // Same start as a remembered range: the later free replaces it.
+      ring_[it->second].valid = false;
+      ring_[it->second].indexed = false;
+      --live_;
+      it->second = slot;
+    }
+    s.indexed = true;
+    s.where = it;
+  }
+  unindexed_ = 0;
+}
+
 void Quarantine::erase_slot(std::size_t slot) {
   Slot& s = ring_[slot];
   if (!s.valid) return;
   s.valid = false;
-  index_.erase(s.range.alloc.addr);
+  --live_;
+  if (s.indexed) index_.erase(s.where);
+  s.indexed = false;
 }
 
 void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
   if (capacity_ == 0 || alloc.size == 0) return;
-  forget(alloc.addr, range_end(alloc.addr, alloc.size));
   std::size_t slot;
   if (ring_.size() < capacity_) {
     slot = ring_.size();
@@ -191,26 +213,33 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
   s.range.alloc = alloc;
   s.range.free = free;
   s.valid = true;
-  index_.emplace(alloc.addr, slot);
+  s.indexed = false;
+  ++live_;
+  last_ = slot;
+  if (unindexed_ < ring_.size()) ++unindexed_;
   max_end_ = std::max(max_end_, range_end(alloc.addr, alloc.size));
 }
 
 void Quarantine::forget(Addr begin, Addr end) {
-  if (begin >= end || begin >= max_end_ || index_.empty()) return;
+  if (begin >= end || begin >= max_end_ || live_ == 0) return;
+  index_pending();
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);
     if (ring_[prev->second].range.end() > begin) it = prev;
   }
-  // B-tree erasure invalidates iterators: continue from what erase returns.
   while (it != index_.end() && it->first < end) {
-    ring_[it->second].valid = false;
+    Slot& s = ring_[it->second];
+    s.valid = false;
+    s.indexed = false;
+    --live_;
     it = index_.erase(it);
   }
 }
 
 const FreedRange* Quarantine::find_overlapping(Addr begin, Addr end) const {
-  if (begin >= end || begin >= max_end_ || index_.empty()) return nullptr;
+  if (begin >= end || begin >= max_end_ || live_ == 0) return nullptr;
+  index_pending();
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);

@@ -152,24 +152,41 @@ class Quarantine {
  public:
   explicit Quarantine(std::size_t capacity) : capacity_(capacity) {}
   // Remembers a freed range, pushing out the oldest beyond the capacity.
+  // The range must not overlap a remembered one. The checker keeps that
+  // true without a check: an allocation forgets every remembered range it
+  // overlaps before it becomes live, live ranges are disjoint, and only a
+  // live (or deferred, once live) range is ever freed and pushed. A range
+  // with the same start as a remembered one replaces it.
   void push(const AllocInfo& alloc, const FreeInfo& free);
   // Forgets every remembered range overlapping [begin, end) (reallocated).
   void forget(Addr begin, Addr end);
   // The first remembered range overlapping [begin, end), or null.
   const FreedRange* find_overlapping(Addr begin, Addr end) const;
-  std::size_t size() const { return index_.size(); }
+  std::size_t size() const { return live_; }
 
  private:
+  using Index = std::map<Addr, std::size_t>;  // start -> ring slot; disjoint
+  // Enters the pushes since the last lookup into the index.
+  void index_pending() const;
   void erase_slot(std::size_t slot);
 
   struct Slot {
     FreedRange range;
     bool valid = false;
+    bool indexed = false;
+    Index::iterator where;  // when indexed: erasure needs no walk
   };
   std::size_t capacity_;
-  std::vector<Slot> ring_;  // grows to capacity_, then wraps
+  // Mutable: the index is built lazily by the const lookups. A push only
+  // writes its ring slot; the ordered index sees it at the next lookup
+  // below max_end_, so a program that never reuses freed address space and
+  // never touches freed memory keeps no tree at all.
+  mutable std::vector<Slot> ring_;  // grows to capacity_, then wraps
   std::size_t next_ = 0;    // slot the next push overwrites once full
-  std::map<Addr, std::size_t> index_;  // start -> slot; disjoint ranges
+  std::size_t last_ = 0;    // slot of the latest push
+  mutable std::size_t unindexed_ = 0;  // the latest pushes not in index_
+  mutable std::size_t live_ = 0;       // valid slots
+  mutable Index index_;
   // No remembered range ends above this (it only grows): a range starting
   // at or above it overlaps nothing, without a walk of the index. Fresh
   // address space is the common case for an allocation.
