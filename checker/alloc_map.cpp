@@ -19,13 +19,11 @@ Addr range_end(Addr addr, std::uint64_t size) {
 }  // namespace
 
 void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
-  const std::size_t n = last_use.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (last_use[i].agent == agent) {
-      last_use[i].epoch = epoch;
-      last_use_info[i] = use;
-      return;
-    }
+  const std::size_t i = last_use.find(agent);
+  if (i != last_use.size()) {
+    last_use.set_epoch(i, epoch);
+    last_use_info[i] = use;
+    return;
   }
   last_use.push_back(UseEpoch{agent, epoch});
   last_use_info.push_back(use);
@@ -41,20 +39,20 @@ const AllocMap::StartCell* AllocMap::find_start(Addr start) const {
   }
 }
 
-void AllocMap::add_start(Addr start, Addr end, Slot slot, Index::iterator where) {
-  // Keep the table at most half full (index_ already holds the new entry).
-  if (2 * index_.size() > starts_.size()) {
+void AllocMap::add_start(Addr start, Addr end, Slot slot) {
+  // Keep the table at most 5/8 full (index_ already holds the new entry).
+  if (8 * index_.size() > 5 * starts_.size()) {
     std::vector<StartCell> old = std::move(starts_);
     std::size_t n = old.empty() ? 64 : old.size() * 2;
     starts_.assign(n, StartCell{});
     start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
     for (const StartCell& c : old)
-      if (c.slot != kNoSlot) add_start(c.start, c.end, c.slot, c.where);
+      if (c.slot != kNoSlot) add_start(c.start, c.end, c.slot);
   }
   const std::size_t mask = starts_.size() - 1;
   std::size_t i = start_home(start);
   while (starts_[i].slot != kNoSlot) i = (i + 1) & mask;
-  starts_[i] = StartCell{start, end, where, slot};
+  starts_[i] = StartCell{start, end, slot};
 }
 
 void AllocMap::remove_start(Addr start) {
@@ -127,6 +125,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   } else {
     slot = static_cast<Slot>(slab_.size());
     slab_.emplace_back();
+    where_.emplace_back();
   }
   Allocation& a = slab_[slot];
   a.info = clamped;
@@ -137,7 +136,8 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   auto where = above_all
                    ? index_.emplace_hint(index_.end(), info.addr, Entry{end, slot})
                    : index_.emplace(info.addr, Entry{end, slot}).first;
-  add_start(info.addr, end, slot, where);
+  where_[slot] = where;
+  add_start(info.addr, end, slot);
   return &a;
 }
 
@@ -157,7 +157,7 @@ AllocMap::Slot AllocMap::extract(Addr addr) {
   const StartCell* c = find_start(addr);
   if (!c) return kNoSlot;
   const Slot slot = c->slot;
-  erase_entry(c->where);
+  erase_entry(where_[slot]);
   return slot;
 }
 

@@ -34,20 +34,69 @@ struct UseEpoch {
   Epoch epoch = 0;           // that agent's epoch at the use
 };
 
-// A sequence whose first N elements live inline; the rest spill to the heap.
-// Most allocations are used by one to three streams.
+// An allocation's last use per agent, agents and epochs kept apart (struct
+// of arrays) so that the first three entries, the readiness fields of the
+// allocation and the entry count share one cache line; further entries
+// spill to the heap. Most allocations are used by one to three streams.
+class LastUseEpochs {
+ public:
+  static constexpr std::uint32_t kInline = 4;
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  UseEpoch operator[](std::size_t i) const {
+    return i < kInline ? UseEpoch{agents_[i], epochs_[i]} : spill_[i - kInline];
+  }
+  // The index of `agent`'s entry, or size() when it has none.
+  std::size_t find(AgentId agent) const {
+    const std::size_t inline_n = size_ < kInline ? size_ : kInline;
+    for (std::size_t i = 0; i < inline_n; ++i)
+      if (agents_[i] == agent) return i;
+    for (std::size_t i = 0; i < spill_.size(); ++i)
+      if (spill_[i].agent == agent) return kInline + i;
+    return size_;
+  }
+  void set_epoch(std::size_t i, Epoch epoch) {
+    if (i < kInline)
+      epochs_[i] = epoch;
+    else
+      spill_[i - kInline].epoch = epoch;
+  }
+  void push_back(UseEpoch u) {
+    if (size_ < kInline) {
+      agents_[size_] = u.agent;
+      epochs_[size_] = u.epoch;
+    } else {
+      spill_.push_back(u);
+    }
+    ++size_;
+  }
+  // Keeps the spill capacity: a recycled slot allocates nothing.
+  void clear() {
+    size_ = 0;
+    spill_.clear();
+  }
+
+ private:
+  std::uint32_t size_ = 0;
+  AgentId agents_[kInline];
+  Epoch epochs_[kInline];
+  std::vector<UseEpoch> spill_;
+};
+
+// A sequence whose first N elements live inline, each on its own cache line
+// so that overwriting one writes one line; the rest spill to the heap.
 template <typename T, std::uint32_t N>
 class InlineVector {
  public:
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T& operator[](std::size_t i) { return i < N ? inline_[i] : spill_[i - N]; }
+  T& operator[](std::size_t i) { return i < N ? inline_[i].value : spill_[i - N]; }
   const T& operator[](std::size_t i) const {
-    return i < N ? inline_[i] : spill_[i - N];
+    return i < N ? inline_[i].value : spill_[i - N];
   }
   void push_back(const T& v) {
     if (size_ < N)
-      inline_[size_] = v;
+      inline_[size_].value = v;
     else
       spill_.push_back(v);
     ++size_;
@@ -59,19 +108,23 @@ class InlineVector {
   }
 
  private:
+  struct alignas(64) Cell {
+    T value;
+  };
   std::uint32_t size_ = 0;
-  T inline_[N];
   std::vector<T> spill_;
+  Cell inline_[N];
 };
 
-// Laid out so that a use reads and writes the first two cache lines only
-// (readiness and the last-use epochs), plus the one UseInfo it replaces.
+// Laid out so that the ordering check and the use record read and write the
+// first cache line (readiness, the first three last-use epochs) plus the
+// one UseInfo line they replace.
 struct alignas(64) Allocation {
   // Stream-ordered allocations are ready at `ready_epoch` of `ready_agent`;
   // other kinds are ready at once (ready_epoch 0).
-  AgentId ready_agent = kNoAgent;
   Epoch ready_epoch = 0;
-  InlineVector<UseEpoch, 4> last_use;      // one entry per agent...
+  AgentId ready_agent = kNoAgent;
+  LastUseEpochs last_use;                  // one entry per agent...
   AllocInfo info;
   InlineVector<UseInfo, 4> last_use_info;  // ...and what that use was
 
@@ -116,27 +169,27 @@ class AllocMap {
   // Takes the index entry `it` out of the index and the start hash.
   void erase_entry(Index::iterator it);
 
-  // One live allocation by its exact start. The end and slot are copied
-  // here so a hit needs nothing else; the index position makes erasure
-  // free of a tree walk. slot == kNoSlot marks an empty cell.
+  // One live allocation by its exact start. The end is copied here so a
+  // range check needs nothing else. slot == kNoSlot marks an empty cell.
   struct StartCell {
     Addr start = 0;
     Addr end = 0;
-    Index::iterator where;
     Slot slot = kNoSlot;
   };
   const StartCell* find_start(Addr start) const;
-  void add_start(Addr start, Addr end, Slot slot, Index::iterator where);
+  void add_start(Addr start, Addr end, Slot slot);
   void remove_start(Addr start);
   std::size_t start_home(Addr start) const {
     return static_cast<std::size_t>((start * 0x9e3779b97f4a7c15ULL) >> start_shift_);
   }
 
   Index index_;
-  // Linear probing, power-of-two size, at most half full; it grows with the
+  // Linear probing, power-of-two size, at most 5/8 full; it grows with the
   // most allocations live at once and never allocates per insert.
   std::vector<StartCell> starts_;
   unsigned start_shift_ = 64;
+  // Each live slot's index entry, so that erasure needs no tree walk.
+  std::vector<Index::iterator> where_;
   std::vector<Allocation> slab_;
   std::vector<Slot> free_slots_;  // released slots, use vectors' capacity kept
 };
