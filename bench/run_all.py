@@ -75,6 +75,18 @@ def tools_for(kind, build):
     return tools
 
 
+# XSC_PROFILE variants (docs/performance-knobs.md), run on the launch-bound
+# workload only: they split the per-launch overhead into CUPTI dispatch,
+# stack capture and the rest (locking, argument scan, the checker).
+PROFILE_TOOLS = [("xsc subscribe-only", "subscribe-only"), ("xsc no-stacks", "no-stacks")]
+
+
+def profile_tools(build):
+    lib = os.path.join(build, "lib", "libxstream_check.so")
+    return [(name, [], {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0", "XSC_PROFILE": mode})
+            for name, mode in PROFILE_TOOLS]
+
+
 def workloads(build, quick):
     ex = os.path.join(build, "bin", "examples")
     py = sys.executable
@@ -115,6 +127,8 @@ def main():
         tools = tools_for("cuda" if kind == "load" else kind, args.build)
         if kind == "load":
             tools = tools[:2]
+        if name.startswith("launch-bound"):
+            tools = tools[:2] + profile_tools(args.build) + tools[2:]
         samples = {t[0]: [] for t in tools}
         outputs = {}
         timed_out = set()
@@ -216,6 +230,15 @@ def render_table(meta, results):
             lines += ["", f"Launch-bound: {per['native']:.3f} µs per launch native, "
                           f"{per['xstream-check']:.3f} µs under xstream-check "
                           f"(+{per['xstream-check'] - per['native']:.3f} µs)."]
+            for tool, _ in PROFILE_TOOLS:
+                if tool in per:
+                    lines.append(f"Launch-bound, {tool}: {per[tool]:.3f} µs per launch "
+                                 f"(+{per[tool] - per['native']:.3f} µs over native).")
+            if all(t in per for t, _ in PROFILE_TOOLS):
+                sub, nostk, full = per["xsc subscribe-only"], per["xsc no-stacks"], per["xstream-check"]
+                lines.append(f"Per-launch overhead split: CUPTI dispatch {sub - per['native']:+.3f} µs, "
+                             f"event processing (locking, argument scan, checker) {nostk - sub:+.3f} µs, "
+                             f"stack capture {full - nostk:+.3f} µs.")
     return "\n".join(lines) + "\n"
 
 

@@ -792,6 +792,8 @@ bool driver_succeeded(const CUpti_CallbackData* data) {
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* raw) {
+  // The cost of CUPTI's dispatch alone (XSC_PROFILE=subscribe-only).
+  if (profile_mode() == ProfileMode::kSubscribeOnly) return;
   ThreadState& thread = thread_state();
   if (thread.guard > 0) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(raw);

@@ -30,6 +30,16 @@ void notice(const std::string& message);
 // report at exit still covers what was seen.
 void stop_checking();
 
+// XSC_PROFILE, read once by the constructor: measurement variants that
+// split the per-call overhead into its parts (docs/performance-knobs.md).
+enum class ProfileMode : int {
+  kNormal,
+  kSubscribeOnly,  // subscribed, callbacks enabled, each returns at once
+  kNoStacks,       // everything but host stack capture
+};
+extern ProfileMode profile_mode_value;
+inline ProfileMode profile_mode() { return profile_mode_value; }
+
 // Holds the session mutex; creates the Session on first use so that a
 // process that never touches CUDA writes no trace and prints nothing.
 class Locked {

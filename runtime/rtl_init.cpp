@@ -110,8 +110,23 @@ void finish_at_exit() {
   }
 }
 
+// XSC_PROFILE: unset or empty is the normal mode; an unknown value is
+// reported and ignored (a measurement knob never turns checking off).
+ProfileMode read_profile_mode() {
+  const char* value = std::getenv("XSC_PROFILE");
+  if (value == nullptr || *value == '\0') return ProfileMode::kNormal;
+  if (std::strcmp(value, "subscribe-only") == 0) return ProfileMode::kSubscribeOnly;
+  if (std::strcmp(value, "no-stacks") == 0) return ProfileMode::kNoStacks;
+  std::fprintf(stderr,
+               "xstream-check: XSC_PROFILE: unknown value '%s' (subscribe-only, no-stacks); "
+               "ignored\n",
+               value);
+  return ProfileMode::kNormal;
+}
+
 __attribute__((constructor)) void runtime_init() {
   State& s = state();
+  profile_mode_value = read_profile_mode();
   // First, so that a crash anywhere later (in the runtime, an adapter, or
   // the program) says where it happened.
   install_fatal_signal_report();
@@ -128,6 +143,8 @@ __attribute__((constructor)) void runtime_init() {
 }
 
 }  // namespace
+
+ProfileMode profile_mode_value = ProfileMode::kNormal;
 
 const Options& options() { return state().options; }
 

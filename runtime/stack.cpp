@@ -141,6 +141,7 @@ static void refresh_tool_ranges_if_needed() {
 }
 
 StackId capture_stack() {
+  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
   const int depth = std::min(options().stack_depth, 64);
   if (depth <= 0) return kNoStack;
   Session* session = session_unlocked();
@@ -166,6 +167,7 @@ StackId capture_stack() {
 int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, capacity); }
 
 StackId capture_launch_stack() {
+  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
   if (auto hook = launch_stack_hook.load(std::memory_order_acquire)) {
     const StackId python = hook();
     if (python != kNoStack) return python;
@@ -174,6 +176,7 @@ StackId capture_launch_stack() {
 }
 
 StackId capture_sync_stack() {
+  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
   if (launch_stack_hook.load(std::memory_order_acquire) != nullptr) {
     // Resolved once a hook exists: the adapter is only loaded into Python
     // processes with PyTorch, so the interpreter is already there.
