@@ -802,13 +802,26 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       if (thread.runtime_depth++ == 0) {
         thread.runtime_cbid = cbid;
         thread.nested_launch_seen = false;
-        if (is_runtime_launch(cbid)) thread.runtime_launch_stream = runtime_launch_stream(cbid, data);
-        ReentrancyGuard guard;
-        thread.fed_at_enter = runtime_enter(cbid, data);
+        if (is_runtime_launch(cbid)) {
+          // A launch is never fed at entry: only its stream is noted, for
+          // the nested driver launch that normally carries everything.
+          thread.runtime_launch_stream = runtime_launch_stream(cbid, data);
+          thread.fed_at_enter = false;
+        } else {
+          ReentrancyGuard guard;
+          thread.fed_at_enter = runtime_enter(cbid, data);
+        }
       }
       return;
     }
     if (thread.runtime_depth > 0 && --thread.runtime_depth > 0) return;
+    if (thread.nested_launch_seen) {
+      // A launch its driver launch already fed (the common case): nothing
+      // left but the adapter poll every launch exit makes.
+      thread.nested_launch_seen = false;
+      poll_torch_adapter();
+      return;
+    }
     if (thread.fed_at_enter) {
       thread.fed_at_enter = false;
       if (!runtime_succeeded(data)) note_failed_after_enter(data->functionName);

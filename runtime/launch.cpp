@@ -2,9 +2,10 @@
 //
 // Each launch handle (CUfunction or CUkernel) is described once, on its
 // first launch: parameter layout from cuFuncGetParamInfo (cuKernelGetParamInfo
-// for CUkernel handles) and demangled name. Later launches cost a cache
-// lookup, a scan of the argument words and one checker lookup per word that
-// could be an address; no allocation on that path.
+// for CUkernel handles) and demangled name. Later launches cost a lookup in
+// a per-thread cache (no lock), a scan of the argument words and, under the
+// session lock, one checker lookup per word that could be an address; no
+// allocation on that path.
 #include <cxxabi.h>
 #include <dlfcn.h>
 
@@ -79,7 +80,23 @@ const KernelInfo* describe(std::uint64_t handle) {
   return info;
 }
 
-const KernelInfo* kernel_info(std::uint64_t handle) {
+// A per-thread direct-mapped front for the shared cache: a program launches
+// a handful of kernels over and over, and the shared map's mutex would be
+// taken on every launch by every launching thread. Entries are never freed,
+// so a cached pointer stays valid.
+struct RecentKernel {
+  std::uint64_t handle = 0;
+  const KernelInfo* info = nullptr;
+};
+constexpr std::size_t kRecentKernels = 16;
+constinit thread_local RecentKernel recent_kernels[kRecentKernels]
+    __attribute__((tls_model("initial-exec")));
+
+std::size_t recent_slot(std::uint64_t handle) {
+  return static_cast<std::size_t>((handle >> 4) ^ (handle >> 12)) % kRecentKernels;
+}
+
+const KernelInfo* shared_kernel_info(std::uint64_t handle) {
   KernelCache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mu);
@@ -91,6 +108,15 @@ const KernelInfo* kernel_info(std::uint64_t handle) {
   auto [it, inserted] = c.by_handle.emplace(handle, info);
   if (!inserted) delete info;  // another thread described it first
   return it->second;
+}
+
+const KernelInfo* kernel_info(std::uint64_t handle) {
+  RecentKernel& recent = recent_kernels[recent_slot(handle)];
+  if (recent.handle == handle && recent.info != nullptr) return recent.info;
+  const KernelInfo* info = shared_kernel_info(handle);
+  recent.handle = handle;
+  recent.info = info;
+  return info;
 }
 
 // cudaLaunchKernel names its kernel by host stub; the runtime maps stubs to

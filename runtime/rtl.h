@@ -84,8 +84,17 @@ struct ThreadState {
   bool driver_fed_at_enter = false;
 };
 
-ThreadState& thread_state();
-ThreadId current_thread();
+// Initial-exec TLS: a %fs-relative load instead of a __tls_get_addr call on
+// every callback. The few dozen bytes fit glibc's static TLS surplus, which
+// also covers loading the library by dlopen (CUDA_INJECTION64_PATH).
+extern constinit thread_local ThreadState current_thread_state
+    __attribute__((tls_model("initial-exec")));
+inline ThreadState& thread_state() { return current_thread_state; }
+ThreadId assign_thread_id(ThreadState& state);
+inline ThreadId current_thread() {
+  ThreadState& state = thread_state();
+  return state.has_id ? state.id : assign_thread_id(state);
+}
 StreamId per_thread_stream();
 
 // Ignores CUPTI callbacks made by the runtime's own CUDA calls.

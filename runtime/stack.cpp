@@ -126,6 +126,43 @@ bool in_tool(const RangeSet* set, std::uint64_t pc) {
 
 std::atomic<std::uint32_t (*)(void)> launch_stack_hook{nullptr};
 
+// The stacks this thread interned last. A program repeats its launch sites,
+// and a hit skips the depot's mutex and hash lookup. Ids are valid for the
+// process (the session is never replaced). Dynamic TLS: 2 KiB would not fit
+// the static TLS surplus that initial-exec needs.
+struct RecentStack {
+  std::uint64_t hash = 0;
+  std::uint32_t count = 0;
+  StackId id = kNoStack;
+  std::uint64_t pcs[64];
+};
+constexpr std::size_t kRecentStacks = 4;
+struct RecentStacks {
+  RecentStack entries[kRecentStacks];
+  Session* session = nullptr;
+};
+thread_local RecentStacks recent_stacks;
+
+StackId intern_recent(Session* session, const std::uint64_t* pcs, std::size_t count) {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ull ^ count;
+  for (std::size_t i = 0; i < count; ++i) hash = (hash ^ pcs[i]) * 0x100000001b3ull;
+  RecentStacks& recent = recent_stacks;
+  if (recent.session != session) {  // a first capture on this thread
+    recent = RecentStacks{};
+    recent.session = session;
+  }
+  RecentStack& entry = recent.entries[(hash >> 32) % kRecentStacks];
+  if (entry.id != kNoStack && entry.hash == hash && entry.count == count &&
+      std::memcmp(entry.pcs, pcs, count * sizeof pcs[0]) == 0)
+    return entry.id;
+  const StackId id = session->stacks().intern_pcs(pcs, count);
+  entry.hash = hash;
+  entry.count = static_cast<std::uint32_t>(count);
+  entry.id = id;
+  std::memcpy(entry.pcs, pcs, count * sizeof pcs[0]);
+  return id;
+}
+
 }  // namespace
 
 // Rescans the loaded modules when libraries were loaded since the last scan
@@ -161,7 +198,7 @@ StackId capture_stack() {
     pcs[count++] = pc > 0 ? pc - 1 : 0;
   }
   if (count == 0) return kNoStack;
-  return session->stacks().intern_pcs(pcs, count);
+  return intern_recent(session, pcs, count);
 }
 
 int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, capacity); }

@@ -10,17 +10,12 @@ namespace {
 std::atomic<ThreadId> next_thread_id{0};
 }  // namespace
 
-ThreadState& thread_state() {
-  thread_local ThreadState state;
-  return state;
-}
+constinit thread_local ThreadState current_thread_state
+    __attribute__((tls_model("initial-exec")));
 
-ThreadId current_thread() {
-  ThreadState& state = thread_state();
-  if (!state.has_id) {
-    state.id = next_thread_id.fetch_add(1, std::memory_order_relaxed);
-    state.has_id = true;
-  }
+ThreadId assign_thread_id(ThreadState& state) {
+  state.id = next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  state.has_id = true;
   return state.id;
 }
 
