@@ -1,0 +1,136 @@
+// The runtime's host cost per kernel launch, without a GPU: drives
+// libxstream_check.so's CUPTI callback with the four callbacks one
+// cudaLaunchKernel makes (runtime enter, driver cuLaunchKernel enter and
+// exit, runtime exit), on 4 streams, each launch passing a pointer into a
+// live allocation, as bench_launch does on a GPU. CUPTI's own dispatch is
+// not in these numbers (XSC_PROFILE=subscribe-only measures it on a GPU).
+//
+// Runs itself under LD_PRELOAD=libxstream_check.so with XSC_CUPTI_LIB set to
+// a stand-in CUPTI (fake_cupti.cpp) and loads a stand-in libcuda.so.1
+// (fake_cuda.cpp). XSC_PROFILE passes through: run it once plain and once
+// with XSC_PROFILE=no-stacks to split off stack capture. `launch_path --race`
+// makes one cross-stream free instead, so the report shows that launches
+// reach the checker.
+#include <benchmark/benchmark.h>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string exe_dir() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return ".";
+  path[n] = '\0';
+  std::string s(path);
+  return s.substr(0, s.rfind('/'));
+}
+
+CUpti_CallbackFunc callback = nullptr;
+void* callback_userdata = nullptr;
+
+void call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+          const void* params, const void* result) {
+  CUpti_CallbackData data{};
+  data.callbackSite = site;
+  data.functionName = "launch_path";
+  data.functionParams = params;
+  data.functionReturnValue = const_cast<void*>(result);
+  callback(callback_userdata, domain, cbid, &data);
+}
+
+void runtime_call(CUpti_CallbackId cbid, const void* params) {
+  const cudaError_t ok = cudaSuccess;
+  call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_ENTER, params, &ok);
+  call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_EXIT, params, &ok);
+}
+
+constexpr int kStreams = 4;
+float* const kDevicePtr = reinterpret_cast<float*>(0x7f0000100000);
+cudaStream_t streams[kStreams];
+int stub;  // stands for a kernel's host stub / CUfunction
+
+bool setup() {
+  const std::string lib = exe_dir() + "/../lib/launch_path/";
+  // The stand-in driver, found by the runtime through its soname.
+  if (dlopen((lib + "libcuda.so.1").c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    std::fprintf(stderr, "launch_path: %s\n", dlerror());
+    return false;
+  }
+  void* cupti = dlopen(std::getenv("XSC_CUPTI_LIB"), RTLD_NOW | RTLD_NOLOAD);
+  using Getter = CUpti_CallbackFunc (*)(void**);
+  auto get = cupti ? reinterpret_cast<Getter>(dlsym(cupti, "fake_cupti_callback")) : nullptr;
+  if (get == nullptr || (callback = get(&callback_userdata)) == nullptr) {
+    std::fprintf(stderr, "launch_path: the runtime did not subscribe (is it preloaded?)\n");
+    return false;
+  }
+  void* ptr = kDevicePtr;
+  cudaMalloc_v3020_params alloc{&ptr, 1 << 20};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &alloc);
+  for (int i = 0; i < kStreams; ++i) {
+    streams[i] = reinterpret_cast<cudaStream_t>(0x5000 + 0x100 * i);
+    cudaStreamCreateWithFlags_v5000_params create{&streams[i], cudaStreamNonBlocking};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &create);
+  }
+  return true;
+}
+
+// One cudaLaunchKernel as CUPTI reports it.
+void launch(int i) {
+  float* data = kDevicePtr;
+  int n = i;
+  void* args[] = {&data, &n};
+  cudaStream_t stream = streams[i % kStreams];
+  cudaLaunchKernel_v7000_params rt{&stub, dim3(1), dim3(32), args, 0, stream};
+  cuLaunchKernel_params drv{reinterpret_cast<CUfunction>(&stub), 1, 1, 1, 32, 1, 1, 0,
+                            reinterpret_cast<CUstream>(stream), args, nullptr};
+  const cudaError_t rt_ok = cudaSuccess;
+  const CUresult drv_ok = CUDA_SUCCESS;
+  const auto rt_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  const auto drv_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, CUPTI_API_ENTER, &rt, &rt_ok);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, CUPTI_API_ENTER, &drv, &drv_ok);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, CUPTI_API_EXIT, &drv, &drv_ok);
+  call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, CUPTI_API_EXIT, &rt, &rt_ok);
+}
+
+void BM_Launch(benchmark::State& state) {
+  int i = 0;
+  for (auto _ : state) launch(i++);
+}
+BENCHMARK(BM_Launch)->Threads(1)->Threads(4)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (std::getenv("XSC_CUPTI_LIB") == nullptr) {
+    // Re-run under the runtime with the stand-in CUPTI.
+    const std::string dir = exe_dir();
+    setenv("XSC_CUPTI_LIB", (dir + "/../lib/launch_path/libfake_cupti.so").c_str(), 1);
+    setenv("LD_PRELOAD", (dir + "/../lib/libxstream_check.so").c_str(), 1);
+    if (std::getenv("XSC_OPTIONS") == nullptr) setenv("XSC_OPTIONS", "exitcode=0", 1);
+    execv("/proc/self/exe", argv);
+    std::perror("launch_path: execv");
+    return 1;
+  }
+  if (!setup()) return 1;
+  if (argc > 1 && std::string(argv[1]) == "--race") {
+    // Self-check that launches reach the checker: a launch on stream 1, then
+    // a stream-ordered free on stream 0 with no ordering: one finding.
+    launch(1);
+    void* ptr = kDevicePtr;
+    cudaFreeAsync_v11020_params free_params{ptr, streams[0]};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, &free_params);
+    return 0;
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
