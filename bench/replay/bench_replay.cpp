@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -147,9 +148,14 @@ const Workload& workload() {
 const std::string& trace_file() {
   static std::string path = [] {
     const Workload& w = workload();
-    std::string p = (std::filesystem::temp_directory_path() /
-                     ("xsc_bench_replay." + std::to_string(::getpid()) + ".jsonl"))
-                        .string();
+    // XSC_BENCH_TRACE_OUT keeps the generated trace at that path, so that a
+    // whole `xstream-check replay` process can be timed on it.
+    const char* keep = std::getenv("XSC_BENCH_TRACE_OUT");
+    std::string p = keep != nullptr && *keep != '\0'
+                        ? std::string(keep)
+                        : (std::filesystem::temp_directory_path() /
+                           ("xsc_bench_replay." + std::to_string(::getpid()) + ".jsonl"))
+                              .string();
     TraceWriter writer;
     std::string error;
     TraceHeader header;
@@ -164,7 +170,8 @@ const std::string& trace_file() {
       std::fprintf(stderr, "%s\n", error.c_str());
       std::exit(2);
     }
-    std::atexit([] { std::filesystem::remove(trace_file()); });
+    if (keep == nullptr || *keep == '\0')
+      std::atexit([] { std::filesystem::remove(trace_file()); });
     return p;
   }();
   return path;
