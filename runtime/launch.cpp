@@ -89,8 +89,9 @@ struct RecentKernel {
   const KernelInfo* info = nullptr;
 };
 constexpr std::size_t kRecentKernels = 16;
-constinit thread_local RecentKernel recent_kernels[kRecentKernels]
-    __attribute__((tls_model("initial-exec")));
+// Dynamic TLS: static TLS left for a library loaded by dlopen is small
+// (CUDA_INJECTION64_PATH), and ThreadState needs it more.
+thread_local RecentKernel recent_kernels[kRecentKernels];
 
 std::size_t recent_slot(std::uint64_t handle) {
   return static_cast<std::size_t>((handle >> 4) ^ (handle >> 12)) % kRecentKernels;
