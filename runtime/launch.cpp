@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -89,9 +90,10 @@ struct RecentKernel {
   const KernelInfo* info = nullptr;
 };
 constexpr std::size_t kRecentKernels = 16;
-// Dynamic TLS: static TLS left for a library loaded by dlopen is small
-// (CUDA_INJECTION64_PATH), and ThreadState needs it more.
-thread_local RecentKernel recent_kernels[kRecentKernels];
+// On the heap, one pointer in TLS: the library uses initial-exec TLS, so its
+// whole TLS block must fit the small static TLS surplus glibc keeps for
+// libraries loaded by dlopen (CUDA_INJECTION64_PATH).
+thread_local std::unique_ptr<RecentKernel[]> recent_kernels;
 
 std::size_t recent_slot(std::uint64_t handle) {
   return static_cast<std::size_t>((handle >> 4) ^ (handle >> 12)) % kRecentKernels;
@@ -112,6 +114,7 @@ const KernelInfo* shared_kernel_info(std::uint64_t handle) {
 }
 
 const KernelInfo* kernel_info(std::uint64_t handle) {
+  if (!recent_kernels) recent_kernels = std::make_unique<RecentKernel[]>(kRecentKernels);
   RecentKernel& recent = recent_kernels[recent_slot(handle)];
   if (recent.handle == handle && recent.info != nullptr) return recent.info;
   const KernelInfo* info = shared_kernel_info(handle);

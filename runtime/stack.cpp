@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -128,8 +129,9 @@ std::atomic<std::uint32_t (*)(void)> launch_stack_hook{nullptr};
 
 // The stacks this thread interned last. A program repeats its launch sites,
 // and a hit skips the depot's mutex and hash lookup. Ids are valid for the
-// process (the session is never replaced). Dynamic TLS: 2 KiB would not fit
-// the static TLS surplus that initial-exec needs.
+// process (the session is never replaced). On the heap, one pointer in
+// TLS: the library uses initial-exec TLS, so its whole TLS block must fit
+// the small static TLS surplus glibc keeps for libraries loaded by dlopen.
 struct RecentStack {
   std::uint64_t hash = 0;
   std::uint32_t count = 0;
@@ -141,12 +143,13 @@ struct RecentStacks {
   RecentStack entries[kRecentStacks];
   Session* session = nullptr;
 };
-thread_local RecentStacks recent_stacks;
+thread_local std::unique_ptr<RecentStacks> recent_stacks;
 
 StackId intern_recent(Session* session, const std::uint64_t* pcs, std::size_t count) {
   std::uint64_t hash = 0x9e3779b97f4a7c15ull ^ count;
   for (std::size_t i = 0; i < count; ++i) hash = (hash ^ pcs[i]) * 0x100000001b3ull;
-  RecentStacks& recent = recent_stacks;
+  if (!recent_stacks) recent_stacks = std::make_unique<RecentStacks>();
+  RecentStacks& recent = *recent_stacks;
   if (recent.session != session) {  // a first capture on this thread
     recent = RecentStacks{};
     recent.session = session;
