@@ -118,15 +118,22 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--quick", action="store_true", help="smaller launch counts")
+    ap.add_argument("--only", help="run only workloads whose name contains this text")
+    ap.add_argument("--tools", help="comma-separated tools to run (default: all that apply)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
     results = []
     meta = collect_meta()
     for name, kind, cmd, has_bug in workloads(args.build, args.quick):
+        if args.only and args.only not in name:
+            continue
         tools = tools_for("cuda" if kind == "load" else kind, args.build)
         if kind == "load":
             tools = tools[:2]
+        if args.tools:
+            wanted = args.tools.split(",")
+            tools = [t for t in tools if t[0] in wanted]
         if name.startswith("launch-bound"):
             tools = tools[:2] + profile_tools(args.build) + tools[2:]
         samples = {t[0]: [] for t in tools}
