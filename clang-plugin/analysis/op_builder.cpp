@@ -283,7 +283,17 @@ class Builder {
   std::string source_text(const Expr* e) {
     if (!e) return "?";
     const SourceManager& sm = ctx_.getSourceManager();
-    CharSourceRange range = sm.getExpansionRange(e->getSourceRange());
+    // An expression written as a macro argument (CHECK(cudaFreeAsync(p, s)))
+    // is shown as spelled there; the expansion range would be the whole
+    // macro invocation.
+    const SourceLocation begin = e->getBeginLoc(), end = e->getEndLoc();
+    CharSourceRange range;
+    if (begin.isMacroID() && end.isMacroID() && sm.isMacroArgExpansion(begin) &&
+        sm.isMacroArgExpansion(end) &&
+        sm.getFileID(sm.getSpellingLoc(begin)) == sm.getFileID(sm.getSpellingLoc(end)))
+      range = CharSourceRange::getTokenRange(sm.getSpellingLoc(begin), sm.getSpellingLoc(end));
+    else
+      range = sm.getExpansionRange(e->getSourceRange());
     llvm::StringRef text = Lexer::getSourceText(range, sm, ctx_.getLangOpts());
     if (text.empty()) return "?";
     std::string s = text.str();
