@@ -211,10 +211,21 @@ struct Checker::Impl {
     }
   }
 
-  // Check 1 done; the range is remembered for use-after-free.
-  void retire_block(AllocMap::Slot slot, const FreeInfo& free) {
+  // Check 1 against `point`; then the range is remembered for use-after-free.
+  void check_and_retire(AllocMap::Slot slot, const FreeInfo& free, AgentId late_wait_agent) {
+    check_free(live.at(slot), free, late_wait_agent);
     quarantine.push(live.at(slot).info, free);
     live.release(slot);
+  }
+
+  // A caching-allocator block becomes reusable by later work on its
+  // allocation stream: that stream plus what the freeing (or, for a deferred
+  // free, the completing) thread knows is the ordering point.
+  void release_caching_block(AllocMap::Slot slot, const FreeInfo& free, AgentId thread) {
+    const AgentId alloc_stream = hb.stream_agent(live.at(slot).info.stream);
+    point.assign(hb.clock(alloc_stream));
+    point.join(hb.clock(thread));
+    check_and_retire(slot, free, alloc_stream);
   }
 
   void on_alloc(const Event& e, AgentId thread);
@@ -313,8 +324,7 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
       const AllocMap::Slot slot = live.extract(e.addr);
       if (slot == AllocMap::kNoSlot) return;
       point.assign(hb.clock(stream));
-      check_free(live.at(slot), free, stream);
-      retire_block(slot, free);
+      check_and_retire(slot, free, stream);
       return;
     }
     case FreeKind::kSynchronous: {
@@ -324,8 +334,7 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
       const AllocMap::Slot slot = live.extract(e.addr);
       if (slot == AllocMap::kNoSlot) return;
       point.assign(hb.clock(thread));
-      check_free(live.at(slot), free, kNoAgent);
-      retire_block(slot, free);
+      check_and_retire(slot, free, kNoAgent);
       return;
     }
     case FreeKind::kCachingAllocator: {
@@ -343,13 +352,7 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
         requested = e.addr;
         return;
       }
-      // The block is reusable at once, by later work on its allocation
-      // stream: that stream plus what this thread knows is the point.
-      AgentId alloc_stream = hb.stream_agent(live.at(slot).info.stream);
-      point.assign(hb.clock(alloc_stream));
-      point.join(hb.clock(thread));
-      check_free(live.at(slot), free, alloc_stream);
-      retire_block(slot, free);
+      release_caching_block(slot, free, thread);  // reusable at once
       return;
     }
   }
@@ -368,11 +371,7 @@ void Checker::Impl::on_free_completed(const Event& e, AgentId thread) {
   unpark(block);
   // The allocator's successful event query made the completing thread
   // synchronize with the consumers' events before this point.
-  AgentId alloc_stream = hb.stream_agent(live.at(block.slot).info.stream);
-  point.assign(hb.clock(alloc_stream));
-  point.join(hb.clock(thread));
-  check_free(live.at(block.slot), block.free, alloc_stream);
-  retire_block(block.slot, block.free);
+  release_caching_block(block.slot, block.free, thread);
 }
 
 void Checker::Impl::use_freed_range(const Event& e, const AllocInfo& alloc,
