@@ -3,8 +3,7 @@
 // deduplication.
 #include <gtest/gtest.h>
 
-#include "checker/checker.h"
-#include "event_builder.h"
+#include "checker_fixture.h"
 
 namespace xsc {
 namespace {
@@ -17,16 +16,7 @@ constexpr Addr kA = 0x10000;
 constexpr Addr kB = 0x20000;
 constexpr std::uint64_t kSize = 0x10000;
 
-class ChecksTest : public ::testing::Test {
- protected:
-  void feed(const Event& e) { checker.on_event(e); }
-  std::size_t count(FindingKind kind) const {
-    std::size_t n = 0;
-    for (const Finding& f : checker.findings()) n += f.kind == kind;
-    return n;
-  }
-  Checker checker;
-};
+class ChecksTest : public CheckerTest {};
 
 TEST_F(ChecksTest, InteriorPointerUseResolvesToItsAllocation) {
   feed(Alloc(kA, kSize, kProducer).stack(1));

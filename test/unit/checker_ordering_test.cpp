@@ -3,8 +3,7 @@
 // is for each free kind.
 #include <gtest/gtest.h>
 
-#include "checker/checker.h"
-#include "event_builder.h"
+#include "checker_fixture.h"
 
 namespace xsc {
 namespace {
@@ -16,21 +15,14 @@ constexpr StreamId kConsumer = 0x200;
 constexpr Addr kBuf = 0x7f0000000000;
 constexpr std::uint64_t kSize = 4096;
 
-class OrderingTest : public ::testing::Test {
+class OrderingTest : public CheckerTest {
  protected:
-  void feed(const Event& e) { checker.on_event(e); }
-  std::size_t count(FindingKind kind) const {
-    std::size_t n = 0;
-    for (const Finding& f : checker.findings()) n += f.kind == kind;
-    return n;
-  }
   // cudaMallocAsync on the producer, made ready for the consumer by an event.
   void alloc_ready_for_consumer(Addr addr = kBuf) {
     feed(Alloc(addr, kSize, kProducer, AllocKind::kStreamOrdered).stack(1));
     feed(Record(900, kProducer));
     feed(Wait(kConsumer, 900));
   }
-  Checker checker;
 };
 
 TEST_F(OrderingTest, StreamOrderedFreeOnTheConsumerStreamIsClean) {

@@ -3,8 +3,7 @@
 // and a wait that comes too late.
 #include <gtest/gtest.h>
 
-#include "checker/checker.h"
-#include "event_builder.h"
+#include "checker_fixture.h"
 
 namespace xsc {
 namespace {
@@ -25,12 +24,11 @@ constexpr StackId kFinalDel = 5;
 constexpr StackId kLateWait = 6;
 constexpr NameId kMatmul = 7;
 
-class PipelineTest : public ::testing::Test {
+class PipelineTest : public CheckerTest {
  protected:
   void SetUp() override {
     feed(CreateStream(kAllGather, StreamFlags::kNonBlocking));
   }
-  void feed(const Event& e) { checker.on_event(e); }
 
   // all_gather(ag_stream, layer): a block from the caching allocator on the
   // all-gather stream, filled there.
@@ -47,7 +45,6 @@ class PipelineTest : public ::testing::Test {
              .access(Access::kRead));
   }
 
-  Checker checker;
 };
 
 TEST_F(PipelineTest, BuggyLoopReportsTwoDeduplicatedFindings) {
