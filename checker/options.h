@@ -9,6 +9,13 @@ namespace xsc {
 
 enum class ReportFormat : unsigned char { kText, kJson, kSarif };
 
+// Which CUPTI callbacks carry the runtime's kernel launches (the runtime
+// only; see runtime/cupti_callbacks.cpp). kAuto: the runtime API's launch
+// callbacks for the first launches, then only the driver's once those were
+// shown to describe the same launches; kRuntime: both, always; kDriver: the
+// driver's only, from the start.
+enum class LaunchCallbacks : unsigned char { kAuto, kRuntime, kDriver };
+
 struct Options {
   ReportFormat report = ReportFormat::kText;  // report=text|json|sarif
   std::string suppressions;   // suppressions=FILE
@@ -22,6 +29,7 @@ struct Options {
   int verbosity = 0;          // verbosity=N
   bool use_after_free = true;     // use_after_free=0|1
   bool use_before_ready = true;   // use_before_ready=0|1
+  LaunchCallbacks launch_callbacks = LaunchCallbacks::kAuto;  // launch_callbacks=auto|runtime|driver
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

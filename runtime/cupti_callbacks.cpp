@@ -8,12 +8,19 @@
 // ignored, with one exception: a runtime kernel launch takes its function
 // handle and arguments from the nested driver launch when one arrives,
 // and falls back to the runtime-level data when none does.
+//
+// Launches are the hot path, and CUPTI's dispatch is most of their cost: a
+// runtime launch costs four callbacks (runtime and driver, entry and exit).
+// The runtime's launch callbacks are therefore calibrated away (see
+// LaunchMode below): once the first launches showed that the nested driver
+// launch alone describes each of them, only the driver's are kept.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>  // with the generated *_params structs
 #include <dlfcn.h>
 #include <glob.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -478,7 +485,10 @@ bool is_driver_launch(CUpti_CallbackId cbid) {
 void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                    const StreamId* stream_override) {
   auto pick = [&](CUstream stream, bool ptsz) {
-    return stream_override != nullptr ? *stream_override : resolve(u64(stream), ptsz);
+    const StreamId own = resolve(u64(stream), ptsz);
+    if (stream_override == nullptr) return own;
+    thread_state().nested_driver_stream = own;  // for the calibration
+    return *stream_override;
   };
   switch (cbid) {
     case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
@@ -769,6 +779,71 @@ const CUpti_CallbackId kDriverCallbacks[] = {
 
 #undef DRV
 
+// ---- which callbacks carry launches -----------------------------------------
+
+// kCalibrating: runtime and driver launch callbacks are both on, and each
+// runtime launch is compared with its nested driver launch. After
+// kCalibrationLaunches launches in which the driver launch named the same
+// stream and no other observed driver call came inside, the runtime's
+// launch callbacks are turned off (kDriverOnly): a runtime launch is then
+// seen as the application's own driver launch. One disagreement (a launch
+// without a nested driver launch, another stream, other driver calls
+// inside) keeps both for good (kRuntimeToo).
+enum LaunchMode : int { kCalibrating, kDriverOnly, kRuntimeToo };
+constexpr int kCalibrationLaunches = 64;
+std::atomic<int> launch_mode{kRuntimeToo};
+std::atomic<int> agreeing_launches{0};
+
+const CUpti_CallbackId kRuntimeLaunchCallbacks[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+};
+
+bool driver_only_launches() {
+  return launch_mode.load(std::memory_order_relaxed) == kDriverOnly;
+}
+
+// Turns the runtime's launch callbacks off. Called from a launch's exit
+// callback; the subscription lock is only tried, since the application's
+// own cuptiSubscribe holds it while CUPTI may wait for callbacks in flight.
+bool disable_runtime_launch_callbacks() {
+  Subscription& sub = subscription();
+  std::unique_lock<std::mutex> lock(sub.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (sub.subscriber == nullptr || sub.api.enable_callback == nullptr) return true;
+  ReentrancyGuard guard;
+  for (CUpti_CallbackId cbid : kRuntimeLaunchCallbacks)
+    sub.api.enable_callback(0, sub.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  return true;
+}
+
+void calibrate_launch(bool agreed, const char* function) {
+  if (!agreed) {
+    int expected = kCalibrating;
+    if (launch_mode.compare_exchange_strong(expected, kRuntimeToo) && options().verbosity >= 1)
+      notice(std::string("a runtime launch (") + (function != nullptr ? function : "?") +
+             ") differs from its driver launch; runtime launch callbacks stay on");
+    return;
+  }
+  if (agreeing_launches.fetch_add(1, std::memory_order_relaxed) + 1 < kCalibrationLaunches) return;
+  int expected = kCalibrating;
+  if (!launch_mode.compare_exchange_strong(expected, kDriverOnly)) return;
+  if (!disable_runtime_launch_callbacks()) {
+    // The lock is busy: try again at a later launch.
+    launch_mode.store(kCalibrating);
+    return;
+  }
+  if (options().verbosity >= 1)
+    notice("runtime launch callbacks off after " + std::to_string(kCalibrationLaunches) +
+           " launches that their driver launches described");
+}
+
 // ---- the callback -------------------------------------------------------------
 
 // A free (destroy) fed at entry whose call then failed: the checker has
@@ -797,6 +872,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   ThreadState& thread = thread_state();
   if (thread.guard > 0) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(raw);
+  if (driver_only_launches()) {
+    // A runtime launch callback that was already on its way when they were
+    // turned off, and the state of a launch whose exit callback will not
+    // come: the driver launch carries the launch now.
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && is_runtime_launch(cbid)) return;
+    if (thread.runtime_depth > 0 && is_runtime_launch(thread.runtime_cbid)) {
+      thread.runtime_depth = 0;
+      thread.nested_launch_seen = false;
+    }
+  }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (data->callbackSite == CUPTI_API_ENTER) {
       if (thread.runtime_depth++ == 0) {
@@ -806,6 +891,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
           // A launch is never fed at entry: only its stream is noted, for
           // the nested driver launch that normally carries everything.
           thread.runtime_launch_stream = runtime_launch_stream(cbid, data);
+          thread.launch_made_other_driver_calls = false;
           thread.fed_at_enter = false;
         } else {
           ReentrancyGuard guard;
@@ -819,9 +905,15 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       // A launch its driver launch already fed (the common case): nothing
       // left but the adapter poll every launch exit makes.
       thread.nested_launch_seen = false;
+      if (launch_mode.load(std::memory_order_relaxed) == kCalibrating)
+        calibrate_launch(thread.nested_driver_stream == thread.runtime_launch_stream &&
+                             !thread.launch_made_other_driver_calls,
+                         data->functionName);
       poll_torch_adapter();
       return;
     }
+    if (is_runtime_launch(cbid) && launch_mode.load(std::memory_order_relaxed) == kCalibrating)
+      calibrate_launch(false, data->functionName);
     if (thread.fed_at_enter) {
       thread.fed_at_enter = false;
       if (!runtime_succeeded(data)) note_failed_after_enter(data->functionName);
@@ -846,8 +938,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     if (data->callbackSite != CUPTI_API_EXIT || !driver_succeeded(data)) return;
     if (thread.runtime_depth > 0) {
       // Inside a runtime call: only a launch's own driver launch is used.
-      if (is_driver_launch(cbid) && is_runtime_launch(thread.runtime_cbid) &&
-          !thread.nested_launch_seen) {
+      const bool in_launch = is_runtime_launch(thread.runtime_cbid);
+      if (in_launch && (!is_driver_launch(cbid) || thread.nested_launch_seen))
+        thread.launch_made_other_driver_calls = true;
+      if (is_driver_launch(cbid) && in_launch && !thread.nested_launch_seen) {
         thread.nested_launch_seen = true;
         ReentrancyGuard guard;
         driver_launch(cbid, data, &thread.runtime_launch_stream);
@@ -904,9 +998,15 @@ bool subscribe_cupti() {
     }
     return false;
   }
+  const LaunchCallbacks launches = options().launch_callbacks;
+  launch_mode.store(launches == LaunchCallbacks::kAuto     ? kCalibrating
+                    : launches == LaunchCallbacks::kDriver ? kDriverOnly
+                                                           : kRuntimeToo);
   int failed = 0;
-  for (CUpti_CallbackId cbid : kRuntimeCallbacks)
+  for (CUpti_CallbackId cbid : kRuntimeCallbacks) {
+    if (launches == LaunchCallbacks::kDriver && is_runtime_launch(cbid)) continue;
     failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) != CUPTI_SUCCESS;
+  }
   for (CUpti_CallbackId cbid : kDriverCallbacks)
     failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS;
   if (failed > 0 && options().verbosity > 0)

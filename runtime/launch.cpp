@@ -90,10 +90,9 @@ struct RecentKernel {
   const KernelInfo* info = nullptr;
 };
 constexpr std::size_t kRecentKernels = 16;
-// On the heap, one pointer in TLS: the library uses initial-exec TLS, so its
-// whole TLS block must fit the small static TLS surplus glibc keeps for
-// libraries loaded by dlopen (CUDA_INJECTION64_PATH).
-thread_local std::unique_ptr<RecentKernel[]> recent_kernels;
+struct RecentKernels {
+  RecentKernel entries[kRecentKernels];
+};
 
 std::size_t recent_slot(std::uint64_t handle) {
   return static_cast<std::size_t>((handle >> 4) ^ (handle >> 12)) % kRecentKernels;
@@ -114,8 +113,8 @@ const KernelInfo* shared_kernel_info(std::uint64_t handle) {
 }
 
 const KernelInfo* kernel_info(std::uint64_t handle) {
-  if (!recent_kernels) recent_kernels = std::make_unique<RecentKernel[]>(kRecentKernels);
-  RecentKernel& recent = recent_kernels[recent_slot(handle)];
+  auto* recent_kernels = thread_cache<RecentKernels>(&thread_state().kernel_cache);
+  RecentKernel& recent = recent_kernels->entries[recent_slot(handle)];
   if (recent.handle == handle && recent.info != nullptr) return recent.info;
   const KernelInfo* info = shared_kernel_info(handle);
   recent.handle = handle;

@@ -78,10 +78,22 @@ struct ThreadState {
   std::uint32_t runtime_cbid = 0;
   bool nested_launch_seen = false;
   StreamId runtime_launch_stream = kLegacyStream;
+  // While launch callbacks are calibrated: the stream the nested driver
+  // launch names by itself, and whether the runtime launch made other
+  // observed driver calls.
+  StreamId nested_driver_stream = kLegacyStream;
+  bool launch_made_other_driver_calls = false;
   bool adapter_check_due = false;  // try loading the PyTorch adapter
   // The call in progress was fed at its entry (a free, a destroy).
   bool fed_at_enter = false;
   bool driver_fed_at_enter = false;
+  // Per-thread caches of launch.cpp and stack.cpp, made on first use and
+  // freed when the thread exits (thread_cache). Plain pointers here, read on
+  // every launch: a thread_local with a destructor would be reached through
+  // its guard variable, which is not initial-exec.
+  void* kernel_cache = nullptr;
+  void* stack_cache = nullptr;
+  void* shape_cache = nullptr;
 };
 
 // Initial-exec TLS: a %fs-relative load instead of a __tls_get_addr call on
@@ -96,6 +108,17 @@ inline ThreadId current_thread() {
   return state.has_id ? state.id : assign_thread_id(state);
 }
 StreamId per_thread_stream();
+
+// The cache in `slot` (a ThreadState field), made by `make` on the thread's
+// first use and handed to `destroy` when the thread exits.
+void* thread_cache(void** slot, void* (*make)(), void (*destroy)(void*));
+template <class T>
+T* thread_cache(void** slot) {
+  if (*slot != nullptr) return static_cast<T*>(*slot);
+  return static_cast<T*>(thread_cache(
+      slot, [] { return static_cast<void*>(new T()); },
+      [](void* p) { delete static_cast<T*>(p); }));
+}
 
 // Ignores CUPTI callbacks made by the runtime's own CUDA calls.
 class ReentrancyGuard {

@@ -8,7 +8,19 @@
 // is linked: the runtime loads on machines without libunwind.
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <unwind.h>
+
+// The replayed-shape fast path below needs libunwind's cursor API (types
+// from its header; the functions are still found with dlsym) and x86-64's
+// return-address slots.
+#if defined(__x86_64__) && __has_include(<libunwind.h>)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#define XSC_STACK_SHAPES 1
+#else
+#define XSC_STACK_SHAPES 0
+#endif
 
 #include <algorithm>
 #include <array>
@@ -55,20 +67,59 @@ std::string own_directory() {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-BacktraceFn choose_backtrace() {
+#if XSC_STACK_SHAPES
+// libunwind's cursor interface, for the first capture of each stack shape:
+// unlike unw_backtrace it says where each return address was read from.
+struct CursorApi {
+  int (*getcontext)(unw_context_t*) = nullptr;
+  int (*init_local)(unw_cursor_t*, unw_context_t*) = nullptr;
+  int (*step)(unw_cursor_t*) = nullptr;
+  int (*get_reg)(unw_cursor_t*, unw_regnum_t, unw_word_t*) = nullptr;
+  bool usable() const {
+    return getcontext != nullptr && init_local != nullptr && step != nullptr && get_reg != nullptr;
+  }
+};
+#endif
+
+struct Unwinder {
+  BacktraceFn backtrace = libgcc_backtrace;
+#if XSC_STACK_SHAPES
+  CursorApi cursor;
+#endif
+};
+
+template <class Fn>
+void load_symbol(void* library, const char* name, Fn* fn) {
+  *fn = reinterpret_cast<Fn>(dlsym(library, name));
+}
+
+Unwinder choose_unwinder() {
+  Unwinder unwinder;
   const std::string bundled = own_directory() + "/xstream_check/libunwind.so.8";
   for (const std::string& name : {std::string("libunwind.so.8"), bundled}) {
     void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) continue;
-    if (auto fn = reinterpret_cast<BacktraceFn>(dlsym(library, "unw_backtrace"))) return fn;
+    auto fn = reinterpret_cast<BacktraceFn>(dlsym(library, "unw_backtrace"));
+    if (fn == nullptr) continue;
+    unwinder.backtrace = fn;
+#if XSC_STACK_SHAPES
+    // The header maps these names to the local-only x86-64 entry points.
+    load_symbol(library, "_Ux86_64_getcontext", &unwinder.cursor.getcontext);
+    load_symbol(library, "_ULx86_64_init_local", &unwinder.cursor.init_local);
+    load_symbol(library, "_ULx86_64_step", &unwinder.cursor.step);
+    load_symbol(library, "_ULx86_64_get_reg", &unwinder.cursor.get_reg);
+#endif
+    break;
   }
-  return libgcc_backtrace;
+  return unwinder;
 }
 
-BacktraceFn backtrace_fn() {
-  static const BacktraceFn fn = choose_backtrace();
-  return fn;
+const Unwinder& unwinder() {
+  static const Unwinder instance = choose_unwinder();
+  return instance;
 }
+
+BacktraceFn backtrace_fn() { return unwinder().backtrace; }
 
 // Code ranges of the tool itself (this library, CUPTI, the driver, a shared
 // CUDA runtime): leading frames inside them are dropped, so a stack starts
@@ -130,8 +181,9 @@ std::atomic<std::uint32_t (*)(void)> launch_stack_hook{nullptr};
 // The stacks this thread interned last. A program repeats its launch sites,
 // and a hit skips the depot's mutex and hash lookup. Ids are valid for the
 // process (the session is never replaced). On the heap, one pointer in
-// TLS: the library uses initial-exec TLS, so its whole TLS block must fit
-// the small static TLS surplus glibc keeps for libraries loaded by dlopen.
+// ThreadState: the library uses initial-exec TLS, so its whole TLS block
+// must fit the small static TLS surplus glibc keeps for libraries loaded by
+// dlopen.
 struct RecentStack {
   std::uint64_t hash = 0;
   std::uint32_t count = 0;
@@ -143,13 +195,11 @@ struct RecentStacks {
   RecentStack entries[kRecentStacks];
   Session* session = nullptr;
 };
-thread_local std::unique_ptr<RecentStacks> recent_stacks;
 
 StackId intern_recent(Session* session, const std::uint64_t* pcs, std::size_t count) {
   std::uint64_t hash = 0x9e3779b97f4a7c15ull ^ count;
   for (std::size_t i = 0; i < count; ++i) hash = (hash ^ pcs[i]) * 0x100000001b3ull;
-  if (!recent_stacks) recent_stacks = std::make_unique<RecentStacks>();
-  RecentStacks& recent = *recent_stacks;
+  RecentStacks& recent = *thread_cache<RecentStacks>(&thread_state().stack_cache);
   if (recent.session != session) {  // a first capture on this thread
     recent = RecentStacks{};
     recent.session = session;
@@ -166,6 +216,121 @@ StackId intern_recent(Session* session, const std::uint64_t* pcs, std::size_t co
   return id;
 }
 
+// Raw frames walked per capture: the requested depth plus room for the
+// tool's own leading frames, which are dropped.
+constexpr int kMaxRawFrames = 96;
+
+#if XSC_STACK_SHAPES
+// Stack shapes: the return-address slots of a stack this thread captured
+// before, so that capturing the same stack again costs a few compares
+// instead of an unwind. A program launches from a handful of places in a
+// loop; each time, the stack pointer at the capture and every return
+// address on the way out are the same, and they sit at the same places in
+// the thread's stack. When the capture's frame address and every remembered
+// slot hold what they held, unwinding would walk the same frames and yield
+// the same stack: its id is reused. Only slots inside this thread's own
+// stack are remembered, so every compare reads mapped memory. (x86-64: a
+// frame's return address is the word below its caller's stack pointer.)
+struct StackShape {
+  std::uintptr_t anchor = 0;  // capture_stack's frame address; 0: empty
+  std::uint32_t count = 0;
+  StackId id = kNoStack;
+  std::uint32_t offset[kMaxRawFrames];  // slot address - anchor
+  std::uint64_t value[kMaxRawFrames];   // the return address it held
+};
+constexpr std::size_t kShapesPerThread = 4;
+struct ThreadShapes {
+  StackShape shapes[kShapesPerThread];
+  std::size_t next_victim = 0;
+  std::uintptr_t stack_low = 0, stack_high = 0;  // 0, 0: unknown, never remember
+  Session* session = nullptr;
+};
+// Made once per thread; 0, 0 bounds when the thread's stack is unknown.
+struct ThreadShapesWithBounds : ThreadShapes {
+  ThreadShapesWithBounds() {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    void* low = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
+      stack_low = reinterpret_cast<std::uintptr_t>(low);
+      stack_high = stack_low + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+};
+
+ThreadShapes* thread_shapes(Session* session) {
+  if (!unwinder().cursor.usable()) return nullptr;
+  ThreadShapes* shapes = thread_cache<ThreadShapesWithBounds>(&thread_state().shape_cache);
+  if (shapes->session != session) {  // ids belong to a session
+    for (StackShape& shape : shapes->shapes) shape.anchor = 0;
+    shapes->session = session;
+  }
+  return shapes;
+}
+
+bool same_shape(const StackShape& shape, std::uintptr_t anchor) {
+  if (shape.anchor != anchor) return false;
+  for (std::uint32_t i = 0; i < shape.count; ++i)
+    if (*reinterpret_cast<const std::uint64_t*>(anchor + shape.offset[i]) != shape.value[i])
+      return false;
+  return true;
+}
+
+// Unwinds the calling thread with libunwind's cursor: raw[i] is frame i's
+// instruction pointer, slots[i] (i >= 1) the address its return address was
+// read from. Returns the frame count; *slots_exact is false when a slot
+// does not hold its frame's return address (a signal frame, an unusual
+// prologue), and such a stack is not remembered.
+__attribute__((noinline)) int unwind_with_slots(void** raw, std::uintptr_t* slots, int capacity,
+                                                bool* slots_exact) {
+  const CursorApi& api = unwinder().cursor;
+  *slots_exact = true;
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (api.getcontext(&context) != 0 || api.init_local(&cursor, &context) != 0) return -1;
+  int n = 0;
+  while (n < capacity) {
+    unw_word_t ip = 0, sp = 0;
+    if (api.get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+    if (api.get_reg(&cursor, UNW_REG_SP, &sp) != 0) break;
+    raw[n] = reinterpret_cast<void*>(ip);
+    slots[n] = n == 0 ? 0 : static_cast<std::uintptr_t>(sp) - 8;
+    if (n > 0 && *reinterpret_cast<const std::uint64_t*>(slots[n]) != ip) *slots_exact = false;
+    ++n;
+    if (api.step(&cursor) <= 0) break;
+  }
+  return n;
+}
+
+// Remembers a captured stack's slots above `anchor` (the frames below it
+// are the capture's own, gone by now, and the same every time).
+void remember_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* raw,
+                    const std::uintptr_t* slots, int n, StackId id) {
+  if (shapes->stack_high == 0 || anchor < shapes->stack_low || anchor >= shapes->stack_high)
+    return;
+  StackShape& shape = shapes->shapes[shapes->next_victim];
+  std::uint32_t count = 0;
+  bool above = false;
+  for (int i = 1; i < n; ++i) {
+    if (slots[i] <= anchor) {
+      if (above) return;  // an inner slot after an outer one: not a plain stack
+      continue;
+    }
+    above = true;
+    if (slots[i] + 8 > shapes->stack_high) return;
+    shape.offset[count] = static_cast<std::uint32_t>(slots[i] - anchor);
+    shape.value[count] = reinterpret_cast<std::uint64_t>(raw[i]);
+    ++count;
+  }
+  shape.anchor = anchor;
+  shape.count = count;
+  shape.id = id;
+  shapes->next_victim = (shapes->next_victim + 1) % kShapesPerThread;
+}
+#endif  // XSC_STACK_SHAPES
+
 }  // namespace
 
 // Rescans the loaded modules when libraries were loaded since the last scan
@@ -180,15 +345,12 @@ static void refresh_tool_ranges_if_needed() {
   }
 }
 
-StackId capture_stack() {
-  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
-  const int depth = std::min(options().stack_depth, 64);
-  if (depth <= 0) return kNoStack;
-  Session* session = session_unlocked();
-  if (session == nullptr) return kNoStack;
+namespace {
+
+// The interned stack of raw frames: the tool's leading frames dropped, at
+// most `depth` frames kept.
+StackId stack_from_raw(Session* session, void* const* raw, int n, int depth) {
   refresh_tool_ranges_if_needed();
-  void* raw[96];
-  const int n = backtrace_fn()(raw, std::min(depth + 32, 96));
   const RangeSet* tools = tool_ranges.load(std::memory_order_acquire);
   int first = 0;
   while (first < n && in_tool(tools, reinterpret_cast<std::uint64_t>(raw[first]))) ++first;
@@ -202,6 +364,35 @@ StackId capture_stack() {
   }
   if (count == 0) return kNoStack;
   return intern_recent(session, pcs, count);
+}
+
+}  // namespace
+
+StackId capture_stack() {
+  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
+  const int depth = std::min(options().stack_depth, 64);
+  if (depth <= 0) return kNoStack;
+  Session* session = session_unlocked();
+  if (session == nullptr) return kNoStack;
+  const int capacity = std::min(depth + 32, kMaxRawFrames);
+  void* raw[kMaxRawFrames];
+#if XSC_STACK_SHAPES
+  if (ThreadShapes* shapes = thread_shapes(session)) {
+    const auto anchor = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    for (const StackShape& shape : shapes->shapes)
+      if (same_shape(shape, anchor)) return shape.id;
+    std::uintptr_t slots[kMaxRawFrames];
+    bool slots_exact = false;
+    const int n = unwind_with_slots(raw, slots, capacity, &slots_exact);
+    if (n >= 0) {
+      const StackId id = stack_from_raw(session, raw, n, depth);
+      if (slots_exact) remember_shape(shapes, anchor, raw, slots, n, id);
+      return id;
+    }
+  }
+#endif
+  const int n = backtrace_fn()(raw, capacity);
+  return stack_from_raw(session, raw, n, depth);
 }
 
 int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, capacity); }

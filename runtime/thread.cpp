@@ -19,6 +19,45 @@ ThreadId assign_thread_id(ThreadState& state) {
   return state.id;
 }
 
+namespace {
+// Frees a thread's caches at its exit and clears their slots, so that a
+// callback arriving later in the thread's teardown makes a new one (left to
+// the process) instead of using a freed one.
+class ThreadCacheReaper {
+ public:
+  ~ThreadCacheReaper() {
+    reaped_ = true;
+    for (int i = 0; i < count_; ++i) {
+      void* cache = *entries_[i].slot;
+      *entries_[i].slot = nullptr;
+      entries_[i].destroy(cache);
+    }
+  }
+  void add(void** slot, void (*destroy)(void*)) {
+    if (!reaped_ && count_ < kMaxEntries) entries_[count_++] = {slot, destroy};
+  }
+
+ private:
+  static constexpr int kMaxEntries = 8;
+  struct Entry {
+    void** slot;
+    void (*destroy)(void*);
+  };
+  Entry entries_[kMaxEntries]{};
+  int count_ = 0;
+  bool reaped_ = false;
+};
+thread_local ThreadCacheReaper reaper;
+}  // namespace
+
+void* thread_cache(void** slot, void* (*make)(), void (*destroy)(void*)) {
+  if (*slot == nullptr) {
+    *slot = make();
+    reaper.add(slot, destroy);
+  }
+  return *slot;
+}
+
 StreamId per_thread_stream() { return per_thread_stream_id(current_thread()); }
 
 StreamId resolve(std::uint64_t handle, bool per_thread_default) {

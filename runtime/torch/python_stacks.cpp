@@ -1,5 +1,6 @@
 #include "runtime/torch/python_stacks.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -64,6 +65,36 @@ StackCache& cache() {
   return *c;
 }
 
+std::size_t hash_frames(const FrameKey* frames, std::size_t count) {
+  std::size_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < count; ++i) {
+    h = (h ^ reinterpret_cast<std::uintptr_t>(frames[i].code)) * 1099511628211ull;
+    h = (h ^ static_cast<std::size_t>(frames[i].lasti)) * 1099511628211ull;
+  }
+  return h;
+}
+
+// The stacks this thread looked up last: a training step launches from the
+// same few Python lines over and over, and a hit costs neither the shared
+// cache's mutex nor a heap key. Every key here is also in the shared cache,
+// which holds its code objects, so an address in a key is never reused.
+struct RecentPythonStack {
+  std::size_t hash = 0;
+  std::size_t count = 0;
+  std::uint32_t id = 0;
+  FrameKey frames[kMaxFrames];
+};
+constexpr std::size_t kRecentPythonStacks = 4;
+struct RecentPythonStacks {
+  RecentPythonStack entries[kRecentPythonStacks];
+};
+thread_local RecentPythonStacks* recent_python_stacks = nullptr;  // leaked per thread: small
+
+RecentPythonStack& recent_entry(std::size_t hash) {
+  if (recent_python_stacks == nullptr) recent_python_stacks = new RecentPythonStacks();
+  return recent_python_stacks->entries[(hash >> 7) % kRecentPythonStacks];
+}
+
 std::string string_attr(_object* object, const char* name) {
   _object* value = PyObject_GetAttrString(object, name);
   if (!value) {
@@ -108,13 +139,14 @@ std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
 static int traced_walks = 0;  // trace_first counter
 
 std::uint32_t PythonStacks::capture_holding_gil() {
-  std::vector<FrameKey> key;
+  FrameKey walked[kMaxFrames];
+  std::size_t depth = 0;
   _frame* frame = PyEval_GetFrame();
   trace_first(&traced_walks, 6, "python stack: innermost frame", reinterpret_cast<std::uintptr_t>(frame));
   if (frame) Py_IncRef(reinterpret_cast<_object*>(frame));
-  while (frame && key.size() < kMaxFrames) {
+  while (frame && depth < kMaxFrames) {
     PyCodeObject* code = PyFrame_GetCode(frame);
-    key.push_back({code, PyFrame_GetLasti(frame)});
+    walked[depth++] = {code, PyFrame_GetLasti(frame)};
     // The frame still references its code object, so dropping ours now is
     // safe while we hold the GIL; the cache takes its own reference below.
     Py_DecRef(reinterpret_cast<_object*>(code));
@@ -123,13 +155,28 @@ std::uint32_t PythonStacks::capture_holding_gil() {
     frame = back;
   }
   if (frame) Py_DecRef(reinterpret_cast<_object*>(frame));
-  if (key.empty()) return 0;
+  if (depth == 0) return 0;
 
+  const std::size_t hash = hash_frames(walked, depth);
+  RecentPythonStack& recent = recent_entry(hash);
+  if (recent.id != 0 && recent.hash == hash && recent.count == depth &&
+      std::equal(walked, walked + depth, recent.frames))
+    return recent.id;
+  auto remember = [&](std::uint32_t id) {
+    if (id == 0) return id;
+    recent.hash = hash;
+    recent.count = depth;
+    recent.id = id;
+    std::copy(walked, walked + depth, recent.frames);
+    return id;
+  };
+
+  std::vector<FrameKey> key(walked, walked + depth);
   StackCache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mu);
     auto it = c.ids.find(key);
-    if (it != c.ids.end()) return it->second;
+    if (it != c.ids.end()) return remember(it->second);
   }
 
   // First sighting: symbolize (needs the GIL, which we hold; not the cache
@@ -159,7 +206,7 @@ std::uint32_t PythonStacks::capture_holding_gil() {
   auto [it, inserted] = c.ids.emplace(std::move(key), id);
   if (inserted)
     for (const FrameKey& f : it->first) Py_IncRef(static_cast<_object*>(f.code));
-  return it->second;
+  return remember(it->second);
 }
 
 }  // namespace xsc::torch_adapter
