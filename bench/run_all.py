@@ -75,16 +75,29 @@ def tools_for(kind, build):
     return tools
 
 
-# XSC_PROFILE variants (docs/performance-knobs.md), run on the launch-bound
-# workload only: they split the per-launch overhead into CUPTI dispatch,
-# stack capture and the rest (locking, argument scan, the checker).
-PROFILE_TOOLS = [("xsc subscribe-only", "subscribe-only"), ("xsc no-stacks", "no-stacks")]
+# Variants of xstream-check (docs/performance-knobs.md), run on the
+# launch-bound workload and the training loop: they split the per-launch
+# overhead into CUPTI dispatch, stack capture and the rest (locking, argument
+# scan, the checker). Launches end up observed through the driver's launch
+# callbacks only (launch_callbacks=auto calibrates the runtime's away), so
+# the dispatch-only variant subscribes the same way; the last variant keeps
+# the runtime's launch callbacks on, for comparison.
+PROFILE_TOOLS = [
+    ("xsc subscribe-only", "subscribe-only", "launch_callbacks=driver"),
+    ("xsc no-stacks", "no-stacks", ""),
+    ("xsc runtime+driver launch callbacks", "", "launch_callbacks=runtime"),
+]
 
 
 def profile_tools(build):
     lib = os.path.join(build, "lib", "libxstream_check.so")
-    return [(name, [], {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0", "XSC_PROFILE": mode})
-            for name, mode in PROFILE_TOOLS]
+    tools = []
+    for name, mode, options in PROFILE_TOOLS:
+        env = {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0" + (":" + options if options else "")}
+        if mode:
+            env["XSC_PROFILE"] = mode
+        tools.append((name, [], env))
+    return tools
 
 
 def workloads(build, quick):
@@ -134,8 +147,11 @@ def main():
         if args.tools:
             wanted = args.tools.split(",")
             tools = [t for t in tools if t[0] in wanted]
-        if name.startswith("launch-bound"):
-            tools = tools[:2] + profile_tools(args.build) + tools[2:]
+        if name.startswith("launch-bound") or "train_prefetch" in name:
+            variants = profile_tools(args.build)
+            if args.tools:
+                variants = [t for t in variants if t[0] in args.tools.split(",")]
+            tools = tools[:2] + variants + tools[2:]
         samples = {t[0]: [] for t in tools}
         outputs = {}
         timed_out = set()
@@ -237,11 +253,11 @@ def render_table(meta, results):
             lines += ["", f"Launch-bound: {per['native']:.3f} µs per launch native, "
                           f"{per['xstream-check']:.3f} µs under xstream-check "
                           f"(+{per['xstream-check'] - per['native']:.3f} µs)."]
-            for tool, _ in PROFILE_TOOLS:
+            for tool, _, _ in PROFILE_TOOLS:
                 if tool in per:
                     lines.append(f"Launch-bound, {tool}: {per[tool]:.3f} µs per launch "
                                  f"(+{per[tool] - per['native']:.3f} µs over native).")
-            if all(t in per for t, _ in PROFILE_TOOLS):
+            if "xsc subscribe-only" in per and "xsc no-stacks" in per:
                 sub, nostk, full = per["xsc subscribe-only"], per["xsc no-stacks"], per["xstream-check"]
                 lines.append(f"Per-launch overhead split: CUPTI dispatch {sub - per['native']:+.3f} µs, "
                              f"event processing (locking, argument scan, checker) {nostk - sub:+.3f} µs, "
