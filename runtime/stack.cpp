@@ -238,10 +238,26 @@ struct StackShape {
   std::uint32_t offset[kMaxRawFrames];  // slot address - anchor
   std::uint64_t value[kMaxRawFrames];   // the return address it held
 };
-constexpr std::size_t kShapesPerThread = 4;
+constexpr std::size_t kShapesPerThread = 8;
+constexpr std::size_t kCandidatesPerThread = 8;
+// Learning a shape walks the stack with libunwind's cursor, about 30 times
+// the cost of unw_backtrace (tens of microseconds on a deep stack). Only a
+// stack captured twice at the same place earns a walk, and after the first
+// few a thread gets at most one walk per kCapturesPerWalk captures, so a
+// thread whose stacks never settle (a C++ worker running many different
+// paths) costs little more than plain unw_backtrace.
+constexpr std::uint64_t kFreeWalks = 16;
+constexpr std::uint64_t kCapturesPerWalk = 256;
+struct ShapeCandidate {
+  std::uintptr_t anchor = 0;
+  std::uint64_t hash = 0;  // of the raw frames
+};
 struct ThreadShapes {
   StackShape shapes[kShapesPerThread];
   std::size_t next_victim = 0;
+  ShapeCandidate candidates[kCandidatesPerThread];
+  std::size_t next_candidate = 0;
+  std::uint64_t captures = 0, walks = 0;
   std::uintptr_t stack_low = 0, stack_high = 0;  // 0, 0: unknown, never remember
   Session* session = nullptr;
 };
@@ -329,6 +345,31 @@ void remember_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* ra
   shape.id = id;
   shapes->next_victim = (shapes->next_victim + 1) % kShapesPerThread;
 }
+
+// A stack just captured by unw_backtrace: the second time it is captured at
+// the same place, its shape is learned (within the walk budget).
+void learn_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* raw, int n,
+                 int capacity, StackId id) {
+  std::uint64_t hash = 0xcbf29ce484222325ull ^ static_cast<std::uint64_t>(n);
+  for (int i = 0; i < n; ++i) hash = (hash ^ reinterpret_cast<std::uint64_t>(raw[i])) * 0x100000001b3ull;
+  ShapeCandidate* seen = nullptr;
+  for (ShapeCandidate& candidate : shapes->candidates)
+    if (candidate.anchor == anchor && candidate.hash == hash) seen = &candidate;
+  if (seen == nullptr) {
+    shapes->candidates[shapes->next_candidate] = {anchor, hash};
+    shapes->next_candidate = (shapes->next_candidate + 1) % kCandidatesPerThread;
+    return;
+  }
+  if (shapes->walks >= kFreeWalks && shapes->walks * kCapturesPerWalk >= shapes->captures) return;
+  ++shapes->walks;
+  *seen = ShapeCandidate{};
+  void* walked[kMaxRawFrames];
+  std::uintptr_t slots[kMaxRawFrames];
+  bool slots_exact = false;
+  const int walked_count = unwind_with_slots(walked, slots, capacity, &slots_exact);
+  if (walked_count > 0 && slots_exact)
+    remember_shape(shapes, anchor, walked, slots, walked_count, id);
+}
 #endif  // XSC_STACK_SHAPES
 
 }  // namespace
@@ -379,16 +420,13 @@ StackId capture_stack() {
 #if XSC_STACK_SHAPES
   if (ThreadShapes* shapes = thread_shapes(session)) {
     const auto anchor = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+    ++shapes->captures;
     for (const StackShape& shape : shapes->shapes)
       if (same_shape(shape, anchor)) return shape.id;
-    std::uintptr_t slots[kMaxRawFrames];
-    bool slots_exact = false;
-    const int n = unwind_with_slots(raw, slots, capacity, &slots_exact);
-    if (n >= 0) {
-      const StackId id = stack_from_raw(session, raw, n, depth);
-      if (slots_exact) remember_shape(shapes, anchor, raw, slots, n, id);
-      return id;
-    }
+    const int n = backtrace_fn()(raw, capacity);
+    const StackId id = stack_from_raw(session, raw, n, depth);
+    learn_shape(shapes, anchor, raw, n, capacity, id);
+    return id;
   }
 #endif
   const int n = backtrace_fn()(raw, capacity);

@@ -2,7 +2,8 @@
 // libxstream_check.so's CUPTI callback with the four callbacks one
 // cudaLaunchKernel makes (runtime enter, driver cuLaunchKernel enter and
 // exit, runtime exit), on 4 streams, each launch passing a pointer into a
-// live allocation, as bench_launch does on a GPU. CUPTI's own dispatch is
+// live allocation, as bench_launch does on a GPU. BM_LaunchManySites
+// launches from 48 different stack depths in turn. CUPTI's own dispatch is
 // not in these numbers (XSC_PROFILE=subscribe-only measures it on a GPU).
 //
 // Runs itself under LD_PRELOAD=libxstream_check.so with XSC_CUPTI_LIB set to
@@ -105,6 +106,26 @@ void BM_Launch(benchmark::State& state) {
   for (auto _ : state) launch(i++);
 }
 BENCHMARK(BM_Launch)->Threads(1)->Threads(4)->UseRealTime();
+
+// Launches from 48 different stack depths in turn: more distinct stacks than
+// the runtime's per-thread caches hold, the worst case for stack capture.
+__attribute__((noinline)) void launch_at_depth(int depth, int i) {
+  if (depth == 0) {
+    launch(i);
+    return;
+  }
+  launch_at_depth(depth - 1, i);
+  asm volatile("" ::: "memory");  // not a tail call: one frame per level
+}
+
+void BM_LaunchManySites(benchmark::State& state) {
+  int i = 0;
+  for (auto _ : state) {
+    launch_at_depth(i % 48, i);
+    ++i;
+  }
+}
+BENCHMARK(BM_LaunchManySites)->UseRealTime();
 
 }  // namespace
 
