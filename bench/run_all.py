@@ -83,19 +83,25 @@ def tools_for(kind, build):
 # the dispatch-only variant subscribes the same way; the last variant keeps
 # the runtime's launch callbacks on, for comparison.
 PROFILE_TOOLS = [
-    ("xsc subscribe-only", "subscribe-only", "launch_callbacks=driver"),
-    ("xsc no-stacks", "no-stacks", ""),
-    ("xsc runtime+driver launch callbacks", "", "launch_callbacks=runtime"),
+    ("xsc subscribe-only", "subscribe-only", "launch_callbacks=driver", {}),
+    ("xsc no-stacks", "no-stacks", "", {}),
+    ("xsc runtime+driver launch callbacks", "", "launch_callbacks=runtime", {}),
+    # PyTorch only: without the allocator adapter (its hooks and the Python
+    # stacks of allocations, frees and launches), which misses the bug.
+    ("xsc no torch adapter", "", "", {"XSC_TORCH_ADAPTER": "/nonexistent/libxstream_torch.so"}),
 ]
 
 
-def profile_tools(build):
+def profile_tools(build, kind):
     lib = os.path.join(build, "lib", "libxstream_check.so")
     tools = []
-    for name, mode, options in PROFILE_TOOLS:
+    for name, mode, options, extra in PROFILE_TOOLS:
+        if "XSC_TORCH_ADAPTER" in extra and kind != "torch":
+            continue
         env = {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0" + (":" + options if options else "")}
         if mode:
             env["XSC_PROFILE"] = mode
+        env.update(extra)
         tools.append((name, [], env))
     return tools
 
@@ -148,7 +154,7 @@ def main():
             wanted = args.tools.split(",")
             tools = [t for t in tools if t[0] in wanted]
         if name.startswith("launch-bound") or "train_prefetch" in name:
-            variants = profile_tools(args.build)
+            variants = profile_tools(args.build, kind)
             if args.tools:
                 variants = [t for t in variants if t[0] in args.tools.split(",")]
             tools = tools[:2] + variants + tools[2:]
@@ -253,7 +259,7 @@ def render_table(meta, results):
             lines += ["", f"Launch-bound: {per['native']:.3f} µs per launch native, "
                           f"{per['xstream-check']:.3f} µs under xstream-check "
                           f"(+{per['xstream-check'] - per['native']:.3f} µs)."]
-            for tool, _, _ in PROFILE_TOOLS:
+            for tool, _, _, _ in PROFILE_TOOLS:
                 if tool in per:
                     lines.append(f"Launch-bound, {tool}: {per[tool]:.3f} µs per launch "
                                  f"(+{per[tool] - per['native']:.3f} µs over native).")

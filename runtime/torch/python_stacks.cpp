@@ -122,18 +122,49 @@ class GilHold {
 
 }  // namespace
 
+namespace {
+
+// Threads Python knows that run no Python code: PyTorch's autograd workers
+// get a thread state (for Python hooks) but launch the backward pass's
+// kernels and allocate its buffers from C++. Taking the GIL there yields
+// no frame, every time. After kEmptyBeforeSkip such captures in a row the
+// thread is taken for a C++ thread, and only every kProbeInterval-th
+// capture looks again (a Python hook may run there now and then).
+constexpr std::uint32_t kEmptyBeforeSkip = 32;
+constexpr std::uint32_t kProbeInterval = 256;
+struct FramelessThread {
+  std::uint32_t empty_streak = 0;
+  std::uint32_t skipped = 0;
+};
+thread_local FramelessThread frameless;
+
+bool skip_frameless_thread() {
+  if (frameless.empty_streak < kEmptyBeforeSkip) return false;
+  if (++frameless.skipped < kProbeInterval) return true;
+  frameless.skipped = 0;
+  return false;
+}
+
+std::uint32_t note_frames(std::uint32_t id) {
+  frameless.empty_streak = id == 0 ? frameless.empty_streak + 1 : 0;
+  return id;
+}
+
+}  // namespace
+
 std::uint32_t PythonStacks::capture() {
   if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
+  if (skip_frameless_thread()) return 0;
   GilHold gil;
-  return capture_holding_gil();
+  return note_frames(capture_holding_gil());
 }
 
 std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
   if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
   if (PyGILState_Check && PyGILState_Check()) return capture_holding_gil();
-  if (!may_take_gil) return 0;
+  if (!may_take_gil || skip_frameless_thread()) return 0;
   GilHold gil;
-  return capture_holding_gil();
+  return note_frames(capture_holding_gil());
 }
 
 static int traced_walks = 0;  // trace_first counter
