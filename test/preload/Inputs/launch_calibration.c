@@ -1,0 +1,80 @@
+/* Kernel launches as CUPTI reports them, through fake_cupti_launches.c:
+ * a cudaLaunchKernel's runtime enter, its nested cuLaunchKernel's enter and
+ * exit, then the runtime exit. Each launch passes a pointer into one live
+ * allocation (in a packed parameter buffer, so no driver is needed to read
+ * the kernel's parameter layout); at the end the allocation is freed on
+ * another stream with no ordering, which the checker must report against
+ * the last launch's stream.
+ *
+ *   launch_calibration agree N     N launches, both levels name one stream
+ *   launch_calibration disagree N  the driver launch names another stream
+ *   launch_calibration bare N      runtime launches with no driver launch
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
+                    const void* params, void* result);
+
+static cudaError_t rt_ok = cudaSuccess;
+static CUresult drv_ok = CUDA_SUCCESS;
+
+static void runtime_call(CUpti_CallbackId cbid, const void* params) {
+  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 0, params, &rt_ok);
+  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 1, params, &rt_ok);
+}
+
+static cudaStream_t make_stream(uintptr_t handle) {
+  cudaStream_t stream = (cudaStream_t)handle;
+  cudaStreamCreateWithFlags_v5000_params p = {&stream, cudaStreamNonBlocking};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &p);
+  return stream;
+}
+
+static int kernel_handle;  /* stands for the CUfunction and the host stub */
+
+static void launch(const char* mode, void* device_ptr, cudaStream_t stream,
+                   cudaStream_t driver_stream) {
+  void* packed[1] = {device_ptr};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &packed_size, CU_LAUNCH_PARAM_END};
+  void* args[1] = {&device_ptr};
+  dim3 one = {1, 1, 1};
+  cudaLaunchKernel_v7000_params rt = {&kernel_handle, one, one, args, 0, stream};
+  cuLaunchKernel_params drv = {(CUfunction)&kernel_handle, 1, 1, 1, 1, 1, 1, 0,
+                               (CUstream)driver_stream, NULL, extra};
+  const CUpti_CallbackId rt_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  const CUpti_CallbackId drv_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 0, &rt, &rt_ok);
+  if (strcmp(mode, "bare") != 0) {
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 0, &drv, &drv_ok);
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 1, &drv, &drv_ok);
+  }
+  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 1, &rt, &rt_ok);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: launch_calibration agree|disagree|bare N\n");
+    return 2;
+  }
+  const char* mode = argv[1];
+  const int launches = atoi(argv[2]);
+  cudaStream_t producer = make_stream(0x5000);
+  cudaStream_t consumer = make_stream(0x5100);
+  cudaStream_t other = make_stream(0x5200);
+  void* device_ptr = (void*)(uintptr_t)0x7f0000100000ull;
+  cudaMalloc_v3020_params alloc = {&device_ptr, 1 << 20};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &alloc);
+  const int disagree = strcmp(mode, "disagree") == 0;
+  for (int i = 0; i < launches; ++i) launch(mode, device_ptr, consumer, disagree ? other : consumer);
+  cudaFreeAsync_v11020_params free_params = {device_ptr, producer};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020, &free_params);
+  printf("launches: %d\n", launches);
+  return 0;
+}
