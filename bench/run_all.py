@@ -89,6 +89,9 @@ PROFILE_TOOLS = [
     # PyTorch only: without the allocator adapter (its hooks and the Python
     # stacks of allocations, frees and launches), which misses the bug.
     ("xsc no torch adapter", "", "", {"XSC_TORCH_ADAPTER": "/nonexistent/libxstream_torch.so"}),
+    # The library preloaded but CUPTI not found: the fixed cost of loading
+    # the runtime, apart from CUPTI's and from checking.
+    ("xsc without CUPTI", "", "", {"XSC_CUPTI_LIB": "/nonexistent/libcupti.so"}),
 ]
 
 
@@ -139,6 +142,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smaller launch counts")
     ap.add_argument("--only", help="run only workloads whose name contains this text")
     ap.add_argument("--tools", help="comma-separated tools to run (default: all that apply)")
+    ap.add_argument("--variants", action="store_true",
+                    help="run the xstream-check variants (PROFILE_TOOLS) on every workload, "
+                         "not only on the launch-bound one and the training loop")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -153,7 +159,7 @@ def main():
         if args.tools:
             wanted = args.tools.split(",")
             tools = [t for t in tools if t[0] in wanted]
-        if name.startswith("launch-bound") or "train_prefetch" in name:
+        if args.variants or name.startswith("launch-bound") or "train_prefetch" in name:
             variants = profile_tools(args.build, kind)
             if args.tools:
                 variants = [t for t in variants if t[0] in args.tools.split(",")]
