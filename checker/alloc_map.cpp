@@ -46,6 +46,8 @@ void AllocMap::add_start(Addr start, Addr end, Slot slot) {
     std::size_t n = old.empty() ? 64 : old.size() * 2;
     starts_.assign(n, StartCell{});
     start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
+    // The interior cache is indexed by the same hash (its top bits).
+    interior_.assign(n, InteriorCell{});
     for (const StartCell& c : old)
       if (c.slot != kNoSlot) add_start(c.start, c.end, c.slot);
   }
@@ -79,6 +81,7 @@ void AllocMap::remove_start(Addr start) {
 
 void AllocMap::erase_entry(Index::iterator it) {
   remove_start(it->first);
+  ++generation_[it->second.slot];  // forgets its remembered interior addresses
   index_.erase(it);
 }
 
@@ -126,6 +129,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
     slot = static_cast<Slot>(slab_.size());
     slab_.emplace_back();
     where_.emplace_back();
+    generation_.push_back(0);
   }
   Allocation& a = slab_[slot];
   a.info = clamped;
@@ -143,8 +147,15 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
 
 Allocation* AllocMap::find_containing(Addr addr) {
   if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
+  if (addr == std::numeric_limits<Addr>::max()) {
+    auto it = containing(addr);
+    return it == index_.end() ? nullptr : &slab_[it->second.slot];
+  }
+  if (const Slot slot = find_interior(addr, addr + 1); slot != kNoSlot) return &slab_[slot];
   auto it = containing(addr);
-  return it == index_.end() ? nullptr : &slab_[it->second.slot];
+  if (it == index_.end()) return nullptr;
+  remember_interior(addr, it->second.end, it->second.slot);
+  return &slab_[it->second.slot];
 }
 
 const Allocation* AllocMap::find_containing(Addr addr) const {

@@ -106,6 +106,10 @@ class InlineVector {
     size_ = 0;
     spill_.clear();
   }
+  // Prefetches the first `n` inline elements' lines for writing.
+  void prefetch_inline(std::uint32_t n) const {
+    for (std::uint32_t i = 0; i < n && i < N; ++i) __builtin_prefetch(&inline_[i], 1);
+  }
 
  private:
   struct alignas(64) Cell {
@@ -130,6 +134,7 @@ struct alignas(64) Allocation {
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
+  void prefetch_use_infos() const { last_use_info.prefetch_inline(2); }
 };
 
 class AllocMap {
@@ -157,6 +162,28 @@ class AllocMap {
   void release(Slot slot);
   std::size_t size() const { return index_.size(); }
 
+  // Hints for a lookup of `addr` a few events ahead; neither changes any
+  // state or result. The first fetches the cells that a lookup of `addr`
+  // starts with; the second, once they have arrived, the allocation they
+  // name (the first line and the first two use records).
+  void prefetch_cells(Addr addr) const {
+    if (starts_.empty()) return;
+    const std::size_t home = start_home(addr);
+    __builtin_prefetch(&starts_[home]);
+    __builtin_prefetch(&interior_[home]);
+  }
+  void prefetch_allocation(Addr addr) const {
+    if (starts_.empty()) return;
+    const std::size_t home = start_home(addr);
+    Slot slot = kNoSlot;
+    if (starts_[home].start == addr) slot = starts_[home].slot;
+    else if (interior_[home].addr == addr) slot = interior_[home].slot;
+    if (slot >= slab_.size()) return;  // kNoSlot too
+    const Allocation& a = slab_[slot];
+    __builtin_prefetch(&a, 1);
+    a.prefetch_use_infos();
+  }
+
  private:
   // The end is kept in the index so a lookup touches only index nodes.
   struct Entry {
@@ -183,7 +210,38 @@ class AllocMap {
     return static_cast<std::size_t>((start * 0x9e3779b97f4a7c15ULL) >> start_shift_);
   }
 
+  // Interior addresses seen in uses, remembered with the live allocation
+  // that contains them: a program passes the same interior pointers (views,
+  // sub-buffers) again and again, and a hit spares the ordered index's walk.
+  // Direct-mapped and lossy. An entry holds the slot's generation, which
+  // every removal from the index bumps, so an entry is believed only while
+  // that allocation is still live: live ranges never change, so it still
+  // contains the address and still ends at `end`.
+  struct InteriorCell {
+    Addr addr = 0;
+    Addr end = 0;
+    Slot slot = kNoSlot;
+    std::uint32_t generation = 0;
+  };
+  // The live allocation containing [begin, end) by the remembered interior
+  // address `begin`, or kNoSlot.
+  Slot find_interior(Addr begin, Addr end) const {
+    if (interior_.empty()) return kNoSlot;
+    const InteriorCell& c = interior_[start_home(begin) & (interior_.size() - 1)];
+    if (c.addr != begin || c.slot == kNoSlot || end > c.end ||
+        generation_[c.slot] != c.generation)
+      return kNoSlot;
+    return c.slot;
+  }
+  void remember_interior(Addr begin, Addr end, Slot slot) {
+    if (interior_.empty()) return;
+    interior_[start_home(begin) & (interior_.size() - 1)] =
+        InteriorCell{begin, end, slot, generation_[slot]};
+  }
+
   Index index_;
+  std::vector<InteriorCell> interior_;  // sized with starts_
+  std::vector<std::uint32_t> generation_;  // per slot
   // Linear probing, power-of-two size, at most 5/8 full; it grows with the
   // most allocations live at once and never allocates per insert.
   std::vector<StartCell> starts_;
@@ -249,15 +307,21 @@ class Quarantine {
 template <typename F>
 std::size_t AllocMap::for_each_overlapping(Addr begin, Addr end, F&& f) {
   if (begin >= end) return 0;
-  // Ranges are disjoint: one that starts at `begin` and covers [begin, end)
-  // is the only one overlapping it.
+  // Ranges are disjoint: one that starts at or before `begin` and covers
+  // [begin, end) is the only one overlapping it.
   if (const StartCell* c = find_start(begin); c && end <= c->end) {
     f(slab_[c->slot]);
     return 1;
   }
+  if (const Slot slot = find_interior(begin, end); slot != kNoSlot) {
+    f(slab_[slot]);
+    return 1;
+  }
   std::size_t n = 0;
-  for (auto it = first_overlapping(begin, end);
-       it != index_.end() && it->first < end; ++it) {
+  auto it = first_overlapping(begin, end);
+  if (it != index_.end() && it->first < begin && end <= it->second.end)
+    remember_interior(begin, it->second.end, it->second.slot);
+  for (; it != index_.end() && it->first < end; ++it) {
     f(slab_[it->second.slot]);
     ++n;
   }
