@@ -89,6 +89,14 @@ void Session::on_event(const Event& event) {
   impl_->checker.on_event(event);
 }
 
+void Session::on_events(const Event* events, std::size_t count) {
+  if (impl_->recorder.is_open()) {
+    for (std::size_t i = 0; i < count; ++i) on_event(events[i]);
+    return;
+  }
+  impl_->checker.on_events(events, count);
+}
+
 std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   Impl& s = *impl_;
   s.checker.finish();

@@ -32,6 +32,8 @@ class Session {
 
   // Feeds the checker and the recorder. Not thread-safe: callers serialize.
   void on_event(const Event& event);
+  // The same for events[0, count) in order (Checker::on_events).
+  void on_events(const Event* events, std::size_t count);
 
   // What a text report says when there is nothing to tell: no finding, none
   // suppressed, no parked-block advisory and verbosity 0. A checked process

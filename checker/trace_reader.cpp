@@ -8,13 +8,16 @@
 // lines in the read buffer at once (one stage-1 pass per buffer instead of
 // one per line) and takes only an event record that is exactly one object on
 // its own line, whose keys are all known and whose values all have their
-// expected types; every value is visited, so nothing it accepts is left
-// unchecked. Anything else (definitions, blank lines, unknown keys, a wrong
-// type, bad JSON, a record spread over lines) it declines, and the precise
-// path reads that line, so results and messages never depend on the path.
+// expected types, strings without escapes; every value is visited, so
+// nothing it accepts is left unchecked. Anything else (definitions, blank
+// lines, unknown keys, escapes, a wrong type, bad JSON, a record spread over
+// lines) it declines, and the precise path reads that line, so results and
+// messages never depend on the path.
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -35,12 +38,21 @@ constexpr std::size_t kLongestKey = 6;              // "frames"
 // next to the checker's own working set.
 constexpr std::size_t kStreamSlice = 64u << 10;
 
-// The fields a record may carry; unknown keys are skipped (see the
-// versioning rule in docs/trace-format.md).
+// The fields a record may carry, by number; unknown keys are skipped (see
+// the versioning rule in docs/trace-format.md).
+enum Field : int {
+  kFieldT, kFieldTh, kFieldSk, kFieldS, kFieldE, kFieldA, kFieldN, kFieldNm, kFieldG, kFieldId,
+  kFieldFl, kFieldAk, kFieldFk, kFieldAc, kFieldW, kFieldStr, kFieldD, kFieldFrames, kFieldCount,
+  kUnknownField = -1,
+};
+
+// A field's bit in Fields::present.
 enum FieldBit : std::uint32_t {
-  kT = 1u << 0, kTh = 1u << 1, kSk = 1u << 2, kS = 1u << 3, kE = 1u << 4, kA = 1u << 5,
-  kN = 1u << 6, kNm = 1u << 7, kG = 1u << 8, kId = 1u << 9, kFl = 1u << 10, kAk = 1u << 11,
-  kFk = 1u << 12, kAc = 1u << 13, kW = 1u << 14, kStr = 1u << 15, kD = 1u << 16, kFrames = 1u << 17,
+  kT = 1u << kFieldT, kTh = 1u << kFieldTh, kSk = 1u << kFieldSk, kS = 1u << kFieldS,
+  kE = 1u << kFieldE, kA = 1u << kFieldA, kN = 1u << kFieldN, kNm = 1u << kFieldNm,
+  kG = 1u << kFieldG, kId = 1u << kFieldId, kFl = 1u << kFieldFl, kAk = 1u << kFieldAk,
+  kFk = 1u << kFieldFk, kAc = 1u << kFieldAc, kW = 1u << kFieldW, kStr = 1u << kFieldStr,
+  kD = 1u << kFieldD, kFrames = 1u << kFieldFrames,
 };
 
 struct Fields {
@@ -51,49 +63,108 @@ struct Fields {
   simdjson::dom::array frames;
 };
 
-enum class Type { kUint, kString, kBool, kArray };
+enum class Type : std::uint8_t { kUint, kString, kBool, kArray };
 
-struct KeyInfo {
-  FieldBit bit;
-  Type type;
+// Each field's value type and member, by field number, so that storing a
+// value needs no second dispatch on the key.
+constexpr Type kFieldType[kFieldCount] = {
+    Type::kString, Type::kUint, Type::kUint, Type::kUint, Type::kUint, Type::kUint,
+    Type::kUint, Type::kUint, Type::kUint, Type::kUint, Type::kString, Type::kString,
+    Type::kString, Type::kString, Type::kString, Type::kString, Type::kBool, Type::kArray,
+};
+constexpr std::uint64_t Fields::*kUintMember[kFieldCount] = {
+    nullptr, &Fields::th, &Fields::sk, &Fields::s, &Fields::e, &Fields::a, &Fields::n,
+    &Fields::nm, &Fields::g, &Fields::id,
+};
+constexpr std::string_view Fields::*kStringMember[kFieldCount] = {
+    &Fields::t, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    &Fields::fl, &Fields::ak, &Fields::fk, &Fields::ac, &Fields::w, &Fields::str,
 };
 
-// Maps a key to its field; false for keys this version does not know. Runs
-// for every key of every record, hence the character switch.
-bool lookup_key(std::string_view key, KeyInfo* info) {
+// Maps a key to its field number; kUnknownField for keys this version does
+// not know. Runs for every key of every record, hence the character switch.
+inline Field lookup_key(std::string_view key) {
   switch (key.size()) {
     case 1:
       switch (key[0]) {
-        case 't': *info = {kT, Type::kString}; return true;
-        case 's': *info = {kS, Type::kUint}; return true;
-        case 'e': *info = {kE, Type::kUint}; return true;
-        case 'a': *info = {kA, Type::kUint}; return true;
-        case 'n': *info = {kN, Type::kUint}; return true;
-        case 'g': *info = {kG, Type::kUint}; return true;
-        case 'w': *info = {kW, Type::kString}; return true;
-        case 'd': *info = {kD, Type::kBool}; return true;
+        case 't': return kFieldT;
+        case 's': return kFieldS;
+        case 'e': return kFieldE;
+        case 'a': return kFieldA;
+        case 'n': return kFieldN;
+        case 'g': return kFieldG;
+        case 'w': return kFieldW;
+        case 'd': return kFieldD;
       }
-      return false;
-    case 2: {
-      const char c0 = key[0], c1 = key[1];
-      if (c0 == 't' && c1 == 'h') { *info = {kTh, Type::kUint}; return true; }
-      if (c0 == 's' && c1 == 'k') { *info = {kSk, Type::kUint}; return true; }
-      if (c0 == 'n' && c1 == 'm') { *info = {kNm, Type::kUint}; return true; }
-      if (c0 == 'i' && c1 == 'd') { *info = {kId, Type::kUint}; return true; }
-      if (c0 == 'f' && c1 == 'l') { *info = {kFl, Type::kString}; return true; }
-      if (c0 == 'a' && c1 == 'k') { *info = {kAk, Type::kString}; return true; }
-      if (c0 == 'f' && c1 == 'k') { *info = {kFk, Type::kString}; return true; }
-      if (c0 == 'a' && c1 == 'c') { *info = {kAc, Type::kString}; return true; }
-      return false;
-    }
+      return kUnknownField;
+    case 2:
+      switch (key[0] << 8 | key[1]) {
+        case 't' << 8 | 'h': return kFieldTh;
+        case 's' << 8 | 'k': return kFieldSk;
+        case 'n' << 8 | 'm': return kFieldNm;
+        case 'i' << 8 | 'd': return kFieldId;
+        case 'f' << 8 | 'l': return kFieldFl;
+        case 'a' << 8 | 'k': return kFieldAk;
+        case 'f' << 8 | 'k': return kFieldFk;
+        case 'a' << 8 | 'c': return kFieldAc;
+      }
+      return kUnknownField;
     case 3:
-      if (key == "str") { *info = {kStr, Type::kString}; return true; }
-      return false;
+      return key == "str" ? kFieldStr : kUnknownField;
     case 6:
-      if (key == "frames") { *info = {kFrames, Type::kArray}; return true; }
-      return false;
+      return key == "frames" ? kFieldFrames : kUnknownField;
   }
-  return false;
+  return kUnknownField;
+}
+
+// The fast path's key lookup on the raw key text (after the opening quote):
+// known keys are short and plain, so no more than the first bytes are
+// looked at. A key with an escape, or longer than any known key, is
+// unknown here, which declines the record for the precise path. Stage 1 has
+// seen the key's closing quote, so no read passes it.
+inline Field lookup_raw_key(const char* raw) {
+  if (raw[0] == '"' || raw[0] == '\\') return kUnknownField;
+  if (raw[1] == '"') return lookup_key(std::string_view(raw, 1));
+  if (raw[1] == '\\') return kUnknownField;
+  if (raw[2] == '"') return lookup_key(std::string_view(raw, 2));
+  std::size_t length = 2;
+  while (length <= kLongestKey && raw[length] != '"' && raw[length] != '\\') ++length;
+  return raw[length] == '"' ? lookup_key(std::string_view(raw, length)) : kUnknownField;
+}
+
+// The length of a plain string value or key: the offset of its closing
+// quote, with `text` just after the opening one; 0 with *escaped set when a
+// backslash comes first (the precise path decodes escapes). Eight bytes at a
+// time: stage 1 has seen the closing quote, and the reader's buffer has
+// SIMDJSON_PADDING readable bytes after every line, so a word read past the
+// quote stays inside the buffer.
+inline std::size_t plain_string_length(const char* text, bool* escaped) {
+  if constexpr (std::endian::native != std::endian::little) {
+    std::size_t n = 0;
+    while (text[n] != '"' && text[n] != '\\') ++n;
+    *escaped = text[n] == '\\';
+    return n;
+  }
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ull;
+  // High bits set at the bytes of `word` equal to `c`; the lowest one marks
+  // the first such byte exactly (bits above it may be spurious).
+  auto bytes_equal = [](std::uint64_t word, char c) {
+    const std::uint64_t x = word ^ (kOnes * static_cast<unsigned char>(c));
+    return (x - kOnes) & ~x & kHighs;
+  };
+  for (std::size_t offset = 0;; offset += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, text + offset, sizeof word);
+    const std::uint64_t quotes = bytes_equal(word, '"');
+    const std::uint64_t backslashes = bytes_equal(word, '\\');
+    if ((quotes | backslashes) == 0) continue;
+    // The first of the two decides: a quote before any backslash ends it.
+    const int quote = quotes != 0 ? std::countr_zero(quotes) : 64;
+    const int backslash = backslashes != 0 ? std::countr_zero(backslashes) : 64;
+    *escaped = backslash < quote;
+    return *escaped ? 0 : offset + static_cast<std::size_t>(quote) / 8;
+  }
 }
 
 // True when `text` stops inside an object, array or string: the writer was
@@ -117,34 +188,6 @@ bool ends_inside_value(const char* text, std::size_t size) {
   return in_string || depth > 0;
 }
 
-void set_uint(Fields* f, FieldBit bit, std::uint64_t v) {
-  switch (bit) {
-    case kTh: f->th = v; break;
-    case kSk: f->sk = v; break;
-    case kS: f->s = v; break;
-    case kE: f->e = v; break;
-    case kA: f->a = v; break;
-    case kN: f->n = v; break;
-    case kNm: f->nm = v; break;
-    case kG: f->g = v; break;
-    case kId: f->id = v; break;
-    default: break;
-  }
-}
-
-void set_string(Fields* f, FieldBit bit, std::string_view v) {
-  switch (bit) {
-    case kT: f->t = v; break;
-    case kFl: f->fl = v; break;
-    case kAk: f->ak = v; break;
-    case kFk: f->fk = v; break;
-    case kAc: f->ac = v; break;
-    case kW: f->w = v; break;
-    case kStr: f->str = v; break;
-    default: break;
-  }
-}
-
 bool is_blank(const char* data, std::size_t size) {
   for (std::size_t i = 0; i < size; ++i)
     if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r') return false;
@@ -163,11 +206,21 @@ const char* type_word(Type type) {
 
 class Reader {
  public:
+  // Exactly one of `sink` and `batch_sink` is set.
   Reader(const std::string& path, NameTable& names, StackDepot& stacks,
-         const std::function<void(const Event&)>& sink, TraceHeader* header, std::string* error)
-      : path_(path), names_(names), stacks_(stacks), sink_(sink), header_(header), error_(error) {}
+         const std::function<void(const Event&)>* sink, const EventBatchSink* batch_sink,
+         TraceHeader* header, std::string* error)
+      : path_(path), names_(names), stacks_(stacks), sink_(sink), batch_sink_(batch_sink),
+        header_(header), error_(error) {
+    if (batch_sink_ != nullptr) batch_.reserve(kBatch);
+  }
 
-  bool run();
+  // Reads the whole trace; every event read is delivered before it returns.
+  bool run() {
+    const bool ok = read_all();
+    flush();
+    return ok;
+  }
 
  private:
   // Messages echo values taken from the trace; a control character in one
@@ -193,6 +246,7 @@ class Reader {
     *error_ = path_ + ":" + std::to_string(line_no_) + ": " + printable;
     return false;
   }
+  bool read_all();
   bool line(const char* data, std::size_t size, std::size_t capacity, bool has_newline);
   bool lines(const char* data, std::size_t size, std::size_t batch_size);
   bool precise_line(const char* data, std::size_t size);
@@ -203,17 +257,55 @@ class Reader {
   bool header(simdjson::dom::element root);
   bool record(simdjson::dom::element root);
   bool decode(simdjson::dom::object object, Fields* f);
-  bool require(const Fields& f, std::uint32_t bits, std::string_view what);
+  bool require(const Fields& f, std::uint32_t bits, std::string_view what) {
+    return (bits & ~f.present) == 0 || missing_field(f, bits, what);
+  }
+  bool missing_field(const Fields& f, std::uint32_t bits, std::string_view what);
+  bool bad_range(const Fields& f);
   bool name_definition(const Fields& f);
   bool stack_definition(const Fields& f);
   bool event(const Fields& f, EventKind kind);
-  bool map_name(std::uint64_t trace_id, NameId* out);
-  StackId map_stack(std::uint64_t trace_id);
+  // Trace id to session id, through the caches first.
+  bool map_name(std::uint64_t trace_id, NameId* out) {
+    const CachedId& slot = name_cache_[trace_id % kIdCacheSlots];
+    if (slot.trace_id == trace_id && trace_id != 0) {
+      *out = slot.id;
+      return true;
+    }
+    return map_name_uncached(trace_id, out);
+  }
+  StackId map_stack(std::uint64_t trace_id) {
+    const CachedId& slot = stack_cache_[trace_id % kIdCacheSlots];
+    if (slot.trace_id == trace_id && trace_id != 0) return slot.id;
+    return map_stack_uncached(trace_id);
+  }
+  bool map_name_uncached(std::uint64_t trace_id, NameId* out);
+  StackId map_stack_uncached(std::uint64_t trace_id);
 
   const std::string& path_;
   NameTable& names_;
   StackDepot& stacks_;
-  const std::function<void(const Event&)>& sink_;
+  // Hands `e` to the sink, or to the batch that goes to the batch sink.
+  void deliver(const Event& e) {
+    if (batch_sink_ == nullptr) {
+      (*sink_)(e);
+      return;
+    }
+    batch_.push_back(e);
+    if (batch_.size() == kBatch) flush();
+  }
+  void flush() {
+    if (batch_.empty()) return;
+    (*batch_sink_)(batch_.data(), batch_.size());
+    batch_.clear();
+  }
+
+  const std::function<void(const Event&)>* sink_;
+  const EventBatchSink* batch_sink_;
+  // Events not yet handed over (batch sink only): enough for a consumer to
+  // look well ahead, few enough to stay in the L1 cache.
+  static constexpr std::size_t kBatch = 256;
+  std::vector<Event> batch_;
   TraceHeader* header_;
   std::string* error_;
 
@@ -223,11 +315,23 @@ class Reader {
   bool seen_header_ = false;
   std::unordered_map<std::uint64_t, NameId> name_ids_;
   std::unordered_map<std::uint64_t, StackId> stack_ids_;
+  // Direct-mapped caches in front of the two maps: nearly every event names
+  // a stack and many a kernel, from a few hundred ids, and a hash lookup per
+  // event costs more than the rest of its decoding. A trace id, once mapped,
+  // keeps its mapping, so a cached entry never goes stale. Id 0 never
+  // reaches them (it means "none"), so a zeroed slot is empty.
+  struct CachedId {
+    std::uint64_t trace_id = 0;
+    std::uint32_t id = 0;
+  };
+  static constexpr std::size_t kIdCacheSlots = 1024;
+  std::array<CachedId, kIdCacheSlots> name_cache_{};
+  std::array<CachedId, kIdCacheSlots> stack_cache_{};
   // Stacks referenced before their definition: trace id -> line of first use.
   std::unordered_map<std::uint64_t, std::uint64_t> pending_stacks_;
 };
 
-bool Reader::run() {
+bool Reader::read_all() {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path_.c_str(), "rb"), &std::fclose);
   if (!file) {
     *error_ = path_ + ": cannot open trace: " + std::strerror(errno);
@@ -312,10 +416,10 @@ bool Reader::lines(const char* data, std::size_t size, std::size_t batch_size) {
   if (size > 0 && !stream_parser_.iterate_many(data, size, batch_size).get(stream)) {
     for (auto it = stream.begin(); it != stream.end() && pos < size; ++it) {
       if (it.error()) break;  // bad JSON somewhere ahead: the precise path says where
-      // Blank lines between records.
       const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
       std::size_t line_size = static_cast<std::size_t>(nl - (data + pos));
-      while (is_blank(data + pos, line_size)) {
+      // Blank lines between records.
+      while (data[pos] != '{' && is_blank(data + pos, line_size)) {
         if (!precise_line(data + pos, line_size)) return false;
         pos += line_size + 1;
         if (pos == size) break;
@@ -367,25 +471,23 @@ Reader::Fast Reader::fast_record(simdjson::ondemand::document_stream::iterator& 
   for (auto member : object) {
     simdjson::ondemand::field field;
     if (std::move(member).get(field)) return Fast::kDeclined;
-    // Known keys are short and plain: one with an escape, or longer than
-    // any known key, is the precise path's business.
-    const char* raw = field.key().raw();
-    std::size_t length = 0;
-    while (length < kLongestKey && raw[length] != '"' && raw[length] != '\\') ++length;
-    KeyInfo info;
-    if (raw[length] != '"' || !lookup_key(std::string_view(raw, length), &info)) return Fast::kDeclined;
+    const Field key = lookup_raw_key(field.key().raw());
+    if (key == kUnknownField) return Fast::kDeclined;
     simdjson::ondemand::value value = field.value();
-    switch (info.type) {
-      case Type::kUint: {
-        std::uint64_t v = 0;
-        if (value.get_uint64().get(v)) return Fast::kDeclined;
-        set_uint(&f, info.bit, v);
+    switch (kFieldType[key]) {
+      case Type::kUint:
+        if (value.get_uint64().get(f.*kUintMember[key])) return Fast::kDeclined;
         break;
-      }
       case Type::kString: {
-        std::string_view v;
-        if (value.get_string().get(v)) return Fast::kDeclined;
-        set_string(&f, info.bit, v);
+        // Every known string value is a plain word: taken in place; one
+        // with an escape goes to the precise path, which decodes it.
+        simdjson::ondemand::raw_json_string raw_string;
+        if (value.get_raw_json_string().get(raw_string)) return Fast::kDeclined;
+        const char* text = raw_string.raw();
+        bool escaped = false;
+        const std::size_t length = plain_string_length(text, &escaped);
+        if (escaped) return Fast::kDeclined;
+        f.*kStringMember[key] = std::string_view(text, length);
         break;
       }
       case Type::kBool:
@@ -394,7 +496,7 @@ Reader::Fast Reader::fast_record(simdjson::ondemand::document_stream::iterator& 
       case Type::kArray:
         return Fast::kDeclined;  // stack frames: definitions are rare
     }
-    f.present |= info.bit;
+    f.present |= 1u << key;
   }
   // The object must be this line and nothing else. Stage 1 rejects a raw
   // newline inside a string, so when the token after the closing brace
@@ -477,20 +579,20 @@ bool Reader::header(simdjson::dom::element root) {
 
 bool Reader::decode(simdjson::dom::object object, Fields* f) {
   for (auto [key, value] : object) {
-    KeyInfo info;
-    if (!lookup_key(key, &info)) continue;
+    const Field field = lookup_key(key);
+    if (field == kUnknownField) continue;
     bool bad = false;
-    switch (info.type) {
+    switch (kFieldType[field]) {
       case Type::kUint: {
         std::uint64_t v = 0;
         bad = value.get_uint64().get(v) != simdjson::SUCCESS;
-        set_uint(f, info.bit, v);
+        f->*kUintMember[field] = v;
         break;
       }
       case Type::kString: {
         std::string_view v;
         bad = value.get_string().get(v) != simdjson::SUCCESS;
-        set_string(f, info.bit, v);
+        f->*kStringMember[field] = v;
         break;
       }
       case Type::kBool:
@@ -500,8 +602,8 @@ bool Reader::decode(simdjson::dom::object object, Fields* f) {
         bad = value.get_array().get(f->frames) != simdjson::SUCCESS;
         break;
     }
-    if (bad) return fail("field '" + std::string(key) + "' must be " + type_word(info.type));
-    f->present |= info.bit;
+    if (bad) return fail("field '" + std::string(key) + "' must be " + type_word(kFieldType[field]));
+    f->present |= 1u << field;
   }
   return true;
 }
@@ -530,9 +632,13 @@ const char* field_name(std::uint32_t bit) {
   return "?";
 }
 
-bool Reader::require(const Fields& f, std::uint32_t bits, std::string_view what) {
+bool Reader::bad_range(const Fields& f) {
+  if (f.n > kMaxRangeBytes) return fail("absurd size " + std::to_string(f.n) + " bytes");
+  return fail("address range overflows");
+}
+
+bool Reader::missing_field(const Fields& f, std::uint32_t bits, std::string_view what) {
   std::uint32_t missing = bits & ~f.present;
-  if (missing == 0) return true;
   std::uint32_t first = missing & (~missing + 1);
   return fail("'" + std::string(what) + "' record lacks field '" + field_name(first) + "'");
 }
@@ -551,6 +657,9 @@ bool Reader::record(simdjson::dom::element root) {
 }
 
 bool Reader::name_definition(const Fields& f) {
+  // Events before a definition reach the consumer before the definition
+  // changes the name table, as they would one at a time.
+  flush();
   if (!require(f, kId | kStr, "name")) return false;
   if (f.id == 0) return fail("name id 0 is reserved");
   NameId id = names_.intern(f.str);
@@ -561,6 +670,7 @@ bool Reader::name_definition(const Fields& f) {
 }
 
 bool Reader::stack_definition(const Fields& f) {
+  flush();  // as for names
   if (!require(f, kId | kFrames, "stack")) return false;
   if (f.id == 0) return fail("stack id 0 is reserved");
   if (f.frames.size() > kMaxFrames)
@@ -607,7 +717,7 @@ bool Reader::stack_definition(const Fields& f) {
   return true;
 }
 
-bool Reader::map_name(std::uint64_t trace_id, NameId* out) {
+bool Reader::map_name_uncached(std::uint64_t trace_id, NameId* out) {
   if (trace_id == 0) {
     *out = kNoName;
     return true;
@@ -615,17 +725,23 @@ bool Reader::map_name(std::uint64_t trace_id, NameId* out) {
   auto it = name_ids_.find(trace_id);
   if (it == name_ids_.end()) return fail("name id " + std::to_string(trace_id) + " is used before its definition");
   *out = it->second;
+  name_cache_[trace_id % kIdCacheSlots] = {trace_id, it->second};
   return true;
 }
 
-StackId Reader::map_stack(std::uint64_t trace_id) {
+StackId Reader::map_stack_uncached(std::uint64_t trace_id) {
   if (trace_id == 0) return kNoStack;
   auto it = stack_ids_.find(trace_id);
-  if (it != stack_ids_.end()) return it->second;
-  // Defined later in the file (a producer may symbolize lazily).
-  StackId id = stacks_.reserve();
-  stack_ids_.emplace(trace_id, id);
-  pending_stacks_.emplace(trace_id, line_no_);
+  StackId id;
+  if (it != stack_ids_.end()) {
+    id = it->second;
+  } else {
+    // Defined later in the file (a producer may symbolize lazily).
+    id = stacks_.reserve();
+    stack_ids_.emplace(trace_id, id);
+    pending_stacks_.emplace(trace_id, line_no_);
+  }
+  stack_cache_[trace_id % kIdCacheSlots] = {trace_id, id};
   return id;
 }
 
@@ -641,11 +757,7 @@ bool Reader::event(const Fields& f, EventKind kind) {
       return fail("bad value '" + std::string(text) + "' for field '" + field_name(bit) + "'");
     return true;
   };
-  auto check_range = [&]() {
-    if (f.n > kMaxRangeBytes) return fail("absurd size " + std::to_string(f.n) + " bytes");
-    if (f.a + f.n < f.a) return fail("address range overflows");
-    return true;
-  };
+  auto check_range = [&]() { return (f.n <= kMaxRangeBytes && f.a + f.n >= f.a) || bad_range(f); };
   switch (kind) {
     case EventKind::kStreamCreate:
       if (!require(f, kS, what) || !enum_field(kFl, f.fl, &e.stream_flags)) return false;
@@ -705,7 +817,7 @@ bool Reader::event(const Fields& f, EventKind kind) {
       break;
   }
   e.stack = map_stack(f.sk);
-  sink_(e);
+  deliver(e);
   return true;
 }
 
@@ -714,7 +826,13 @@ bool Reader::event(const Fields& f, EventKind kind) {
 bool read_trace(const std::string& path, NameTable& names, StackDepot& stacks,
                 const std::function<void(const Event&)>& sink, TraceHeader* header,
                 std::string* error) {
-  Reader reader(path, names, stacks, sink, header, error);
+  Reader reader(path, names, stacks, &sink, nullptr, header, error);
+  return reader.run();
+}
+
+bool read_trace_batched(const std::string& path, NameTable& names, StackDepot& stacks,
+                        const EventBatchSink& sink, TraceHeader* header, std::string* error) {
+  Reader reader(path, names, stacks, nullptr, &sink, header, error);
   return reader.run();
 }
 

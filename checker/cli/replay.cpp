@@ -42,11 +42,11 @@ int replay_command(const std::vector<std::string>& args) {
     identified = true;
     session.set_process(header.pid, header.rank >= 0 ? header.rank : launcher_rank());
   };
-  bool ok = read_trace(
+  bool ok = read_trace_batched(
       trace_path, session.names(), session.stacks(),
-      [&](const Event& e) {
+      [&](const Event* events, std::size_t count) {
         if (!identified) identify();
-        session.on_event(e);
+        session.on_events(events, count);
       },
       &header, &error);
   if (!ok) {
