@@ -35,7 +35,8 @@ constexpr const char* kUsage =
     "options (XSC_OPTIONS=\"name=value:...\" or --name=value):\n"
     "  report=text|json|sarif  suppressions=FILE  log_path=PREFIX  record=TRACE\n"
     "  exitcode=N  advisory=0|1  stack_depth=N  verbosity=N\n"
-    "  use_after_free=0|1  use_before_ready=0|1\n";
+    "  use_after_free=0|1  use_before_ready=0|1\n"
+    "  launch_callbacks=auto|runtime|driver (run only)\n";
 
 }  // namespace
 
