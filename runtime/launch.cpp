@@ -149,6 +149,30 @@ constexpr std::size_t kMaxCandidates = 128;
 // Distinct allocations reported per launch.
 constexpr std::size_t kMaxUses = 256;
 
+// Whether a launch's stack can ever be shown. A use is reported only when
+// it is not ordered before a free on another stream (or before the
+// allocation on another stream). A caching-allocator block is freed on its
+// allocation stream, so a use on that very stream is always ordered before
+// its free: in a PyTorch program most launches use only such blocks, and
+// their stacks (a Python stack costs the GIL) are never needed. Blocks of
+// other kinds can be freed on any stream, or without ordering at all.
+// Asked only once caching blocks exist; the lookups take the lock, which
+// is released again before the stack is captured (the Python stack takes
+// the GIL, which must never be waited for under the session lock).
+bool needs_launch_stack(const std::uint64_t* candidates, std::size_t count, bool overflow,
+                        StreamId stream) {
+  if (overflow || !caching_blocks_seen()) return true;
+  Locked locked;
+  if (!locked) return false;
+  const Checker& checker = locked.session().checker();
+  for (std::size_t i = 0; i < count; ++i) {
+    AllocInfo alloc;
+    if (!checker.lookup_allocation(candidates[i], &alloc)) continue;
+    if (alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream) {
@@ -181,7 +205,9 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     return;
   }
 
-  const StackId stack = capture_launch_stack();
+  const StackId stack = needs_launch_stack(candidates, count, overflow, stream)
+                            ? capture_launch_stack()
+                            : kNoStack;
   Locked locked;
   if (!locked) return;
   const Checker& checker = locked.session().checker();

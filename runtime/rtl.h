@@ -61,6 +61,11 @@ class Locked {
   Session* session_ = nullptr;
 };
 
+// True once a caching-allocator block was fed (the PyTorch adapter, the
+// annotations): from then on a launch asks whether any of its uses can
+// appear in a report before it captures its stack (launch.cpp).
+bool caching_blocks_seen();
+
 // The session without the lock, for the thread-safe parts (names, stacks).
 // Null while checking is disabled.
 Session* session_unlocked();

@@ -178,7 +178,16 @@ Locked::~Locked() = default;
 
 void Locked::emit_raw(const Event& event) { session_->on_event(event); }
 
+namespace {
+std::atomic<bool> caching_blocks_fed{false};
+}  // namespace
+
+bool caching_blocks_seen() { return caching_blocks_fed.load(std::memory_order_relaxed); }
+
 void Locked::emit(Event event) {
+  if (event.kind == EventKind::kAlloc && event.alloc_kind == AllocKind::kCachingAllocator &&
+      !caching_blocks_fed.load(std::memory_order_relaxed))
+    caching_blocks_fed.store(true, std::memory_order_relaxed);
   ThreadState& thread = thread_state();
   event.thread = current_thread();
   if (!thread.named) {

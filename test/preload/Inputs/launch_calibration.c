@@ -9,6 +9,9 @@
  *   launch_calibration agree N     N launches, both levels name one stream
  *   launch_calibration disagree N  the driver launch names another stream
  *   launch_calibration bare N      runtime launches with no driver launch
+ *   launch_calibration caching 1   caching-allocator blocks (annotated): one
+ *                                  used on its allocation stream, one on
+ *                                  another stream, then both freed
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include <cupti.h>
+#include <xstream_check/annotations.h>
 
 int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
                     const void* params, void* result);
@@ -71,6 +75,21 @@ int main(int argc, char** argv) {
   void* device_ptr = (void*)(uintptr_t)0x7f0000100000ull;
   cudaMalloc_v3020_params alloc = {&device_ptr, 1 << 20};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &alloc);
+  if (strcmp(mode, "caching") == 0) {
+    /* A launch on a block's own allocation stream can never be reported
+     * (the block is freed on that stream, after it), so it needs no stack;
+     * a launch on another stream does. */
+    void* own = (void*)(uintptr_t)0x7f0000400000ull;
+    void* foreign = (void*)(uintptr_t)0x7f0000800000ull;
+    XSC_ANNOTATE_ALLOC(own, 4096, (struct CUstream_st*)consumer);
+    XSC_ANNOTATE_ALLOC(foreign, 4096, (struct CUstream_st*)producer);
+    launch("agree", own, consumer, consumer);
+    launch("agree", foreign, consumer, consumer);
+    XSC_ANNOTATE_FREE(own, (struct CUstream_st*)consumer);
+    XSC_ANNOTATE_FREE(foreign, (struct CUstream_st*)producer);
+    printf("launches: 2\n");
+    return 0;
+  }
   const int disagree = strcmp(mode, "disagree") == 0;
   for (int i = 0; i < launches; ++i) launch(mode, device_ptr, consumer, disagree ? other : consumer);
   cudaFreeAsync_v11020_params free_params = {device_ptr, producer};
