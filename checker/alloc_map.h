@@ -106,10 +106,6 @@ class InlineVector {
     size_ = 0;
     spill_.clear();
   }
-  // Prefetches the first `n` inline elements' lines for writing.
-  void prefetch_inline(std::uint32_t n) const {
-    for (std::uint32_t i = 0; i < n && i < N; ++i) __builtin_prefetch(&inline_[i], 1);
-  }
 
  private:
   struct alignas(64) Cell {
@@ -134,7 +130,6 @@ struct alignas(64) Allocation {
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
-  void prefetch_use_infos() const { last_use_info.prefetch_inline(2); }
 };
 
 class AllocMap {
@@ -161,28 +156,6 @@ class AllocMap {
   const Allocation& at(Slot slot) const { return slab_[slot]; }
   void release(Slot slot);
   std::size_t size() const { return index_.size(); }
-
-  // Hints for a lookup of `addr` a few events ahead; neither changes any
-  // state or result. The first fetches the cells that a lookup of `addr`
-  // starts with; the second, once they have arrived, the allocation they
-  // name (the first line and the first two use records).
-  void prefetch_cells(Addr addr) const {
-    if (starts_.empty()) return;
-    const std::size_t home = start_home(addr);
-    __builtin_prefetch(&starts_[home]);
-    __builtin_prefetch(&interior_[home]);
-  }
-  void prefetch_allocation(Addr addr) const {
-    if (starts_.empty()) return;
-    const std::size_t home = start_home(addr);
-    Slot slot = kNoSlot;
-    if (starts_[home].start == addr) slot = starts_[home].slot;
-    else if (interior_[home].addr == addr) slot = interior_[home].slot;
-    if (slot >= slab_.size()) return;  // kNoSlot too
-    const Allocation& a = slab_[slot];
-    __builtin_prefetch(&a, 1);
-    a.prefetch_use_infos();
-  }
 
  private:
   // The end is kept in the index so a lookup touches only index nodes.

@@ -506,23 +506,7 @@ void Checker::on_event(const Event& event) { impl_->on_event(event); }
 
 void Checker::on_events(const Event* events, std::size_t count) {
   Impl& impl = *impl_;
-  // Two stages ahead of the event being checked: the lookup cells of the
-  // address used or freed kCellsAhead events later, and the allocation those
-  // cells name kAllocationAhead events later (its cells have arrived by
-  // then). The distances cover a miss to memory at a few hundred cycles per
-  // event; prefetches are hints, so a stale cell costs nothing but the load.
-  constexpr std::size_t kCellsAhead = 8;
-  constexpr std::size_t kAllocationAhead = 4;
-  auto touches_memory = [](const Event& e) {
-    return e.kind == EventKind::kUse || e.kind == EventKind::kFree;
-  };
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i + kCellsAhead < count && touches_memory(events[i + kCellsAhead]))
-      impl.live.prefetch_cells(events[i + kCellsAhead].addr);
-    if (i + kAllocationAhead < count && touches_memory(events[i + kAllocationAhead]))
-      impl.live.prefetch_allocation(events[i + kAllocationAhead].addr);
-    impl.on_event(events[i]);
-  }
+  for (std::size_t i = 0; i < count; ++i) impl.on_event(events[i]);
 }
 
 void Checker::finish() {

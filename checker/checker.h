@@ -36,9 +36,9 @@ class Checker {
   Checker& operator=(const Checker&) = delete;
 
   void on_event(const Event& event);
-  // The same as on_event() for each of events[0, count) in order. Knowing
-  // the events ahead, it prefetches the memory that later ones will touch,
-  // which is most of the cost on large working sets (trace replay).
+  // The same as on_event() for each of events[0, count) in order. Trace
+  // replay hands events over in batches: the reader's and the checker's
+  // code and data then stay in cache for a whole batch at a time.
   void on_events(const Event* events, std::size_t count);
   // End of program. Idempotent.
   void finish();

@@ -87,10 +87,11 @@ bool read_trace(const std::string& path, NameTable& names, StackDepot& stacks,
                 std::string* error);
 
 // The same, handing the events over in batches (a few hundred at most), in
-// order, so that the consumer can look ahead (Checker::on_events prefetches
-// what later events touch). A batch ends when it is full, before a name or
-// stack definition is read, and when reading ends: on malformed input too,
-// so every event before the bad line is delivered before this returns.
+// order: decoding a batch and then checking it (Session::on_events) keeps
+// each side's code and data in cache. A batch ends when it is full, before
+// a name or stack definition is read, and when reading ends: on malformed
+// input too, so every event before the bad line is delivered before this
+// returns.
 using EventBatchSink = std::function<void(const Event* events, std::size_t count)>;
 bool read_trace_batched(const std::string& path, NameTable& names, StackDepot& stacks,
                         const EventBatchSink& sink, TraceHeader* header, std::string* error);

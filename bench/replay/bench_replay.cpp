@@ -229,8 +229,7 @@ void BM_ReplayFromFile(benchmark::State& state) {
     std::string error;
     TraceHeader header;
     events = 0;
-    // As `xstream-check replay` reads: in batches, which the checker looks
-    // ahead in.
+    // As `xstream-check replay` reads: in batches.
     bool ok = read_trace_batched(
         path, session.names(), session.stacks(),
         [&](const Event* batch, std::size_t count) {
