@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -102,7 +104,12 @@ InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* sta
     g_api = api;
     g_stacks = stacks;
     trace_step("allocator initialized");
-    if (python_usable()) {
+    // XSC_PROFILE=no-stacks (a measurement variant, docs/performance-knobs.md)
+    // leaves out every stack capture, the Python stacks of allocations and
+    // frees included.
+    const char* profile = std::getenv("XSC_PROFILE");
+    const bool no_stacks = profile != nullptr && std::strcmp(profile, "no-stacks") == 0;
+    if (python_usable() && !no_stacks) {
       trace_step("recordHistory");
       // "all" contexts, so that a free carries the stack of the `del`, not
       // of the allocation; one history entry, so the allocator keeps no
