@@ -190,7 +190,9 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   std::uint64_t candidates[kMaxCandidates];
   std::size_t count = 0;
   bool overflow = false;
+  const AddressSpan span = tracked_address_span();
   auto collect = [&](std::uint64_t word) {
+    if (!span.contains(word)) return;
     if (count < kMaxCandidates) candidates[count++] = word;
     else overflow = true;
   };
@@ -214,6 +216,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   Addr reported[kMaxUses];
   std::size_t n_reported = 0;
   auto use = [&](std::uint64_t word) {
+    if (!span.contains(word)) return;
     AllocInfo alloc;
     if (!checker.lookup_allocation(word, &alloc)) return;
     for (std::size_t i = 0; i < n_reported; ++i)

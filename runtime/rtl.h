@@ -61,6 +61,16 @@ class Locked {
   Session* session_ = nullptr;
 };
 
+// The lowest start and the highest end of every allocation fed so far (the
+// span only widens). A kernel argument word outside it cannot point into a
+// tracked allocation: it is dropped before the session lock is taken, which
+// matters for kernels whose arguments are mostly sizes and strides.
+struct AddressSpan {
+  std::uint64_t low = 0, high = 0;
+  bool contains(std::uint64_t word) const { return word >= low && word < high; }
+};
+AddressSpan tracked_address_span();
+
 // True once a caching-allocator block was fed (the PyTorch adapter, the
 // annotations): from then on a launch asks whether any of its uses can
 // appear in a report before it captures its stack (launch.cpp).

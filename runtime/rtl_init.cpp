@@ -180,14 +180,30 @@ void Locked::emit_raw(const Event& event) { session_->on_event(event); }
 
 namespace {
 std::atomic<bool> caching_blocks_fed{false};
+std::atomic<std::uint64_t> span_low{~std::uint64_t{0}};
+std::atomic<std::uint64_t> span_high{0};
+
+// Written under the session lock, read without it.
+void note_allocation(const Event& event) {
+  if (event.alloc_kind == AllocKind::kCachingAllocator &&
+      !caching_blocks_fed.load(std::memory_order_relaxed))
+    caching_blocks_fed.store(true, std::memory_order_relaxed);
+  const std::uint64_t end = event.addr + (event.size > 0 ? event.size : 1);
+  if (event.addr < span_low.load(std::memory_order_relaxed))
+    span_low.store(event.addr, std::memory_order_relaxed);
+  if (end > span_high.load(std::memory_order_relaxed))
+    span_high.store(end, std::memory_order_relaxed);
+}
 }  // namespace
 
 bool caching_blocks_seen() { return caching_blocks_fed.load(std::memory_order_relaxed); }
 
+AddressSpan tracked_address_span() {
+  return {span_low.load(std::memory_order_relaxed), span_high.load(std::memory_order_relaxed)};
+}
+
 void Locked::emit(Event event) {
-  if (event.kind == EventKind::kAlloc && event.alloc_kind == AllocKind::kCachingAllocator &&
-      !caching_blocks_fed.load(std::memory_order_relaxed))
-    caching_blocks_fed.store(true, std::memory_order_relaxed);
+  if (event.kind == EventKind::kAlloc) note_allocation(event);
   ThreadState& thread = thread_state();
   event.thread = current_thread();
   if (!thread.named) {
