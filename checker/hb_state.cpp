@@ -86,7 +86,7 @@ void HbState::destroy_stream(StreamId id) {
   if (it != streams_.end()) retire(it->second);
 }
 
-Epoch HbState::enqueue(AgentId stream, AgentId thread) {
+Epoch HbState::enqueue_joining(AgentId stream, AgentId thread) {
   Agent& s = agents_[stream];
   VectorClock& clock = s.clock;
   const Agent& t = agents_[thread];

@@ -48,7 +48,18 @@ class HbState {
 
   // Enqueues one operation on `stream` by `thread`: applies the thread and
   // legacy-stream joins and ticks the stream. Returns the op's epoch.
-  Epoch enqueue(AgentId stream, AgentId thread);
+  Epoch enqueue(AgentId stream, AgentId thread) {
+    // The common case inline: the stream already holds all of the thread's
+    // clock but its own component, and no legacy-stream join applies.
+    Agent& s = agents_[stream];
+    const Agent& t = agents_[thread];
+    if (s.joined_thread == thread && s.joined_version == t.version && stream != legacy_ &&
+        !(s.blocking && legacy_ != kNoAgent)) {
+      s.clock.raise(thread, t.clock.get(thread));
+      return s.clock.tick(stream);
+    }
+    return enqueue_joining(stream, thread);
+  }
   // A host action of `thread` (allocation, synchronous free, host access).
   Epoch host_action(AgentId thread) { return agents_[thread].clock.tick(thread); }
 
@@ -90,6 +101,7 @@ class HbState {
     bool live = true;
   };
 
+  Epoch enqueue_joining(AgentId stream, AgentId thread);
   AgentId stream_agent_lookup(StreamId id);
   AgentId thread_agent_lookup(ThreadId id);
   AgentId new_agent(bool is_stream);
