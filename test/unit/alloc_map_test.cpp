@@ -68,6 +68,40 @@ TEST(AllocMap, ReleasedSlotsComeBackClean) {
   EXPECT_EQ(map.find_containing(504), b);
 }
 
+TEST(AllocMap, RememberedInteriorAddressesFollowTheLiveAllocation) {
+  AllocMap map;
+  map.insert(range(100, 50));
+  auto starts_at = [&](Addr begin, Addr end) {
+    std::vector<Addr> seen;
+    map.for_each_overlapping(begin, end, [&](Allocation& a) { seen.push_back(a.info.addr); });
+    return seen;
+  };
+  // The first interior lookup walks the index, the second is remembered.
+  EXPECT_EQ(starts_at(120, 130), (std::vector<Addr>{100}));
+  EXPECT_EQ(starts_at(120, 130), (std::vector<Addr>{100}));
+  EXPECT_EQ(map.find_containing(120)->info.addr, 100u);
+  // A range past the remembered allocation's end reaches the next one.
+  map.insert(range(150, 50));
+  EXPECT_EQ(starts_at(120, 160), (std::vector<Addr>{100, 150}));
+  // Once the allocation is gone, the remembered address means nothing...
+  map.release(map.extract(100));
+  EXPECT_TRUE(starts_at(120, 130).empty());
+  EXPECT_EQ(map.find_containing(120), nullptr);
+  // ...even when its slot comes back for another range.
+  map.insert(range(110, 30));
+  EXPECT_EQ(starts_at(120, 130), (std::vector<Addr>{110}));
+  EXPECT_EQ(map.find_containing(125)->info.addr, 110u);
+  map.release(map.extract(110));
+  map.insert(range(500, 8));
+  EXPECT_TRUE(starts_at(120, 130).empty());
+  EXPECT_EQ(map.find_containing(125), nullptr);
+  // A stale allocation replaced by an overlapping one is forgotten too.
+  map.insert(range(600, 100));
+  EXPECT_EQ(starts_at(650, 660), (std::vector<Addr>{600}));
+  map.insert(range(640, 20));
+  EXPECT_EQ(starts_at(650, 660), (std::vector<Addr>{640}));
+}
+
 TEST(Quarantine, FifoBoundAndForget) {
   Quarantine q(2);
   FreeInfo free;

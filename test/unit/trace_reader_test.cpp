@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -51,6 +52,26 @@ class TraceReaderPaths : public ::testing::Test {
     return o;
   }
 
+  // The same through read_trace_batched(), keeping the batch sizes.
+  Outcome read_batched(const std::string& text, std::vector<std::size_t>* batches) {
+    {
+      std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+      out << text;
+    }
+    Outcome o;
+    NameTable names;
+    StackDepot stacks;
+    TraceHeader header;
+    o.ok = read_trace_batched(
+        path_, names, stacks,
+        [&](const Event* events, std::size_t count) {
+          batches->push_back(count);
+          o.events.insert(o.events.end(), events, events + count);
+        },
+        &header, &o.error);
+    return o;
+  }
+
   void expect_same(const std::string& fast_text, const std::string& precise_text, const std::string& what) {
     Outcome fast = read(fast_text);
     Outcome precise = read(precise_text);
@@ -86,6 +107,13 @@ const std::vector<std::string> kRecords = {
     R"({"t":"dev\u0069ce_sync"})",
     R"({"t":"wait","s":18446744073709551615,"e":2})",
     R"({"t":"record","s":1,"e":2,"sk":9})",  // a stack defined nowhere
+    R"({"t":"use","a":4096,"n":8,"s":32,"ac":"re\u0061d","w":"kernel","nm":1})",  // escaped value
+    R"({"t":"use","a":4096,"n":8,"s":32,"\u0061c":"read","w":"kernel","nm":1})",  // escaped key
+    R"({"t":"use","a":4096,"n":8,"\u0073":32,"ac":"read","w":"kernel"})",
+    R"({"t":"record","s":1,"e":2,"s\u006b":3})",
+    R"({"t":"device_sync","":1})",  // empty key
+    R"({"t":"device_sync","str":"x"})",  // a definition's key on an event
+    R"({"t":"device_sync","framesx":1,"abc":2,"sks":3})",  // longer than a known key
     // Invalid.
     R"({"t":"wait","s":1,"e":2}{"t":"device_sync"})",
     R"({"t":"wait","s":1,"e":2} x)",
@@ -97,6 +125,9 @@ const std::vector<std::string> kRecords = {
     R"({"t":"alloc","a":1e2,"n":2,"s":3,"ak":"caching"})",
     R"({"t":"alloc","a":18446744073709551616,"n":2,"s":3,"ak":"caching"})",
     R"({"t":"alloc","a":1,"n":2,"s":3,"ak":"bump"})",
+    R"({"t":"alloc","a":1,"n":2,"s":3,"ak":"cach\"ing"})",
+    R"({"t":"alloc","a":1,"n":2,"s":3,"ak":"\\caching"})",
+    R"({"t":"use","a":4096,"n":8,"s":32,"ac":"read","w":"kernel_with_a_long_name","nm":1})",
     R"({"t":"alloc","a":1,"n":1152921504606846976,"s":3,"ak":"caching"})",
     R"({"t":"alloc","a":18446744073709551615,"n":2,"s":3,"ak":"caching"})",
     R"({"t":"alloc","a":1,"s":3,"ak":"caching"})",
@@ -153,6 +184,49 @@ TEST_F(TraceReaderPaths, ErrorLineNumberAfterManyFastRecords) {
   EXPECT_FALSE(o.ok);
   EXPECT_EQ(o.error, path_ + ":30005: 'wait' record lacks field 'e'");
   EXPECT_EQ(o.events.size(), 30001u);
+}
+
+TEST_F(TraceReaderPaths, BatchesHoldTheSameEventsInOrder) {
+  // Several read buffers of records, a name definition after record 1000
+  // and a stack definition after record 2000.
+  std::string text = kHead;
+  for (int i = 0; i < 3000; ++i) {
+    if (i == 1000) text += "{\"t\":\"name\",\"id\":2,\"str\":\"k2\"}\n";
+    if (i == 2000) text += "{\"t\":\"stack\",\"id\":4,\"frames\":[]}\n";
+    text += "{\"t\":\"use\",\"a\":" + std::to_string(4096 + i) +
+            ",\"n\":1,\"s\":32,\"ac\":\"read\",\"w\":\"kernel\",\"nm\":1}\n";
+  }
+  Outcome one_by_one = read(text);
+  std::vector<std::size_t> batches;
+  Outcome batched = read_batched(text, &batches);
+  ASSERT_TRUE(one_by_one.ok) << one_by_one.error;
+  ASSERT_TRUE(batched.ok) << batched.error;
+  ASSERT_EQ(batched.events.size(), one_by_one.events.size());
+  for (std::size_t i = 0; i < batched.events.size(); ++i)
+    EXPECT_TRUE(same_event(batched.events[i], one_by_one.events[i])) << i;
+  // A batch ends before each definition (the alloc in kHead is event 0),
+  // and none is larger than the reader's batch.
+  std::vector<std::size_t> ends;
+  std::size_t delivered = 0;
+  for (std::size_t n : batches) {
+    EXPECT_GT(n, 0u);
+    EXPECT_LE(n, 256u);
+    delivered += n;
+    ends.push_back(delivered);
+  }
+  EXPECT_NE(std::find(ends.begin(), ends.end(), 1001u), ends.end());
+  EXPECT_NE(std::find(ends.begin(), ends.end(), 2001u), ends.end());
+}
+
+TEST_F(TraceReaderPaths, BatchesDeliverEveryEventBeforeAnError) {
+  std::string text = kHead;
+  for (int i = 0; i < 1000; ++i) text += std::string(kTail) + "\n";
+  text += "{\"t\":\"wait\",\"s\":1}\n";  // line 4 + 1000 + 1
+  std::vector<std::size_t> batches;
+  Outcome o = read_batched(text, &batches);
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.error, path_ + ":1005: 'wait' record lacks field 'e'");
+  EXPECT_EQ(o.events.size(), 1001u);
 }
 
 }  // namespace
