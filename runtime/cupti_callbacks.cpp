@@ -912,7 +912,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       poll_torch_adapter();
       return;
     }
-    if (is_runtime_launch(cbid) && launch_mode.load(std::memory_order_relaxed) == kCalibrating)
+    // A launch that succeeded without a nested driver launch. (A failed one
+    // says nothing about how launches are observed.)
+    if (is_runtime_launch(cbid) && launch_mode.load(std::memory_order_relaxed) == kCalibrating &&
+        runtime_succeeded(data))
       calibrate_launch(false, data->functionName);
     if (thread.fed_at_enter) {
       thread.fed_at_enter = false;
