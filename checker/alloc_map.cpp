@@ -79,27 +79,10 @@ void AllocMap::remove_start(Addr start) {
   starts_[i] = StartCell{};
 }
 
-void AllocMap::erase_entry(Index::iterator it) {
-  remove_start(it->first);
-  ++generation_[it->second.slot];  // forgets its remembered interior addresses
-  index_.erase(it);
-}
-
-AllocMap::Index::iterator AllocMap::first_overlapping(Addr begin, Addr end) {
-  if (begin >= end) return index_.end();
-  auto it = index_.upper_bound(begin);
-  if (it != index_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second.end > begin) return prev;
-  }
-  return it;
-}
-
-AllocMap::Index::const_iterator AllocMap::containing(Addr addr) const {
-  auto it = index_.upper_bound(addr);
-  if (it == index_.begin()) return index_.end();
-  --it;
-  return addr < it->second.end ? it : index_.end();
+void AllocMap::erase_entry(Addr start, Slot slot) {
+  remove_start(start);
+  ++generation_[slot];  // forgets its remembered interior addresses
+  index_.erase(start);
 }
 
 Allocation* AllocMap::insert(const AllocInfo& info) {
@@ -110,15 +93,14 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   // Stale entries (a free we never saw) give way to the new allocation.
   // Above the highest live range (fresh address space) there are none, and
   // the new entry goes last without a walk.
-  const bool above_all =
-      index_.empty() || std::prev(index_.end())->second.end <= info.addr;
+  const bool above_all = index_.empty() || index_.last()->end <= info.addr;
   if (!above_all) {
-    for (auto it = first_overlapping(info.addr, end);
-         it != index_.end() && it->first < end;) {
-      release(it->second.slot);
-      auto next = std::next(it);
-      erase_entry(it);
-      it = next;
+    std::vector<RangeIndex::Entry> stale;
+    index_.for_each_overlapping(info.addr, end,
+                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
+    for (const RangeIndex::Entry& e : stale) {
+      release(e.slot);
+      erase_entry(e.start, e.slot);
     }
   }
   Slot slot;
@@ -128,7 +110,6 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   } else {
     slot = static_cast<Slot>(slab_.size());
     slab_.emplace_back();
-    where_.emplace_back();
     generation_.push_back(0);
   }
   Allocation& a = slab_[slot];
@@ -137,10 +118,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   a.ready_epoch = 0;
   a.last_use.clear();
   a.last_use_info.clear();
-  auto where = above_all
-                   ? index_.emplace_hint(index_.end(), info.addr, Entry{end, slot})
-                   : index_.emplace(info.addr, Entry{end, slot}).first;
-  where_[slot] = where;
+  index_.insert(RangeIndex::Entry{info.addr, end, slot});
   add_start(info.addr, end, slot);
   return &a;
 }
@@ -148,27 +126,27 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
 Allocation* AllocMap::find_containing(Addr addr) {
   if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
   if (addr == std::numeric_limits<Addr>::max()) {
-    auto it = containing(addr);
-    return it == index_.end() ? nullptr : &slab_[it->second.slot];
+    const RangeIndex::Entry* e = index_.containing(addr);
+    return e ? &slab_[e->slot] : nullptr;
   }
   if (const Slot slot = find_interior(addr, addr + 1); slot != kNoSlot) return &slab_[slot];
-  auto it = containing(addr);
-  if (it == index_.end()) return nullptr;
-  remember_interior(addr, it->second.end, it->second.slot);
-  return &slab_[it->second.slot];
+  const RangeIndex::Entry* e = index_.containing(addr);
+  if (!e) return nullptr;
+  remember_interior(addr, e->end, e->slot);
+  return &slab_[e->slot];
 }
 
 const Allocation* AllocMap::find_containing(Addr addr) const {
   if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
-  auto it = containing(addr);
-  return it == index_.end() ? nullptr : &slab_[it->second.slot];
+  const RangeIndex::Entry* e = index_.containing(addr);
+  return e ? &slab_[e->slot] : nullptr;
 }
 
 AllocMap::Slot AllocMap::extract(Addr addr) {
   const StartCell* c = find_start(addr);
   if (!c) return kNoSlot;
   const Slot slot = c->slot;
-  erase_entry(where_[slot]);
+  erase_entry(addr, slot);
   return slot;
 }
 

@@ -23,6 +23,7 @@
 
 #include "checker/event.h"
 #include "checker/finding.h"
+#include "checker/range_index.h"
 #include "checker/vector_clock.h"
 
 namespace xsc {
@@ -158,16 +159,9 @@ class AllocMap {
   std::size_t size() const { return index_.size(); }
 
  private:
-  // The end is kept in the index so a lookup touches only index nodes.
-  struct Entry {
-    Addr end;
-    Slot slot;
-  };
-  using Index = std::map<Addr, Entry>;
-  Index::iterator first_overlapping(Addr begin, Addr end);
-  Index::const_iterator containing(Addr addr) const;
-  // Takes the index entry `it` out of the index and the start hash.
-  void erase_entry(Index::iterator it);
+  // Takes the live allocation starting at `start` in `slot` out of the
+  // index and the start hash.
+  void erase_entry(Addr start, Slot slot);
 
   // One live allocation by its exact start. The end is copied here so a
   // range check needs nothing else. slot == kNoSlot marks an empty cell.
@@ -212,15 +206,13 @@ class AllocMap {
         InteriorCell{begin, end, slot, generation_[slot]};
   }
 
-  Index index_;
+  RangeIndex index_;  // the end is kept there, so a lookup reads only the index
   std::vector<InteriorCell> interior_;  // sized with starts_
   std::vector<std::uint32_t> generation_;  // per slot
   // Linear probing, power-of-two size, at most 5/8 full; it grows with the
   // most allocations live at once and never allocates per insert.
   std::vector<StartCell> starts_;
   unsigned start_shift_ = 64;
-  // Each live slot's index entry, so that erasure needs no tree walk.
-  std::vector<Index::iterator> where_;
   std::vector<Allocation> slab_;
   std::vector<Slot> free_slots_;  // released slots, use vectors' capacity kept
 };
@@ -290,15 +282,11 @@ std::size_t AllocMap::for_each_overlapping(Addr begin, Addr end, F&& f) {
     f(slab_[slot]);
     return 1;
   }
-  std::size_t n = 0;
-  auto it = first_overlapping(begin, end);
-  if (it != index_.end() && it->first < begin && end <= it->second.end)
-    remember_interior(begin, it->second.end, it->second.slot);
-  for (; it != index_.end() && it->first < end; ++it) {
-    f(slab_[it->second.slot]);
-    ++n;
-  }
-  return n;
+  return index_.for_each_overlapping(begin, end, [&](const RangeIndex::Entry& e) {
+    // One that starts before `begin` and covers the range is the only one.
+    if (e.start < begin && end <= e.end) remember_interior(begin, e.end, e.slot);
+    f(slab_[e.slot]);
+  });
 }
 
 }  // namespace xsc
