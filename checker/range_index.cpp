@@ -33,9 +33,12 @@ void RangeIndex::insert(const Entry& entry) {
     firsts_.push_back(entry.start);
     return;
   }
-  // Into the block that starts at or before it (the first block when it
-  // goes before everything).
-  std::size_t b = block_at_or_before(entry.start);
+  // Above every entry (fresh address space, the common case): at the end
+  // of the last block, found without a search.
+  std::size_t b = blocks_.size() - 1;
+  // Otherwise into the block that starts at or before it (the first block
+  // when it goes before everything).
+  if (entry.start < blocks_.back().back().start) b = block_at_or_before(entry.start);
   if (b == blocks_.size()) b = 0;
   std::vector<Entry>& block = blocks_[b];
   if (entry.start > block.back().start) {
