@@ -184,12 +184,15 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
 }
 
-void BM_CheckerOnEvent(benchmark::State& state) {
+// Runs a fresh Checker over the workload per iteration, `feed` handing it
+// the events.
+template <class Feed>
+void time_engine(benchmark::State& state, Feed&& feed) {
   const Workload& w = workload();
   std::uint64_t findings = 0;
   for (auto _ : state) {
     Checker checker;
-    for (const Event& e : w.events) checker.on_event(e);
+    feed(checker, w.events);
     checker.finish();
     findings = checker.findings().size();
     benchmark::DoNotOptimize(findings);
@@ -198,24 +201,21 @@ void BM_CheckerOnEvent(benchmark::State& state) {
   state.counters["findings"] = static_cast<double>(findings);
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
+
+void BM_CheckerOnEvent(benchmark::State& state) {
+  time_engine(state, [](Checker& checker, const std::vector<Event>& events) {
+    for (const Event& e : events) checker.on_event(e);
+  });
+}
 BENCHMARK(BM_CheckerOnEvent)->Unit(benchmark::kMillisecond);
 
 // The engine fed in batches of 256, as trace replay feeds it.
 void BM_CheckerOnEvents(benchmark::State& state) {
-  const Workload& w = workload();
-  constexpr std::size_t kBatch = 256;
-  std::uint64_t findings = 0;
-  for (auto _ : state) {
-    Checker checker;
-    for (std::size_t i = 0; i < w.events.size(); i += kBatch)
-      checker.on_events(w.events.data() + i, std::min(kBatch, w.events.size() - i));
-    checker.finish();
-    findings = checker.findings().size();
-    benchmark::DoNotOptimize(findings);
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * w.events.size()));
-  state.counters["findings"] = static_cast<double>(findings);
-  state.counters["peak_rss_MiB"] = peak_rss_mib();
+  time_engine(state, [](Checker& checker, const std::vector<Event>& events) {
+    constexpr std::size_t kBatch = 256;
+    for (std::size_t i = 0; i < events.size(); i += kBatch)
+      checker.on_events(events.data() + i, std::min(kBatch, events.size() - i));
+  });
 }
 BENCHMARK(BM_CheckerOnEvents)->Unit(benchmark::kMillisecond);
 

@@ -36,13 +36,15 @@ class TraceReaderPaths : public ::testing::Test {
  protected:
   void TearDown() override { std::filesystem::remove(path_); }
 
+  void write(const std::string& text) {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+
   // Reads `text` from a file at the same path every time, so that error
   // messages (which start with the path) compare equal.
   Outcome read(const std::string& text) {
-    {
-      std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-      out << text;
-    }
+    write(text);
     Outcome o;
     NameTable names;
     StackDepot stacks;
@@ -54,10 +56,7 @@ class TraceReaderPaths : public ::testing::Test {
 
   // The same through read_trace_batched(), keeping the batch sizes.
   Outcome read_batched(const std::string& text, std::vector<std::size_t>* batches) {
-    {
-      std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-      out << text;
-    }
+    write(text);
     Outcome o;
     NameTable names;
     StackDepot stacks;
