@@ -88,11 +88,10 @@ constexpr std::size_t kRecentPythonStacks = 4;
 struct RecentPythonStacks {
   RecentPythonStack entries[kRecentPythonStacks];
 };
-thread_local RecentPythonStacks* recent_python_stacks = nullptr;  // leaked per thread: small
+thread_local RecentPythonStacks recent_python_stacks;
 
 RecentPythonStack& recent_entry(std::size_t hash) {
-  if (recent_python_stacks == nullptr) recent_python_stacks = new RecentPythonStacks();
-  return recent_python_stacks->entries[(hash >> 7) % kRecentPythonStacks];
+  return recent_python_stacks.entries[(hash >> 7) % kRecentPythonStacks];
 }
 
 std::string string_attr(_object* object, const char* name) {
@@ -119,10 +118,6 @@ class GilHold {
  private:
   int state_;
 };
-
-}  // namespace
-
-namespace {
 
 // Threads Python knows that run no Python code: PyTorch's autograd workers
 // get a thread state (for Python hooks) but launch the backward pass's
