@@ -190,6 +190,8 @@ def main():
                 "findings": count_findings(tool, outputs.get(tool, "")),
                 "launch_us": [r["launch_us"] for r in runs if r["launch_us"] is not None],
                 "exit_codes": [r["code"] for r in runs],
+                # Per repetition (NaN: timed out), for ratios taken pair by pair.
+                "walls": [r["wall"] for r in runs],
                 "peak_rss_kib": max((r["rss_kib"] for r in runs), default=None),
                 "tail": outputs.get(tool, "")[-1500:],
             })
@@ -216,11 +218,22 @@ def collect_meta():
     return meta
 
 
+def pairwise_ratio(walls, native_walls):
+    """Median over repetitions of wall / native wall of the same repetition:
+    each repetition runs every tool back to back, so a machine that drifts
+    (other tenants, clocks) moves both sides of a pair together."""
+    pairs = [w / n for w, n in zip(walls or [], native_walls or [])
+             if w == w and n == n and n > 0]
+    return statistics.median(pairs) if pairs else None
+
+
 def write_outputs(out_dir, meta, results):
     native = {r["workload"]: r["median_s"] for r in results if r["tool"] == "native"}
+    native_walls = {r["workload"]: r.get("walls") for r in results if r["tool"] == "native"}
     for r in results:
         base = native.get(r["workload"])
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
+        r["pair_ratio"] = pairwise_ratio(r.get("walls"), native_walls.get(r["workload"]))
         if r["findings"] is None:
             r["caught"] = None
         else:
@@ -237,9 +250,10 @@ def fmt(v, spec):
 
 def render_table(meta, results):
     lines = [f"Measured {meta['date']} on {meta['gpu']} (torch {meta['torch']}); "
-             "medians of interleaved runs, min–max in brackets.", "",
-             "| workload | tool | wall s (min–max) | × native | peak RSS MiB | findings | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "medians of interleaved runs, min–max in brackets; × native is the ratio of the "
+             "medians, pairwise the median of each repetition's ratio.", "",
+             "| workload | tool | wall s (min–max) | × native | pairwise | peak RSS MiB | findings | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         if r["timeouts"]:
             wall = f"timeout ({r['timeouts']}/{r['runs']})"
@@ -256,6 +270,7 @@ def render_table(meta, results):
         if failed:
             verdict = f"run failed (exit {failed[0]})"
         lines.append(f"| {r['workload']} | {r['tool']} | {wall} | {fmt(r['ratio'], '.2f')} | "
+                     f"{fmt(r.get('pair_ratio'), '.2f')} | "
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     launch = [r for r in results if r["workload"].startswith("launch-bound") and r["launch_us"]]
@@ -265,6 +280,11 @@ def render_table(meta, results):
             lines += ["", f"Launch-bound: {per['native']:.3f} µs per launch native, "
                           f"{per['xstream-check']:.3f} µs under xstream-check "
                           f"(+{per['xstream-check'] - per['native']:.3f} µs)."]
+            runs = {r["tool"]: r["launch_us"] for r in launch}
+            added = [t - n for t, n in zip(runs["xstream-check"], runs["native"])]
+            if added:
+                lines.append(f"Launch-bound, pair by pair: +{statistics.median(added):.3f} µs per "
+                             f"launch (median of {len(added)} repetitions' differences).")
             for tool, _, _, _ in PROFILE_TOOLS:
                 if tool in per:
                     lines.append(f"Launch-bound, {tool}: {per[tool]:.3f} µs per launch "
