@@ -231,6 +231,12 @@ constexpr int kMaxRawFrames = 96;
 // the same stack: its id is reused. Only slots inside this thread's own
 // stack are remembered, so every compare reads mapped memory. (x86-64: a
 // frame's return address is the word below its caller's stack pointer.)
+// The compare is of values, not of the unwind itself: a different call
+// path whose frames differ only where stale words still equal the
+// remembered return addresses would be taken for the remembered one. Every
+// remembered slot must match, so that needs the same capture frame address
+// and the same return address at every position; the cost of a miss is a
+// wrong frame in a report, never a wrong finding.
 struct StackShape {
   std::uintptr_t anchor = 0;  // capture_stack's frame address; 0: empty
   std::uint32_t count = 0;
