@@ -136,6 +136,7 @@ TEST(SessionReportTest, AdvisoryOffLeavesParkedBlocksSilent) {
   Session session{options};
   session.on_event(Alloc(kBlock, 4096, kProducer));
   session.on_event(Free(kBlock, kProducer, FreeKind::kCachingAllocator, /*deferred=*/true));
+  session.on_event(DeviceSync());  // the block waits: parked, as in the test above
   session.on_event(FreeCompleted(kBlock));
   EXPECT_EQ(finish(session), "");
 }
