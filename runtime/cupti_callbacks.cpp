@@ -794,17 +794,6 @@ constexpr int kCalibrationLaunches = 64;
 std::atomic<int> launch_mode{kRuntimeToo};
 std::atomic<int> agreeing_launches{0};
 
-const CUpti_CallbackId kRuntimeLaunchCallbacks[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-};
-
 bool driver_only_launches() {
   return launch_mode.load(std::memory_order_relaxed) == kDriverOnly;
 }
@@ -818,8 +807,9 @@ bool disable_runtime_launch_callbacks() {
   if (!lock.owns_lock()) return false;
   if (sub.subscriber == nullptr || sub.api.enable_callback == nullptr) return true;
   ReentrancyGuard guard;
-  for (CUpti_CallbackId cbid : kRuntimeLaunchCallbacks)
-    sub.api.enable_callback(0, sub.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  for (CUpti_CallbackId cbid : kRuntimeCallbacks)
+    if (is_runtime_launch(cbid))
+      sub.api.enable_callback(0, sub.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   return true;
 }
 
