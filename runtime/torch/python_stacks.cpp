@@ -41,14 +41,18 @@ struct FrameKey {
   }
 };
 
+std::size_t hash_frames(const FrameKey* frames, std::size_t count) {
+  std::size_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < count; ++i) {
+    h = (h ^ reinterpret_cast<std::uintptr_t>(frames[i].code)) * 1099511628211ull;
+    h = (h ^ static_cast<std::size_t>(frames[i].lasti)) * 1099511628211ull;
+  }
+  return h;
+}
+
 struct StackKeyHash {
   std::size_t operator()(const std::vector<FrameKey>& key) const {
-    std::size_t h = 1469598103934665603ull;
-    for (const FrameKey& f : key) {
-      h = (h ^ reinterpret_cast<std::uintptr_t>(f.code)) * 1099511628211ull;
-      h = (h ^ static_cast<std::size_t>(f.lasti)) * 1099511628211ull;
-    }
-    return h;
+    return hash_frames(key.data(), key.size());
   }
 };
 
@@ -63,15 +67,6 @@ struct StackCache {
 StackCache& cache() {
   static auto* c = new StackCache;  // leaked: used until the last allocator free
   return *c;
-}
-
-std::size_t hash_frames(const FrameKey* frames, std::size_t count) {
-  std::size_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < count; ++i) {
-    h = (h ^ reinterpret_cast<std::uintptr_t>(frames[i].code)) * 1099511628211ull;
-    h = (h ^ static_cast<std::size_t>(frames[i].lasti)) * 1099511628211ull;
-  }
-  return h;
 }
 
 // The stacks this thread looked up last: a training step launches from the
