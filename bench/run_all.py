@@ -156,14 +156,11 @@ def main():
         tools = tools_for("cuda" if kind == "load" else kind, args.build)
         if kind == "load":
             tools = tools[:2]
+        if args.variants or name.startswith("launch-bound") or "train_prefetch" in name:
+            tools = tools[:2] + profile_tools(args.build, kind) + tools[2:]
         if args.tools:
             wanted = args.tools.split(",")
             tools = [t for t in tools if t[0] in wanted]
-        if args.variants or name.startswith("launch-bound") or "train_prefetch" in name:
-            variants = profile_tools(args.build, kind)
-            if args.tools:
-                variants = [t for t in variants if t[0] in args.tools.split(",")]
-            tools = tools[:2] + variants + tools[2:]
         samples = {t[0]: [] for t in tools}
         outputs = {}
         timed_out = set()
