@@ -156,21 +156,43 @@ constexpr std::size_t kMaxUses = 256;
 // its free: in a PyTorch program most launches use only such blocks, and
 // their stacks (a Python stack costs the GIL) are never needed. Blocks of
 // other kinds can be freed on any stream, or without ordering at all.
-// Asked only once caching blocks exist; the lookups take the lock, which
-// is released again before the stack is captured (the Python stack takes
-// the GIL, which must never be waited for under the session lock).
-bool needs_launch_stack(const std::uint64_t* candidates, std::size_t count, bool overflow,
-                        StreamId stream) {
-  if (overflow || !caching_blocks_seen()) return true;
-  Locked locked;
-  if (!locked) return false;
+bool use_needs_stack(const AllocInfo& alloc, StreamId stream) {
+  return alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream;
+}
+
+// Emits one use per distinct allocation the words point into, then a bare
+// use when none did (pointers, but none into a tracked allocation: still an
+// op on the stream). `for_each_word` calls its argument on every word.
+template <typename ForEachWord>
+void emit_launch_uses(Locked& locked, const AddressSpan& span, StreamId stream, NameId name,
+                      StackId stack, ForEachWord&& for_each_word) {
   const Checker& checker = locked.session().checker();
-  for (std::size_t i = 0; i < count; ++i) {
+  Addr reported[kMaxUses];
+  std::size_t n_reported = 0;
+  for_each_word([&](std::uint64_t word) {
+    if (!span.contains(word)) return;
     AllocInfo alloc;
-    if (!checker.lookup_allocation(candidates[i], &alloc)) continue;
-    if (alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream) return true;
+    if (!checker.lookup_allocation(word, &alloc)) return;
+    for (std::size_t i = 0; i < n_reported; ++i)
+      if (reported[i] == alloc.addr) return;
+    if (n_reported == kMaxUses) return;
+    reported[n_reported++] = alloc.addr;
+    Event event;
+    event.kind = EventKind::kUse;
+    event.addr = alloc.addr;
+    event.size = 0;  // the kernel may touch any part of it
+    event.stream = stream;
+    event.what = UseWhat::kKernel;
+    event.access = Access::kUnknown;
+    event.name = name;
+    event.stack = stack;
+    locked.emit(event);
+  });
+  if (n_reported == 0) {
+    Event event = bare_use(stream, UseWhat::kKernel, name);
+    event.stack = stack;
+    locked.emit(event);
   }
-  return false;
 }
 
 }  // namespace
@@ -207,45 +229,42 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     return;
   }
 
-  const StackId stack = needs_launch_stack(candidates, count, overflow, stream)
-                            ? capture_launch_stack()
-                            : kNoStack;
+  auto each_candidate = [&](auto&& fn) {
+    for (std::size_t i = 0; i < count; ++i) fn(candidates[i]);
+  };
+  // Once caching blocks exist, most launches need no stack: find out under
+  // the lock and, when none is needed, emit under that same lock. A stack
+  // is never captured under the session lock (a Python stack takes the GIL,
+  // which must never be waited for while holding it), so a launch that does
+  // need one releases the lock, captures, and looks its words up again.
+  if (!overflow && caching_blocks_seen()) {
+    Locked locked;
+    if (!locked) return;
+    const Checker& checker = locked.session().checker();
+    bool needs_stack = false;
+    for (std::size_t i = 0; i < count && !needs_stack; ++i) {
+      AllocInfo alloc;
+      if (checker.lookup_allocation(candidates[i], &alloc))
+        needs_stack = use_needs_stack(alloc, stream);
+    }
+    if (!needs_stack) {
+      emit_launch_uses(locked, span, stream, info->name, kNoStack, each_candidate);
+      return;
+    }
+  }
+
+  const StackId stack = capture_launch_stack();
   Locked locked;
   if (!locked) return;
-  const Checker& checker = locked.session().checker();
-  Addr reported[kMaxUses];
-  std::size_t n_reported = 0;
-  auto use = [&](std::uint64_t word) {
-    if (!span.contains(word)) return;
-    AllocInfo alloc;
-    if (!checker.lookup_allocation(word, &alloc)) return;
-    for (std::size_t i = 0; i < n_reported; ++i)
-      if (reported[i] == alloc.addr) return;
-    if (n_reported == kMaxUses) return;
-    reported[n_reported++] = alloc.addr;
-    Event event;
-    event.kind = EventKind::kUse;
-    event.addr = alloc.addr;
-    event.size = 0;  // the kernel may touch any part of it
-    event.stream = stream;
-    event.what = UseWhat::kKernel;
-    event.access = Access::kUnknown;
-    event.name = info->name;
-    event.stack = stack;
-    locked.emit(event);
-  };
   if (!overflow) {
-    for (std::size_t i = 0; i < count; ++i) use(candidates[i]);
+    emit_launch_uses(locked, span, stream, info->name, stack, each_candidate);
   } else if (has_packed) {
-    scan_packed_buffer(packed, packed_size, use);
+    emit_launch_uses(locked, span, stream, info->name, stack,
+                     [&](auto&& fn) { scan_packed_buffer(packed, packed_size, fn); });
   } else {
-    scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), use);
-  }
-  // Pointers, but none into a tracked allocation: still an op on the stream.
-  if (n_reported == 0) {
-    Event event = bare_use(stream, UseWhat::kKernel, info->name);
-    event.stack = stack;
-    locked.emit(event);
+    emit_launch_uses(locked, span, stream, info->name, stack, [&](auto&& fn) {
+      scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), fn);
+    });
   }
 }
 

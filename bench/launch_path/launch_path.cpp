@@ -3,7 +3,8 @@
 // cudaLaunchKernel makes (runtime enter, driver cuLaunchKernel enter and
 // exit, runtime exit), on 4 streams, each launch passing a pointer into a
 // live allocation, as bench_launch does on a GPU. BM_LaunchManySites
-// launches from 48 different stack depths in turn. CUPTI's own dispatch is
+// launches from 48 different stack depths in turn; BM_LaunchCachingBlock
+// passes a caching-allocator block on its own stream. CUPTI's own dispatch is
 // not in these numbers (XSC_PROFILE=subscribe-only measures it on a GPU).
 //
 // Runs itself under LD_PRELOAD=libxstream_check.so with XSC_CUPTI_LIB set to
@@ -83,11 +84,9 @@ bool setup() {
 }
 
 // One cudaLaunchKernel as CUPTI reports it.
-void launch(int i) {
-  float* data = kDevicePtr;
+void launch_with(float* data, cudaStream_t stream, int i) {
   int n = i;
   void* args[] = {&data, &n};
-  cudaStream_t stream = streams[i % kStreams];
   cudaLaunchKernel_v7000_params rt{&stub, dim3(1), dim3(32), args, 0, stream};
   cuLaunchKernel_params drv{reinterpret_cast<CUfunction>(&stub), 1, 1, 1, 32, 1, 1, 0,
                             reinterpret_cast<CUstream>(stream), args, nullptr};
@@ -100,6 +99,8 @@ void launch(int i) {
   call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, CUPTI_API_EXIT, &drv, &drv_ok);
   call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, CUPTI_API_EXIT, &rt, &rt_ok);
 }
+
+void launch(int i) { launch_with(kDevicePtr, streams[i % kStreams], i); }
 
 void BM_Launch(benchmark::State& state) {
   int i = 0;
@@ -126,6 +127,28 @@ void BM_LaunchManySites(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LaunchManySites)->UseRealTime();
+
+// A caching-allocator block (as the PyTorch adapter or the annotations
+// feed them) used on its own allocation stream: the common PyTorch launch,
+// which needs no stack. Registered last, since from its first caching block
+// on every launch also asks whether it needs a stack.
+float* const kCachingBlock = reinterpret_cast<float*>(0x7f0000400000);
+void BM_LaunchCachingBlock(benchmark::State& state) {
+  static const bool annotated = [] {
+    using AnnotateAlloc = void (*)(void*, std::size_t, cudaStream_t);
+    auto annotate = reinterpret_cast<AnnotateAlloc>(dlsym(RTLD_DEFAULT, "xsc_annotate_alloc"));
+    if (annotate == nullptr) return false;
+    annotate(kCachingBlock, 1 << 20, streams[0]);
+    return true;
+  }();
+  if (!annotated) {
+    state.SkipWithError("xsc_annotate_alloc not found (is the runtime preloaded?)");
+    return;
+  }
+  int i = 0;
+  for (auto _ : state) launch_with(kCachingBlock, streams[0], i++);
+}
+BENCHMARK(BM_LaunchCachingBlock)->UseRealTime();
 
 }  // namespace
 
