@@ -2,8 +2,12 @@
 """Turns the numbers of bench/run_all.py (perf.json, from the GPU machine) into
 docs/performance.md and a bar chart of the ratios to native (PNG).
 
-    python3 bench/report.py PERF_JSON [--lint LINT_MD] [--replay REPLAY_MD] \
-        [--out docs/performance.md] [--png docs/performance.png]
+    python3 bench/report.py PERF_JSON [PERF_JSON...] [--lint LINT_MD] \
+        [--replay REPLAY_MD] [--out docs/performance.md] [--png docs/performance.png]
+
+Several PERF_JSON files (one run_all.py run each, e.g. one per workload
+group when a single device command cannot hold them all) make one table,
+in the order given.
 
 LINT_MD and REPLAY_MD are markdown fragments (the lint and replay benchmarks
 run on a CPU machine) appended as their own sections.
@@ -14,7 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_all import render_table  # noqa: E402  (one table renderer)
+from run_all import derive, render_table  # noqa: E402  (one table renderer)
 
 
 def chart(results, png):
@@ -46,25 +50,49 @@ def chart(results, png):
     fig.savefig(png, dpi=110)
 
 
+def merge_runs(paths):
+    """One meta and one result list from several run_all.py outputs. A field
+    of meta that differs between runs (the date) lists every value."""
+    meta, results = {}, []
+    for path in paths:
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            run_meta, run_results = data["meta"], data["results"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit(f"report.py: {path}: not a run_all.py perf.json ({e})")
+        for key, value in run_meta.items():
+            if key not in meta:
+                meta[key] = value
+            elif value not in meta[key].split(" / "):
+                meta[key] = f"{meta[key]} / {value}"
+        for r in run_results:
+            if any(r["workload"] == o["workload"] and r["tool"] == o["tool"] for o in results):
+                sys.exit(f"report.py: {path}: '{r['workload']}' under '{r['tool']}' is in an "
+                         "earlier file too; give each workload in one run only")
+        results += run_results
+    derive(results)
+    return meta, results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("perf_json")
+    ap.add_argument("perf_json", nargs="+")
     ap.add_argument("--lint")
     ap.add_argument("--replay")
     ap.add_argument("--notes", help="a markdown fragment of findings and analysis")
     ap.add_argument("--out", default="docs/performance.md")
-    ap.add_argument("--png", default="docs/performance.png")
+    ap.add_argument("--png", default="docs/performance.png",
+                    help="the chart's path; empty: no chart (no matplotlib needed)")
     args = ap.parse_args()
-    with open(args.perf_json) as f:
-        data = json.load(f)
-    meta, results = data["meta"], data["results"]
+    meta, results = merge_runs(args.perf_json)
 
     parts = ["# Performance", "",
              "Produced by `bench/run_all.py` on the GPU machine (native, xstream-check, "
              "`compute-sanitizer --tool memcheck --track-stream-ordered-races all` for C++ programs, "
              "`TORCH_CUDA_SANITIZER=1` for PyTorch scripts; interleaved runs) and "
              "`bench/report.py`.", "",
-             f"![ratios to native]({os.path.basename(args.png)})", "",
+             *([f"![ratios to native]({os.path.basename(args.png)})", ""] if args.png else []),
              "## Runtime", "", render_table(meta, results)]
     for title, path in (("Replay (CPU)", args.replay), ("Static check (CPU)", args.lint),
                         ("Notes", args.notes)):
@@ -73,8 +101,11 @@ def main():
                 parts += [f"## {title}", "", f.read().strip(), ""]
     with open(args.out, "w") as f:
         f.write("\n".join(parts) + "\n")
-    chart(results, args.png)
-    print(f"wrote {args.out} and {args.png}")
+    if args.png:
+        chart(results, args.png)
+        print(f"wrote {args.out} and {args.png}")
+    else:
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

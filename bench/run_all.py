@@ -123,6 +123,11 @@ def workloads(build, quick):
         items.append((f"torch pipelines {mode}", "torch",
                       [py, os.path.join(ROOT, "examples", "torch", "pipelines.py"), mode, "--trials", "3"],
                       mode == "buggy"))
+    # The fixed cost a checker adds to any PyTorch program: import, CUDA
+    # initialization, the first kernel (for xstream-check: loading the
+    # runtime and CUPTI, attaching the allocator adapter, the exit report).
+    items.append(("torch start-up (import, first kernel)", "torch",
+                  [py, os.path.join(ROOT, "bench", "torch_startup.py")], False))
     items.append(("torch train_prefetch (200 steps)", "torch",
                   [py, os.path.join(ROOT, "examples", "torch", "train_prefetch.py"), "--steps", "200"], False))
     load = os.path.join(ex, "faults", "load")
@@ -224,17 +229,32 @@ def pairwise_ratio(walls, native_walls):
     return statistics.median(pairs) if pairs else None
 
 
-def write_outputs(out_dir, meta, results):
+def pairwise_added(walls, native_walls):
+    """Median over repetitions of wall - native wall of the same repetition
+    (seconds the tool added to that run)."""
+    pairs = [w - n for w, n in zip(walls or [], native_walls or []) if w == w and n == n]
+    return statistics.median(pairs) if pairs else None
+
+
+def derive(results):
+    """Fills in what follows from the raw numbers of each result (ratios to
+    native, time added, the verdict); report.py calls it again on merged
+    runs."""
     native = {r["workload"]: r["median_s"] for r in results if r["tool"] == "native"}
     native_walls = {r["workload"]: r.get("walls") for r in results if r["tool"] == "native"}
     for r in results:
         base = native.get(r["workload"])
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
         r["pair_ratio"] = pairwise_ratio(r.get("walls"), native_walls.get(r["workload"]))
+        r["pair_added_s"] = pairwise_added(r.get("walls"), native_walls.get(r["workload"]))
         if r["findings"] is None:
             r["caught"] = None
         else:
             r["caught"] = (r["findings"] > 0) if r["has_bug"] else (r["findings"] == 0)
+
+
+def write_outputs(out_dir, meta, results):
+    derive(results)
     with open(os.path.join(out_dir, "perf.json"), "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
     with open(os.path.join(out_dir, "performance-table.md"), "w") as f:
@@ -243,6 +263,37 @@ def write_outputs(out_dir, meta, results):
 
 def fmt(v, spec):
     return "—" if v is None else format(v, spec)
+
+
+# Time added below this is within what repeated native runs differ by on
+# the lent machines; a ratio of added times against it means nothing.
+NOISE_FLOOR_S = 0.01
+
+
+def added_time_lines(results):
+    """For each workload run under xstream-check and another checker: the
+    time each adds over native (pair by pair) and how many times more the
+    other checker adds; wall time ratios of short runs are dominated by the
+    start-up every tool pays alike."""
+    by = {(r["workload"], r["tool"]): r for r in results}
+    lines = []
+    for r in results:
+        if r["tool"] not in ("compute-sanitizer", "torch-sanitizer"):
+            continue
+        ours = by.get((r["workload"], "xstream-check"))
+        theirs, added = r.get("pair_added_s"), ours.get("pair_added_s") if ours else None
+        if ours is None or theirs is None or added is None or not ours.get("median_s"):
+            continue
+        if added > NOISE_FLOOR_S:
+            verdict = f"{theirs / added:.1f}× the time xstream-check adds"
+        else:
+            verdict = "xstream-check within noise of native"
+        wall = r["median_s"] / ours["median_s"] if r.get("median_s") else None
+        lines.append(f"- {r['workload']}: xstream-check adds {added:+.3f} s, {r['tool']} "
+                     f"{theirs:+.3f} s ({verdict}; wall time {fmt(wall, '.1f')}× xstream-check's)")
+    if lines:
+        lines = ["", "Time added over native, median of each repetition's difference:", ""] + lines
+    return lines
 
 
 def render_table(meta, results):
@@ -270,6 +321,7 @@ def render_table(meta, results):
                      f"{fmt(r.get('pair_ratio'), '.2f')} | "
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
+    lines += added_time_lines(results)
     launch = [r for r in results if r["workload"].startswith("launch-bound") and r["launch_us"]]
     if len(launch) >= 2:
         per = {r["tool"]: statistics.median(r["launch_us"]) for r in launch}
