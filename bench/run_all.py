@@ -64,6 +64,11 @@ def launch_overhead_us(out):
     return float(m.group(1)) / 1000.0 if m else None
 
 
+def context_ms(out):
+    m = re.search(r"context_ms=([0-9.]+)", out)
+    return float(m.group(1)) if m else None
+
+
 def tools_for(kind, build):
     lib = os.path.join(build, "lib", "libxstream_check.so")
     tools = [("native", [], {}), ("xstream-check", [], {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0"})]
@@ -116,6 +121,9 @@ def workloads(build, quick):
     items = [
         ("launch-bound (4 streams)", "cuda", [os.path.join(build, "bin", "bench_launch"), launches], False),
     ]
+    # The fixed cost on the shortest CUDA program (context, one kernel).
+    items.append(("cuda start-up (context, one kernel)", "cuda",
+                  [os.path.join(build, "bin", "bench_startup")], False))
     for mode in ("buggy", "record_stream", "stall", "keep_ref"):
         items.append((f"cuda pipelines_async {mode}", "cuda",
                       [os.path.join(ex, "pipelines_async"), mode, "--trials", "3"], mode == "buggy"))
@@ -178,7 +186,8 @@ def main():
                 env.update(extra)
                 wall, code, out, rss = run_once(prefix + cmd, env, args.timeout)
                 samples[tool].append({"wall": wall, "code": code, "rss_kib": rss,
-                                      "launch_us": launch_overhead_us(out)})
+                                      "launch_us": launch_overhead_us(out),
+                                      "context_ms": context_ms(out)})
                 outputs[tool] = out
                 if code == "timeout":
                     timed_out.add(tool)
@@ -191,6 +200,7 @@ def main():
                 "runs": len(runs), "timeouts": sum(1 for r in runs if r["code"] == "timeout"),
                 "findings": count_findings(tool, outputs.get(tool, "")),
                 "launch_us": [r["launch_us"] for r in runs if r["launch_us"] is not None],
+                "context_ms": [r["context_ms"] for r in runs if r["context_ms"] is not None],
                 "exit_codes": [r["code"] for r in runs],
                 # Per repetition (NaN: timed out), for ratios taken pair by pair.
                 "walls": [r["wall"] for r in runs],
@@ -322,6 +332,12 @@ def render_table(meta, results):
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     lines += added_time_lines(results)
+    startup = {r["tool"]: statistics.median(r["context_ms"]) for r in results
+               if r["workload"].startswith("cuda start-up") and r.get("context_ms")}
+    if "native" in startup and len(startup) > 1:
+        lines += ["", "CUDA start-up, context creation (cuInit and the primary context) timed "
+                      "inside the program: " + ", ".join(f"{t} {v:.1f} ms" for t, v in startup.items())
+                  + "."]
     launch = [r for r in results if r["workload"].startswith("launch-bound") and r["launch_us"]]
     if len(launch) >= 2:
         per = {r["tool"]: statistics.median(r["launch_us"]) for r in launch}

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +32,17 @@ struct State {
   std::once_flag subscribe_once;
   std::mutex log_mu;
   bool log_started = false;  // the log file was created by this process
+  // The runtime's fixed costs, shown with verbosity=2: what it adds to a
+  // short program apart from the per-call work.
+  double constructor_ms = 0;
+  double cupti_ms = 0;  // loading CUPTI, subscribing, enabling callbacks
 };
+
+double now_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 // Never destroyed: CUPTI callbacks and adapter calls can still arrive while
 // static destructors run.
@@ -83,12 +95,15 @@ bool loaded_for_injection() {
 void subscribe_once() {
   State& s = state();
   std::call_once(s.subscribe_once, [&s] {
+    const double start = now_ms();
     if (!subscribe_cupti()) s.enabled.store(false);
+    s.cupti_ms = now_ms() - start;
   });
 }
 
 void finish_at_exit() {
   State& s = state();
+  const double start = now_ms();
   std::uint64_t findings = 0;
   std::string report;
   {
@@ -103,6 +118,14 @@ void finish_at_exit() {
     report = out.str();
   }
   if (!report.empty()) write_report_text(report);
+  if (s.options.verbosity >= 2) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "timing: start-up %.1f ms (CUPTI load and subscription %.1f ms), "
+                  "report at exit %.1f ms",
+                  s.constructor_ms, s.cupti_ms, now_ms() - start);
+    notice(line);
+  }
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {
     std::fflush(nullptr);
@@ -124,7 +147,15 @@ ProfileMode read_profile_mode() {
   return ProfileMode::kNormal;
 }
 
+void runtime_init_steps();
+
 __attribute__((constructor)) void runtime_init() {
+  const double start = now_ms();
+  runtime_init_steps();
+  state().constructor_ms = now_ms() - start;
+}
+
+void runtime_init_steps() {
   State& s = state();
   profile_mode_value = read_profile_mode();
   // First, so that a crash anywhere later (in the runtime, an adapter, or
