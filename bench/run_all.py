@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -67,6 +68,9 @@ def launch_overhead_us(out):
 def context_ms(out):
     m = re.search(r"context_ms=([0-9.]+)", out)
     return float(m.group(1)) if m else None
+
+
+SANITIZERS = ("compute-sanitizer", "torch-sanitizer")
 
 
 def tools_for(kind, build):
@@ -155,6 +159,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smaller launch counts")
     ap.add_argument("--only", help="run only workloads whose name contains this text")
     ap.add_argument("--tools", help="comma-separated tools to run (default: all that apply)")
+    ap.add_argument("--sanitizer-reps", type=int,
+                    help="run compute-sanitizer and TORCH_CUDA_SANITIZER=1 in only the first N "
+                         "repetitions (they take many times longer; default: all)")
     ap.add_argument("--variants", action="store_true",
                     help="run the xstream-check variants (PROFILE_TOOLS) on every workload, "
                          "not only on the launch-bound one and the training loop")
@@ -162,6 +169,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     results = []
+    missing = set()
     meta = collect_meta()
     for name, kind, cmd, has_bug in workloads(args.build, args.quick):
         if args.only and args.only not in name:
@@ -174,13 +182,21 @@ def main():
         if args.tools:
             wanted = args.tools.split(",")
             tools = [t for t in tools if t[0] in wanted]
+        for tool, prefix, _ in list(tools):
+            if prefix and shutil.which(prefix[0]) is None:
+                if tool not in missing:
+                    print(f"bench: {prefix[0]} not found; {tool} is left out", flush=True)
+                    missing.add(tool)
+                tools.remove((tool, prefix, _))
         samples = {t[0]: [] for t in tools}
         outputs = {}
         timed_out = set()
-        for _ in range(args.reps):
+        for rep in range(args.reps):
             for tool, prefix, extra in tools:
                 if tool in timed_out:
                     continue  # one timeout says enough; keep the device time
+                if tool in SANITIZERS and args.sanitizer_reps is not None and rep >= args.sanitizer_reps:
+                    continue
                 env = dict(os.environ)
                 env.pop("LD_PRELOAD", None)
                 env.update(extra)
@@ -288,7 +304,7 @@ def added_time_lines(results):
     by = {(r["workload"], r["tool"]): r for r in results}
     lines = []
     for r in results:
-        if r["tool"] not in ("compute-sanitizer", "torch-sanitizer"):
+        if r["tool"] not in SANITIZERS:
             continue
         ours = by.get((r["workload"], "xstream-check"))
         theirs, added = r.get("pair_added_s"), ours.get("pair_added_s") if ours else None
