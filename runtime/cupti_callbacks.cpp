@@ -19,6 +19,7 @@
 #include <cupti.h>  // with the generated *_params structs
 #include <dlfcn.h>
 #include <glob.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstdio>
@@ -855,10 +856,7 @@ bool driver_succeeded(const CUpti_CallbackData* data) {
          *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS;
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                          const void* raw) {
-  // The cost of CUPTI's dispatch alone (XSC_PROFILE=subscribe-only).
-  if (profile_mode() == ProfileMode::kSubscribeOnly) return;
+void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* raw) {
   ThreadState& thread = thread_state();
   if (thread.guard > 0) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(raw);
@@ -960,7 +958,37 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (launch) poll_torch_adapter();
 }
 
+// verbosity=2: time spent in the runtime's callback handling, summed over
+// threads (one clock read on each side of a callback, only when asked).
+std::atomic<std::uint64_t> callbacks_timed{0};
+std::atomic<std::uint64_t> callback_ns{0};
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* raw) {
+  // The cost of CUPTI's dispatch alone (XSC_PROFILE=subscribe-only).
+  if (profile_mode() == ProfileMode::kSubscribeOnly) return;
+  if (options().verbosity < 2) {
+    handle_callback(domain, cbid, raw);
+    return;
+  }
+  const std::uint64_t start = monotonic_ns();
+  handle_callback(domain, cbid, raw);
+  callback_ns.fetch_add(monotonic_ns() - start, std::memory_order_relaxed);
+  callbacks_timed.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
+
+CallbackTime callback_time() {
+  return {callbacks_timed.load(std::memory_order_relaxed),
+          callback_ns.load(std::memory_order_relaxed)};
+}
 
 bool subscribe_cupti() {
   Subscription& sub = subscription();

@@ -119,11 +119,13 @@ void finish_at_exit() {
   }
   if (!report.empty()) write_report_text(report);
   if (s.options.verbosity >= 2) {
+    const CallbackTime handled = callback_time();
     char line[256];
     std::snprintf(line, sizeof line,
                   "timing: start-up %.1f ms (CUPTI load and subscription %.1f ms), "
-                  "report at exit %.1f ms",
-                  s.constructor_ms, s.cupti_ms, now_ms() - start);
+                  "%llu callbacks handled in %.1f ms, report at exit %.1f ms",
+                  s.constructor_ms, s.cupti_ms, static_cast<unsigned long long>(handled.callbacks),
+                  static_cast<double>(handled.ns) / 1e6, now_ms() - start);
     notice(line);
   }
   const int exitcode = s.options.exitcode;
