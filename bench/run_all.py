@@ -150,6 +150,30 @@ def workloads(build, quick):
     return [w for w in items if os.path.exists(w[2][0]) or w[2][0] == py and os.path.exists(w[2][1])]
 
 
+def summarize(name, has_bug, samples, outputs):
+    """One result per tool from its repetitions so far."""
+    results = []
+    for tool, runs in samples.items():
+        if not runs:
+            continue
+        walls = [r["wall"] for r in runs if r["wall"] == r["wall"]]
+        results.append({
+            "workload": name, "tool": tool, "has_bug": has_bug,
+            "median_s": statistics.median(walls) if walls else None,
+            "min_s": min(walls) if walls else None, "max_s": max(walls) if walls else None,
+            "runs": len(runs), "timeouts": sum(1 for r in runs if r["code"] == "timeout"),
+            "findings": count_findings(tool, outputs.get(tool, "")),
+            "launch_us": [r["launch_us"] for r in runs if r["launch_us"] is not None],
+            "context_ms": [r["context_ms"] for r in runs if r["context_ms"] is not None],
+            "exit_codes": [r["code"] for r in runs],
+            # Per repetition (NaN: timed out), for ratios taken pair by pair.
+            "walls": [r["wall"] for r in runs],
+            "peak_rss_kib": max((r["rss_kib"] for r in runs), default=None),
+            "tail": outputs.get(tool, "")[-1500:],
+        })
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-gpu"))
@@ -207,25 +231,11 @@ def main():
                 outputs[tool] = out
                 if code == "timeout":
                     timed_out.add(tool)
-        for tool, runs in samples.items():
-            walls = [r["wall"] for r in runs if r["wall"] == r["wall"]]
-            results.append({
-                "workload": name, "tool": tool, "has_bug": has_bug,
-                "median_s": statistics.median(walls) if walls else None,
-                "min_s": min(walls) if walls else None, "max_s": max(walls) if walls else None,
-                "runs": len(runs), "timeouts": sum(1 for r in runs if r["code"] == "timeout"),
-                "findings": count_findings(tool, outputs.get(tool, "")),
-                "launch_us": [r["launch_us"] for r in runs if r["launch_us"] is not None],
-                "context_ms": [r["context_ms"] for r in runs if r["context_ms"] is not None],
-                "exit_codes": [r["code"] for r in runs],
-                # Per repetition (NaN: timed out), for ratios taken pair by pair.
-                "walls": [r["wall"] for r in runs],
-                "peak_rss_kib": max((r["rss_kib"] for r in runs), default=None),
-                "tail": outputs.get(tool, "")[-1500:],
-            })
+            # Written after every repetition: a run cut short (a device
+            # command's time limit) still leaves the repetitions it made.
+            write_outputs(args.out, meta, results + summarize(name, has_bug, samples, outputs))
+        results += summarize(name, has_bug, samples, outputs)
         print(f"bench: {name}: done", flush=True)
-        # Written after every workload: a run cut short still leaves its numbers.
-        write_outputs(args.out, meta, results)
 
     write_outputs(args.out, meta, results)
     print(render_table(meta, results))

@@ -12,7 +12,9 @@
 #   env.log configure.log build.log lit.log lit-results.json
 #   lit-outputs.tar.gz summary.txt
 # XSC_GPU_BUDGET_S (default 540) bounds the whole run in seconds;
-# XSC_GPU_SUITES picks suites ("none": build only).
+# XSC_GPU_SUITES picks suites ("none": build only); XSC_GPU_TARGETS builds
+# only these ninja targets (e.g. "xstream_check xstream_torch" for a PyTorch
+# measurement; default: everything).
 # Exit status: lit's (0 when every test passed or was unsupported), or the
 # failing step's.
 set -uo pipefail
@@ -86,7 +88,8 @@ note "configure: ok ($(elapsed)); $(grep -E '^config\.have_' "$build/test/lit.si
 
 # --- 3. build ----------------------------------------------------------------
 # Keep going past a broken target: the suites that can still run, run.
-if timeout 300 ninja -C "$build" -k 0 -j "$jobs" > "$out/build.log" 2>&1; then
+# shellcheck disable=SC2086  # a list of target names
+if timeout 300 ninja -C "$build" -k 0 -j "$jobs" ${XSC_GPU_TARGETS:-} > "$out/build.log" 2>&1; then
   note "build: ok ($(elapsed))"
 else
   note "build: FAILED ($(elapsed)); first errors:"
