@@ -7,7 +7,9 @@ docs/performance.md and a bar chart of the ratios to native (PNG).
 
 Several PERF_JSON files (one run_all.py run each, e.g. one per workload
 group when a single device command cannot hold them all) make one table,
-in the order given.
+in the order given. With --pool, a workload measured in several runs gets
+one row holding all their repetitions; its pairwise ratios are still
+formed within each run.
 
 LINT_MD and REPLAY_MD are markdown fragments (the lint and replay benchmarks
 run on a CPU machine) appended as their own sections.
@@ -15,6 +17,7 @@ run on a CPU machine) appended as their own sections.
 import argparse
 import json
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,15 +53,41 @@ def chart(results, png):
     fig.savefig(png, dpi=110)
 
 
-def merge_runs(paths):
+# Per-repetition lists that pooling concatenates.
+POOLED_LISTS = ("walls", "pair_ratios", "pair_added", "launch_us", "launch_added_us",
+                "context_ms", "exit_codes")
+
+
+def pool_into(into, more):
+    """Adds the repetitions of `more` (the same workload and tool, another
+    run) to `into`. Pairs were formed within each run, so machines that
+    differ from run to run do not mix in a ratio."""
+    for key in POOLED_LISTS:
+        into[key] = list(into.get(key) or []) + list(more.get(key) or [])
+    into["runs"] += more["runs"]
+    into["timeouts"] += more["timeouts"]
+    if more.get("findings") is not None:
+        into["findings"] = max(into.get("findings") or 0, more["findings"])
+    into["peak_rss_kib"] = max(into.get("peak_rss_kib") or 0, more.get("peak_rss_kib") or 0) or None
+    walls = [w for w in into["walls"] if w == w]
+    into["median_s"] = statistics.median(walls) if walls else None
+    into["min_s"] = min(walls) if walls else None
+    into["max_s"] = max(walls) if walls else None
+    into["pooled"] = True
+
+
+def merge_runs(paths, pool=False):
     """One meta and one result list from several run_all.py outputs. A field
-    of meta that differs between runs (the date) lists every value."""
+    of meta that differs between runs (the date) lists every value. The same
+    workload and tool in two runs is an error, or with `pool` one result
+    holding the repetitions of both."""
     meta, results = {}, []
     for path in paths:
         try:
             with open(path) as f:
                 data = json.load(f)
             run_meta, run_results = data["meta"], data["results"]
+            derive(run_results)  # pairs are formed within a run
         except (OSError, ValueError, KeyError, TypeError) as e:
             sys.exit(f"report.py: {path}: not a run_all.py perf.json ({e})")
         for key, value in run_meta.items():
@@ -67,10 +96,15 @@ def merge_runs(paths):
             elif value not in meta[key].split(" / "):
                 meta[key] = f"{meta[key]} / {value}"
         for r in run_results:
-            if any(r["workload"] == o["workload"] and r["tool"] == o["tool"] for o in results):
+            earlier = next((o for o in results
+                            if o["workload"] == r["workload"] and o["tool"] == r["tool"]), None)
+            if earlier is None:
+                results.append(r)
+            elif pool:
+                pool_into(earlier, r)
+            else:
                 sys.exit(f"report.py: {path}: '{r['workload']}' under '{r['tool']}' is in an "
-                         "earlier file too; give each workload in one run only")
-        results += run_results
+                         "earlier file too; give each workload in one run only, or --pool")
     derive(results)
     return meta, results
 
@@ -81,11 +115,13 @@ def main():
     ap.add_argument("--lint")
     ap.add_argument("--replay")
     ap.add_argument("--notes", help="a markdown fragment of findings and analysis")
+    ap.add_argument("--pool", action="store_true",
+                    help="pool the repetitions of a workload and tool found in several files")
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--png", default="docs/performance.png",
                     help="the chart's path; empty: no chart (no matplotlib needed)")
     args = ap.parse_args()
-    meta, results = merge_runs(args.perf_json)
+    meta, results = merge_runs(args.perf_json, args.pool)
 
     parts = ["# Performance", "",
              "Produced by `bench/run_all.py` on the GPU machine (native, xstream-check, "

@@ -256,33 +256,35 @@ def collect_meta():
     return meta
 
 
-def pairwise_ratio(walls, native_walls):
-    """Median over repetitions of wall / native wall of the same repetition:
-    each repetition runs every tool back to back, so a machine that drifts
-    (other tenants, clocks) moves both sides of a pair together."""
-    pairs = [w / n for w, n in zip(walls or [], native_walls or [])
-             if w == w and n == n and n > 0]
-    return statistics.median(pairs) if pairs else None
+def pairs(values, native_values, op):
+    """op(value, native value) for each repetition (each repetition runs
+    every tool back to back, so a machine that drifts, other tenants or
+    clocks, moves both sides of a pair together); NaN (timed out) skipped."""
+    return [op(v, n) for v, n in zip(values or [], native_values or [])
+            if v is not None and n is not None and v == v and n == n and n > 0]
 
 
-def pairwise_added(walls, native_walls):
-    """Median over repetitions of wall - native wall of the same repetition
-    (seconds the tool added to that run)."""
-    pairs = [w - n for w, n in zip(walls or [], native_walls or []) if w == w and n == n]
-    return statistics.median(pairs) if pairs else None
+def median_or_none(values):
+    return statistics.median(values) if values else None
 
 
 def derive(results):
-    """Fills in what follows from the raw numbers of each result (ratios to
-    native, time added, the verdict); report.py calls it again on merged
-    runs."""
-    native = {r["workload"]: r["median_s"] for r in results if r["tool"] == "native"}
-    native_walls = {r["workload"]: r.get("walls") for r in results if r["tool"] == "native"}
+    """Fills in what follows from the raw numbers of each result: ratios to
+    native (of the medians, and pair by pair), time added pair by pair, the
+    verdict. Pairs are formed within one run; report.py derives each run
+    before pooling runs (a pooled result keeps its pairs)."""
+    natives = {r["workload"]: r for r in results if r["tool"] == "native"}
     for r in results:
-        base = native.get(r["workload"])
+        native = natives.get(r["workload"], {})
+        if not r.get("pooled"):
+            r["pair_ratios"] = pairs(r.get("walls"), native.get("walls"), lambda w, n: w / n)
+            r["pair_added"] = pairs(r.get("walls"), native.get("walls"), lambda w, n: w - n)
+            r["launch_added_us"] = pairs(r.get("launch_us"), native.get("launch_us"),
+                                         lambda t, n: t - n)
+        base = native.get("median_s")
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
-        r["pair_ratio"] = pairwise_ratio(r.get("walls"), native_walls.get(r["workload"]))
-        r["pair_added_s"] = pairwise_added(r.get("walls"), native_walls.get(r["workload"]))
+        r["pair_ratio"] = median_or_none(r["pair_ratios"])
+        r["pair_added_s"] = median_or_none(r["pair_added"])
         if r["findings"] is None:
             r["caught"] = None
         else:
@@ -336,8 +338,8 @@ def render_table(meta, results):
     lines = [f"Measured {meta['date']} on {meta['gpu']} (torch {meta['torch']}); "
              "medians of interleaved runs, min–max in brackets; × native is the ratio of the "
              "medians, pairwise the median of each repetition's ratio.", "",
-             "| workload | tool | wall s (min–max) | × native | pairwise | peak RSS MiB | findings | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| workload | tool | runs | wall s (min–max) | × native | pairwise | peak RSS MiB | findings | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         if r["timeouts"]:
             wall = f"timeout ({r['timeouts']}/{r['runs']})"
@@ -353,7 +355,7 @@ def render_table(meta, results):
             verdict = "clean"
         if failed:
             verdict = f"run failed (exit {failed[0]})"
-        lines.append(f"| {r['workload']} | {r['tool']} | {wall} | {fmt(r['ratio'], '.2f')} | "
+        lines.append(f"| {r['workload']} | {r['tool']} | {r['runs']} | {wall} | {fmt(r['ratio'], '.2f')} | "
                      f"{fmt(r.get('pair_ratio'), '.2f')} | "
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
@@ -371,8 +373,7 @@ def render_table(meta, results):
             lines += ["", f"Launch-bound: {per['native']:.3f} µs per launch native, "
                           f"{per['xstream-check']:.3f} µs under xstream-check "
                           f"(+{per['xstream-check'] - per['native']:.3f} µs)."]
-            runs = {r["tool"]: r["launch_us"] for r in launch}
-            added = [t - n for t, n in zip(runs["xstream-check"], runs["native"])]
+            added = next(r.get("launch_added_us") for r in launch if r["tool"] == "xstream-check")
             if added:
                 lines.append(f"Launch-bound, pair by pair: +{statistics.median(added):.3f} µs per "
                              f"launch (median of {len(added)} repetitions' differences).")
