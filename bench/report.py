@@ -54,8 +54,8 @@ def chart(results, png):
 
 
 # Per-repetition lists that pooling concatenates.
-POOLED_LISTS = ("walls", "pair_ratios", "pair_added", "launch_us", "launch_added_us",
-                "context_ms", "exit_codes")
+POOLED_LISTS = ("walls", "native_walls", "pair_ratios", "pair_added", "launch_us",
+                "launch_added_us", "context_ms", "context_added_ms", "exit_codes")
 
 
 def pool_into(into, more):
@@ -73,7 +73,6 @@ def pool_into(into, more):
     into["median_s"] = statistics.median(walls) if walls else None
     into["min_s"] = min(walls) if walls else None
     into["max_s"] = max(walls) if walls else None
-    into["pooled"] = True
 
 
 def merge_runs(paths, pool=False):
@@ -88,6 +87,8 @@ def merge_runs(paths, pool=False):
                 data = json.load(f)
             run_meta, run_results = data["meta"], data["results"]
             derive(run_results)  # pairs are formed within a run
+            for r in run_results:
+                r["pairs_formed"] = True
         except (OSError, ValueError, KeyError, TypeError) as e:
             sys.exit(f"report.py: {path}: not a run_all.py perf.json ({e})")
         for key, value in run_meta.items():

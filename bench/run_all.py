@@ -271,17 +271,21 @@ def median_or_none(values):
 def derive(results):
     """Fills in what follows from the raw numbers of each result: ratios to
     native (of the medians, and pair by pair), time added pair by pair, the
-    verdict. Pairs are formed within one run; report.py derives each run
-    before pooling runs (a pooled result keeps its pairs)."""
+    verdict. Pairs, and the native repetitions a result is compared with,
+    come from the result's own run: report.py derives each run before
+    pooling runs, and a result whose pairs are formed keeps them."""
     natives = {r["workload"]: r for r in results if r["tool"] == "native"}
     for r in results:
         native = natives.get(r["workload"], {})
-        if not r.get("pooled"):
+        if not r.get("pairs_formed"):
+            r["native_walls"] = list(native.get("walls") or [])
             r["pair_ratios"] = pairs(r.get("walls"), native.get("walls"), lambda w, n: w / n)
             r["pair_added"] = pairs(r.get("walls"), native.get("walls"), lambda w, n: w - n)
             r["launch_added_us"] = pairs(r.get("launch_us"), native.get("launch_us"),
                                          lambda t, n: t - n)
-        base = native.get("median_s")
+            r["context_added_ms"] = pairs(r.get("context_ms"), native.get("context_ms"),
+                                          lambda t, n: t - n)
+        base = median_or_none([w for w in r["native_walls"] if w == w])
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
         r["pair_ratio"] = median_or_none(r["pair_ratios"])
         r["pair_added_s"] = median_or_none(r["pair_added"])
@@ -360,32 +364,35 @@ def render_table(meta, results):
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     lines += added_time_lines(results)
-    startup = {r["tool"]: statistics.median(r["context_ms"]) for r in results
-               if r["workload"].startswith("cuda start-up") and r.get("context_ms")}
-    if "native" in startup and len(startup) > 1:
-        lines += ["", "CUDA start-up, context creation (cuInit and the primary context) timed "
-                      "inside the program: " + ", ".join(f"{t} {v:.1f} ms" for t, v in startup.items())
-                  + "."]
-    launch = [r for r in results if r["workload"].startswith("launch-bound") and r["launch_us"]]
-    if len(launch) >= 2:
-        per = {r["tool"]: statistics.median(r["launch_us"]) for r in launch}
-        if "native" in per and "xstream-check" in per:
-            lines += ["", f"Launch-bound: {per['native']:.3f} µs per launch native, "
-                          f"{per['xstream-check']:.3f} µs under xstream-check "
-                          f"(+{per['xstream-check'] - per['native']:.3f} µs)."]
-            added = next(r.get("launch_added_us") for r in launch if r["tool"] == "xstream-check")
-            if added:
-                lines.append(f"Launch-bound, pair by pair: +{statistics.median(added):.3f} µs per "
-                             f"launch (median of {len(added)} repetitions' differences).")
-            for tool, _, _, _ in PROFILE_TOOLS:
-                if tool in per:
-                    lines.append(f"Launch-bound, {tool}: {per[tool]:.3f} µs per launch "
-                                 f"(+{per[tool] - per['native']:.3f} µs over native).")
-            if "xsc subscribe-only" in per and "xsc no-stacks" in per:
-                sub, nostk, full = per["xsc subscribe-only"], per["xsc no-stacks"], per["xstream-check"]
-                lines.append(f"Per-launch overhead split: CUPTI dispatch {sub - per['native']:+.3f} µs, "
-                             f"event processing (locking, argument scan, checker) {nostk - sub:+.3f} µs, "
-                             f"stack capture {full - nostk:+.3f} µs.")
+    def added(workload_prefix, key):
+        return {r["tool"]: r[key] for r in results
+                if r["workload"].startswith(workload_prefix) and r["tool"] != "native" and r.get(key)}
+
+    native_context = [v for r in results if r["workload"].startswith("cuda start-up")
+                      and r["tool"] == "native" for v in r.get("context_ms") or []]
+    context = added("cuda start-up", "context_added_ms")
+    if native_context and context:
+        lines += ["", f"CUDA start-up: context creation (cuInit and the primary context, timed "
+                      f"inside the program) takes {statistics.median(native_context):.1f} ms natively; "
+                      "added, pair by pair: "
+                  + ", ".join(f"{t} {statistics.median(v):+.1f} ms" for t, v in context.items()) + "."]
+    native_launch = [v for r in results if r["workload"].startswith("launch-bound")
+                     and r["tool"] == "native" for v in r.get("launch_us") or []]
+    per = {t: statistics.median(v) for t, v in added("launch-bound", "launch_added_us").items()}
+    if native_launch and "xstream-check" in per:
+        n = len(next(r["launch_added_us"] for r in results if r["workload"].startswith("launch-bound")
+                     and r["tool"] == "xstream-check"))
+        lines += ["", f"Launch-bound: {statistics.median(native_launch):.3f} µs per launch natively; "
+                      f"xstream-check adds {per['xstream-check']:+.3f} µs per launch (median of {n} "
+                      "repetitions' differences, each against the native run of its repetition)."]
+        for tool, _, _, _ in PROFILE_TOOLS:
+            if tool in per:
+                lines.append(f"Launch-bound, {tool}: {per[tool]:+.3f} µs per launch over native.")
+        if "xsc subscribe-only" in per and "xsc no-stacks" in per:
+            sub, nostk, full = per["xsc subscribe-only"], per["xsc no-stacks"], per["xstream-check"]
+            lines.append(f"Per-launch overhead split: CUPTI dispatch {sub:+.3f} µs, "
+                         f"event processing (locking, argument scan, checker) {nostk - sub:+.3f} µs, "
+                         f"stack capture {full - nostk:+.3f} µs.")
     return "\n".join(lines) + "\n"
 
 
