@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_all import derive, render_table  # noqa: E402  (one table renderer)
+from run_all import PROFILE_TOOLS, derive, render_table  # noqa: E402  (one table renderer)
 
 
 def chart(results, png):
@@ -107,7 +107,24 @@ def merge_runs(paths, pool=False):
                 sys.exit(f"report.py: {path}: '{r['workload']}' under '{r['tool']}' is in an "
                          "earlier file too; give each workload in one run only, or --pool")
     derive(results)
-    return meta, results
+    return meta, sorted(results, key=row_order(results))
+
+
+def row_order(results):
+    """A workload's rows together, in the order workloads first appear;
+    within one: native, xstream-check, its variants, the sanitizers."""
+    first = {}
+    for r in results:
+        first.setdefault(r["workload"], len(first))
+    variants = [name for name, _, _, _ in PROFILE_TOOLS]
+
+    def key(r):
+        tool = r["tool"]
+        rank = ({"native": 0, "xstream-check": 1}.get(tool)
+                if tool in ("native", "xstream-check")
+                else 2 + variants.index(tool) if tool in variants else 2 + len(variants))
+        return (first[r["workload"]], rank)
+    return key
 
 
 def main():
