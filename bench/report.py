@@ -11,7 +11,8 @@ in the order given. With --pool, a workload measured in several runs gets
 one row holding all their repetitions; its pairwise ratios are still
 formed within each run.
 
-LINT_MD and REPLAY_MD are markdown fragments (the lint and replay benchmarks
+--earlier TITLE=PERF_JSON adds an earlier run's table under its own
+heading. LINT_MD and REPLAY_MD are markdown fragments (the lint and replay benchmarks
 run on a CPU machine) appended as their own sections.
 """
 import argparse
@@ -137,11 +138,20 @@ def main():
     ap.add_argument("--notes", help="a markdown fragment of findings and analysis")
     ap.add_argument("--pool", action="store_true",
                     help="pool the repetitions of a workload and tool found in several files")
+    ap.add_argument("--earlier", action="append", default=[], metavar="TITLE=PERF_JSON",
+                    help="an earlier run shown as a table of its own under TITLE (e.g. "
+                         "workloads not measured again); repeatable")
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--png", default="docs/performance.png",
                     help="the chart's path; empty: no chart (no matplotlib needed)")
     args = ap.parse_args()
     meta, results = merge_runs(args.perf_json, args.pool)
+    earlier = []
+    for item in args.earlier:
+        title, sep, path = item.partition("=")
+        if not sep or not title or not path:
+            sys.exit(f"report.py: --earlier {item}: expected TITLE=PERF_JSON")
+        earlier.append((title, *merge_runs([path])))
 
     parts = ["# Performance", "",
              "Produced by `bench/run_all.py` on the GPU machine (native, xstream-check, "
@@ -150,6 +160,8 @@ def main():
              "`bench/report.py`.", "",
              *([f"![ratios to native]({os.path.basename(args.png)})", ""] if args.png else []),
              "## Runtime", "", render_table(meta, results)]
+    for title, earlier_meta, earlier_results in earlier:
+        parts += [f"### {title}", "", render_table(earlier_meta, earlier_results)]
     for title, path in (("Replay (CPU)", args.replay), ("Static check (CPU)", args.lint),
                         ("Notes", args.notes)):
         if path:
