@@ -279,13 +279,14 @@ def derive(results):
         native = natives.get(r["workload"], {})
         if not r.get("pairs_formed"):
             r["native_walls"] = list(native.get("walls") or [])
+            r["native_median_s"] = native.get("median_s")  # files without per-run walls
             r["pair_ratios"] = pairs(r.get("walls"), native.get("walls"), lambda w, n: w / n)
             r["pair_added"] = pairs(r.get("walls"), native.get("walls"), lambda w, n: w - n)
             r["launch_added_us"] = pairs(r.get("launch_us"), native.get("launch_us"),
                                          lambda t, n: t - n)
             r["context_added_ms"] = pairs(r.get("context_ms"), native.get("context_ms"),
                                           lambda t, n: t - n)
-        base = median_or_none([w for w in r["native_walls"] if w == w])
+        base = median_or_none([w for w in r["native_walls"] if w == w]) or r.get("native_median_s")
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
         r["pair_ratio"] = median_or_none(r["pair_ratios"])
         r["pair_added_s"] = median_or_none(r["pair_added"])
