@@ -181,7 +181,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--quick", action="store_true", help="smaller launch counts")
-    ap.add_argument("--only", help="run only workloads whose name contains this text")
+    ap.add_argument("--only", help="run only workloads whose name contains this text, or one of "
+                                   "several texts separated by '|' (e.g. 'torch pipelines|start-up')")
     ap.add_argument("--tools", help="comma-separated tools to run (default: all that apply)")
     ap.add_argument("--sanitizer-reps", type=int,
                     help="run compute-sanitizer and TORCH_CUDA_SANITIZER=1 in only the first N "
@@ -196,7 +197,7 @@ def main():
     missing = set()
     meta = collect_meta()
     for name, kind, cmd, has_bug in workloads(args.build, args.quick):
-        if args.only and args.only not in name:
+        if args.only and not any(part and part in name for part in args.only.split("|")):
             continue
         tools = tools_for("cuda" if kind == "load" else kind, args.build)
         if kind == "load":
