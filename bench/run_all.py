@@ -366,6 +366,7 @@ def render_table(meta, results):
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     lines += added_time_lines(results)
+
     def added(workload_prefix, key):
         return {r["tool"]: r[key] for r in results
                 if r["workload"].startswith(workload_prefix) and r["tool"] != "native" and r.get(key)}
