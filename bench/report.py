@@ -2,8 +2,9 @@
 """Turns the numbers of bench/run_all.py (perf.json, from the GPU machine) into
 docs/performance.md and a bar chart of the ratios to native (PNG).
 
-    python3 bench/report.py PERF_JSON [PERF_JSON...] [--lint LINT_MD] \
-        [--replay REPLAY_MD] [--out docs/performance.md] [--png docs/performance.png]
+    python3 bench/report.py PERF_JSON [PERF_JSON...] [--pool] \
+        [--earlier TITLE=PERF_JSON] [--lint LINT_MD] [--replay REPLAY_MD] \
+        [--notes NOTES_MD] [--out docs/performance.md] [--png docs/performance.png]
 
 Several PERF_JSON files (one run_all.py run each, e.g. one per workload
 group when a single device command cannot hold them all) make one table,
@@ -12,8 +13,8 @@ one row holding all their repetitions; its pairwise ratios are still
 formed within each run.
 
 --earlier TITLE=PERF_JSON adds an earlier run's table under its own
-heading. LINT_MD and REPLAY_MD are markdown fragments (the lint and replay benchmarks
-run on a CPU machine) appended as their own sections.
+heading. LINT_MD and REPLAY_MD are markdown fragments (the lint and replay
+benchmarks run on a CPU machine) appended as their own sections.
 """
 import argparse
 import json
