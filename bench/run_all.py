@@ -60,14 +60,12 @@ def count_findings(tool, out):
     return None
 
 
-def launch_overhead_us(out):
-    m = re.search(r"median_ns_per_launch[=: ]+([0-9.]+)", out)
-    return float(m.group(1)) / 1000.0 if m else None
-
-
-def context_ms(out):
-    m = re.search(r"context_ms=([0-9.]+)", out)
-    return float(m.group(1)) if m else None
+def reported_number(out, key, scale=1.0):
+    """The number a benchmark program printed as `key=X`, times `scale`;
+    None when it printed none (bench_launch: median_ns_per_launch,
+    bench_startup: context_ms)."""
+    m = re.search(rf"{key}[=: ]+([0-9.]+)", out)
+    return float(m.group(1)) * scale if m else None
 
 
 SANITIZERS = ("compute-sanitizer", "torch-sanitizer")
@@ -227,8 +225,8 @@ def main():
                 env.update(extra)
                 wall, code, out, rss = run_once(prefix + cmd, env, args.timeout)
                 samples[tool].append({"wall": wall, "code": code, "rss_kib": rss,
-                                      "launch_us": launch_overhead_us(out),
-                                      "context_ms": context_ms(out)})
+                                      "launch_us": reported_number(out, "median_ns_per_launch", 1e-3),
+                                      "context_ms": reported_number(out, "context_ms")})
                 outputs[tool] = out
                 if code == "timeout":
                     timed_out.add(tool)
@@ -367,27 +365,26 @@ def render_table(meta, results):
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     lines += added_time_lines(results)
 
-    def added(workload_prefix, key):
+    def values(workload_prefix, key):
+        """{tool: its list under `key`} for the workload's rows that have one."""
         return {r["tool"]: r[key] for r in results
-                if r["workload"].startswith(workload_prefix) and r["tool"] != "native" and r.get(key)}
+                if r["workload"].startswith(workload_prefix) and r.get(key)}
 
-    native_context = [v for r in results if r["workload"].startswith("cuda start-up")
-                      and r["tool"] == "native" for v in r.get("context_ms") or []]
-    context = added("cuda start-up", "context_added_ms")
+    native_context = values("cuda start-up", "context_ms").get("native")
+    context = {t: v for t, v in values("cuda start-up", "context_added_ms").items() if t != "native"}
     if native_context and context:
         lines += ["", f"CUDA start-up: context creation (cuInit and the primary context, timed "
                       f"inside the program) takes {statistics.median(native_context):.1f} ms natively; "
                       "added, pair by pair: "
                   + ", ".join(f"{t} {statistics.median(v):+.1f} ms" for t, v in context.items()) + "."]
-    native_launch = [v for r in results if r["workload"].startswith("launch-bound")
-                     and r["tool"] == "native" for v in r.get("launch_us") or []]
-    per = {t: statistics.median(v) for t, v in added("launch-bound", "launch_added_us").items()}
+    native_launch = values("launch-bound", "launch_us").get("native")
+    launch_added = {t: v for t, v in values("launch-bound", "launch_added_us").items() if t != "native"}
+    per = {t: statistics.median(v) for t, v in launch_added.items()}
     if native_launch and "xstream-check" in per:
-        n = len(next(r["launch_added_us"] for r in results if r["workload"].startswith("launch-bound")
-                     and r["tool"] == "xstream-check"))
         lines += ["", f"Launch-bound: {statistics.median(native_launch):.3f} µs per launch natively; "
-                      f"xstream-check adds {per['xstream-check']:+.3f} µs per launch (median of {n} "
-                      "repetitions' differences, each against the native run of its repetition)."]
+                      f"xstream-check adds {per['xstream-check']:+.3f} µs per launch (median of "
+                      f"{len(launch_added['xstream-check'])} repetitions' differences, each against "
+                      "the native run of its repetition)."]
         for tool, _, _, _ in PROFILE_TOOLS:
             if tool in per:
                 lines.append(f"Launch-bound, {tool}: {per[tool]:+.3f} µs per launch over native.")
