@@ -59,7 +59,8 @@ def chart(results, png):
 
 # Per-repetition lists that pooling concatenates.
 POOLED_LISTS = ("walls", "native_walls", "pair_ratios", "pair_added", "launch_us",
-                "launch_added_us", "context_ms", "context_added_ms", "exit_codes")
+                "launch_added_us", "context_ms", "context_added_ms", "exit_codes", "total_ms",
+                "steady_s", "steady_ratios", "steady_added_s")
 
 
 def pool_into(into, more):
@@ -68,6 +69,9 @@ def pool_into(into, more):
     differ from run to run do not mix in a ratio."""
     for key in POOLED_LISTS:
         into[key] = list(into.get(key) or []) + list(more.get(key) or [])
+    if more.get("phases_ms"):
+        phases = into.get("phases_ms") or {}
+        into["phases_ms"] = {p: list(phases.get(p) or []) + list(v) for p, v in more["phases_ms"].items()}
     into["runs"] += more["runs"]
     into["timeouts"] += more["timeouts"]
     if more.get("findings") is not None:

@@ -24,8 +24,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def run_once(cmd, env, timeout):
     """Runs cmd; returns (wall seconds, exit code or "timeout", combined output,
-    that process's own peak RSS in KiB, from wait4)."""
+    that process's own peak RSS in KiB, from wait4, and the CLOCK_MONOTONIC
+    nanoseconds at which it was started and reaped)."""
     with tempfile.TemporaryFile() as buf:
+        spawned_ns = time.monotonic_ns()
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env, stdout=buf, stderr=subprocess.STDOUT)
         code = None
@@ -41,10 +43,41 @@ def run_once(cmd, env, timeout):
                 wall, code = float("nan"), "timeout"
                 break
             time.sleep(0.001)
+        reaped_ns = time.monotonic_ns()
         proc.returncode = -1  # reaped above; keep Popen from waiting again
         buf.seek(0)
         out = buf.read().decode(errors="replace")
-    return wall, code, out, usage.ru_maxrss
+    return wall, code, out, usage.ru_maxrss, (spawned_ns, reaped_ns)
+
+
+# The runtime's two timing lines (XSC_OPTIONS=verbosity=2,
+# docs/performance-knobs.md).
+TIMING_SUMMARY = re.compile(r"timing: start-up ([0-9.]+) ms \(CUPTI load and subscription ([0-9.]+) ms\), "
+                            r"(\d+) callbacks handled in ([0-9.]+) ms")
+TIMING_POINTS = re.compile(r"CLOCK_MONOTONIC ms: runtime loaded ([0-9.]+), first callback [0-9.]+, "
+                           r"report at exit ([0-9.]+) to ([0-9.]+)")
+# The parts of a checked run's wall time, in order (milliseconds).
+PHASES = ("process start", "runtime start-up", "of which CUPTI", "program run",
+          "of which callbacks", "report at exit", "teardown", "total")
+
+
+def phases_of(out, span):
+    """A checked run's wall time split at the runtime's points in time:
+    process start (exec and loading, up to the runtime's constructor), the
+    runtime's start-up, the program's run up to the runtime's exit handler
+    (the callbacks it handled inside it), the report, and teardown (library
+    destructors and the kernel releasing the process). None when the run
+    printed no timing lines."""
+    summary, points = TIMING_SUMMARY.search(out), TIMING_POINTS.search(out)
+    if not summary or not points:
+        return None
+    spawned, reaped = (t / 1e6 for t in span)
+    loaded, exit_begin, exit_end = (float(v) for v in points.groups())
+    startup, cupti, callbacks = float(summary.group(1)), float(summary.group(2)), float(summary.group(4))
+    if not spawned <= loaded <= exit_begin <= exit_end <= reaped:
+        return None  # not this harness's clock (another machine's numbers)
+    return dict(zip(PHASES, (loaded - spawned, startup, cupti, exit_begin - loaded - startup, callbacks,
+                             exit_end - exit_begin, reaped - exit_end, reaped - spawned)))
 
 
 def count_findings(tool, out):
@@ -63,7 +96,7 @@ def count_findings(tool, out):
 def reported_number(out, key, scale=1.0):
     """The number a benchmark program printed as `key=X`, times `scale`;
     None when it printed none (bench_launch: median_ns_per_launch,
-    bench_startup: context_ms)."""
+    bench_startup: context_ms, train_prefetch.py: steady_s)."""
     m = re.search(rf"{key}[=: ]+([0-9.]+)", out)
     return float(m.group(1)) * scale if m else None
 
@@ -163,7 +196,13 @@ def summarize(name, has_bug, samples, outputs):
             "findings": count_findings(tool, outputs.get(tool, "")),
             "launch_us": [r["launch_us"] for r in runs if r["launch_us"] is not None],
             "context_ms": [r["context_ms"] for r in runs if r["context_ms"] is not None],
+            "steady_s": [r["steady_s"] for r in runs if r.get("steady_s") is not None],
             "exit_codes": [r["code"] for r in runs],
+            # Milliseconds per part of the run, per repetition (checked runs).
+            "phases_ms": {p: [r["phases"][p] for r in runs if r.get("phases")] for p in PHASES}
+                         if any(r.get("phases") for r in runs) else None,
+            # Milliseconds from start to reaping, every tool (the phases' baseline).
+            "total_ms": [(r["span"][1] - r["span"][0]) / 1e6 for r in runs if r.get("span")],
             # Per repetition (NaN: timed out), for ratios taken pair by pair.
             "walls": [r["wall"] for r in runs],
             "peak_rss_kib": max((r["rss_kib"] for r in runs), default=None),
@@ -211,6 +250,10 @@ def main():
                     print(f"bench: {prefix[0]} not found; {tool} is left out", flush=True)
                     missing.add(tool)
                 tools.remove((tool, prefix, _))
+        # Checked runs print the runtime's timing lines, from which their
+        # wall time is split into parts; not on the launch-bound workloads,
+        # where timing each of 10^5 callbacks would add to what is measured.
+        timed = not name.startswith("launch-bound") and kind != "load"
         samples = {t[0]: [] for t in tools}
         outputs = {}
         timed_out = set()
@@ -223,10 +266,14 @@ def main():
                 env = dict(os.environ)
                 env.pop("LD_PRELOAD", None)
                 env.update(extra)
-                wall, code, out, rss = run_once(prefix + cmd, env, args.timeout)
-                samples[tool].append({"wall": wall, "code": code, "rss_kib": rss,
+                if timed and "XSC_OPTIONS" in extra:
+                    env["XSC_OPTIONS"] += ":verbosity=2"
+                wall, code, out, rss, span = run_once(prefix + cmd, env, args.timeout)
+                samples[tool].append({"wall": wall, "code": code, "rss_kib": rss, "span": span,
+                                      "phases": phases_of(out, span),
                                       "launch_us": reported_number(out, "median_ns_per_launch", 1e-3),
-                                      "context_ms": reported_number(out, "context_ms")})
+                                      "context_ms": reported_number(out, "context_ms"),
+                                      "steady_s": reported_number(out, "steady_s")})
                 outputs[tool] = out
                 if code == "timeout":
                     timed_out.add(tool)
@@ -285,6 +332,8 @@ def derive(results):
                                          lambda t, n: t - n)
             r["context_added_ms"] = pairs(r.get("context_ms"), native.get("context_ms"),
                                           lambda t, n: t - n)
+            r["steady_ratios"] = pairs(r.get("steady_s"), native.get("steady_s"), lambda t, n: t / n)
+            r["steady_added_s"] = pairs(r.get("steady_s"), native.get("steady_s"), lambda t, n: t - n)
         base = median_or_none([w for w in r["native_walls"] if w == w]) or r.get("native_median_s")
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
         r["pair_ratio"] = median_or_none(r["pair_ratios"])
@@ -338,6 +387,61 @@ def added_time_lines(results):
     return lines
 
 
+def phase_lines(results):
+    """Per workload: the medians of each part of the checked runs' wall
+    time, beside the native runs' whole; a part that grows against the
+    runtime preloaded without CUPTI is CUPTI's or the driver's work."""
+    natives = {r["workload"]: r for r in results if r["tool"] == "native"}
+    rows = []
+    for r in results:
+        phases = r.get("phases_ms")
+        if not phases or not phases.get("total"):
+            continue
+        med = {p: statistics.median(v) if v else None for p, v in phases.items()}
+        native_total = median_or_none(natives.get(r["workload"], {}).get("total_ms"))
+        rows.append(f"| {r['workload']} | {r['tool']} | {len(phases['total'])} | "
+                    f"{fmt(med['process start'], '.1f')} | {fmt(med['runtime start-up'], '.1f')} "
+                    f"({fmt(med['of which CUPTI'], '.1f')}) | {fmt(med['program run'], '.1f')} "
+                    f"({fmt(med['of which callbacks'], '.1f')}) | {fmt(med['report at exit'], '.1f')} | "
+                    f"{fmt(med['teardown'], '.1f')} | {fmt(med['total'], '.1f')} | "
+                    f"{fmt(native_total, '.1f')} |")
+    if not rows:
+        return []
+    return ["", "Where a checked run's wall time goes, in milliseconds (medians; split at the "
+                "runtime's points in time, `verbosity=2`): process start (exec and loading, up to "
+                "the runtime's constructor), the runtime's start-up (CUPTI's part), the program's "
+                "run up to the runtime's exit handler (the callbacks the runtime handled in it), "
+                "the report, teardown (library destructors, the kernel releasing the process); "
+                "native runs are timed whole.", "",
+            "| workload | tool | runs | process start | start-up (CUPTI) | program run (callbacks) | "
+            "report | teardown | total | native total |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"] + rows
+
+
+def steady_lines(results):
+    """For workloads that time their own steady state (steady_s=, after
+    warm-up steps, so without the start-up every tool pays alike and its
+    noise): each tool's pairwise ratio and time added there."""
+    lines = []
+    native = {r["workload"]: r for r in results if r["tool"] == "native" and r.get("steady_s")}
+    for workload, n in native.items():
+        tools = [r for r in results if r["workload"] == workload and r["tool"] != "native"
+                 and r.get("steady_ratios")]
+        if not tools:
+            continue
+        added = {r["tool"]: statistics.median(r["steady_added_s"]) for r in tools}
+        parts = [f"{r['tool']} {statistics.median(r['steady_ratios']):.3f}× "
+                 f"({added[r['tool']]:+.3f} s, {len(r['steady_ratios'])} pairs)" for r in tools]
+        line = (f"{workload}, steady state (timed inside the program after its warm-up steps): "
+                f"native {statistics.median(n['steady_s']):.3f} s; pair by pair " + ", ".join(parts) + ".")
+        ours = added.get("xstream-check")
+        for sanitizer in SANITIZERS:
+            if sanitizer in added and ours is not None and ours > 0:
+                line += f" {sanitizer} adds {added[sanitizer] / ours:.1f}× the time xstream-check adds there."
+        lines += ["", line]
+    return lines
+
+
 def render_table(meta, results):
     lines = [f"Measured {meta['date']} on {meta['gpu']} (torch {meta['torch']}); "
              "medians of interleaved runs, min–max in brackets; × native is the ratio of the "
@@ -364,6 +468,7 @@ def render_table(meta, results):
                      f"{fmt(r['peak_rss_kib'] / 1024 if r['peak_rss_kib'] else None, '.0f')} | "
                      f"{fmt(r['findings'], 'd')} | {verdict} |")
     lines += added_time_lines(results)
+    lines += phase_lines(results)
 
     def values(workload_prefix, key):
         """{tool: its list under `key`} for the workload's rows that have one."""
@@ -377,6 +482,7 @@ def render_table(meta, results):
                       f"inside the program) takes {statistics.median(native_context):.1f} ms natively; "
                       "added, pair by pair: "
                   + ", ".join(f"{t} {statistics.median(v):+.1f} ms" for t, v in context.items()) + "."]
+    lines += steady_lines(results)
     native_launch = values("launch-bound", "launch_us").get("native")
     launch_added = {t: v for t, v in values("launch-bound", "launch_added_us").items() if t != "native"}
     per = {t: statistics.median(v) for t, v in launch_added.items()}

@@ -19,7 +19,6 @@
 #include <cupti.h>  // with the generated *_params structs
 #include <dlfcn.h>
 #include <glob.h>
-#include <time.h>
 
 #include <atomic>
 #include <cstdio>
@@ -30,6 +29,7 @@
 
 #include "runtime/ops.h"
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 namespace xsc::rt {
 namespace {
@@ -958,42 +958,32 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   if (launch) poll_torch_adapter();
 }
 
-// verbosity=2: time spent in the runtime's callback handling, summed over
-// threads (one clock read on each side of a callback, only when asked).
-std::atomic<std::uint64_t> callbacks_timed{0};
-std::atomic<std::uint64_t> callback_ns{0};
-
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* raw) {
   // The cost of CUPTI's dispatch alone (XSC_PROFILE=subscribe-only).
   if (profile_mode() == ProfileMode::kSubscribeOnly) return;
-  if (options().verbosity < 2) {
+  if (!callback_timing_on.load(std::memory_order_relaxed)) {
     handle_callback(domain, cbid, raw);
     return;
   }
   const std::uint64_t start = monotonic_ns();
+  std::uint64_t none = 0;
+  startup_times().first_callback.compare_exchange_strong(none, start, std::memory_order_relaxed);
   handle_callback(domain, cbid, raw);
-  callback_ns.fetch_add(monotonic_ns() - start, std::memory_order_relaxed);
-  callbacks_timed.fetch_add(1, std::memory_order_relaxed);
+  note_callback_time(monotonic_ns() - start);
 }
 
 }  // namespace
-
-CallbackTime callback_time() {
-  return {callbacks_timed.load(std::memory_order_relaxed),
-          callback_ns.load(std::memory_order_relaxed)};
-}
 
 bool subscribe_cupti() {
   Subscription& sub = subscription();
   std::lock_guard<std::mutex> lock(sub.mu);
   CuptiApi& api = sub.api;
+  StartupTimes& times = startup_times();
+  times.cupti_begin = monotonic_ns();
+  // Callback handling is timed only when asked: two clock reads per callback
+  // are a measurable part of a launch.
+  callback_timing_on.store(options().verbosity >= 2, std::memory_order_relaxed);
   if (!load_cupti(&api)) {
     if (!driver_installed()) return true;
     std::fprintf(stderr,
@@ -1001,9 +991,11 @@ bool subscribe_cupti() {
                  "path); checking disabled\n");
     return false;
   }
+  times.cupti_loaded = monotonic_ns();
   CUpti_SubscriberHandle subscriber = nullptr;
   const CUptiResult result =
       api.subscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr);
+  times.cupti_subscribed = monotonic_ns();
   if (result != CUPTI_SUCCESS) {
     if (!driver_installed()) return true;
     const char* text = nullptr;

@@ -201,13 +201,6 @@ void on_event_destroyed(Locked& locked, EventId event);
 // be disabled; true also when no CUDA driver exists at all (nothing to
 // check, nothing to say).
 bool subscribe_cupti();
-// With verbosity=2: the callbacks handled and the time spent handling them
-// (CUPTI's own dispatch not included).
-struct CallbackTime {
-  std::uint64_t callbacks = 0;
-  std::uint64_t ns = 0;
-};
-CallbackTime callback_time();
 // InitializeInjection's half of the once-only subscription.
 void subscribe_for_injection();
 // The application subscribes to CUPTI: give the slot up (cupti_callbacks.cpp).

@@ -6,8 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <time.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +15,7 @@
 
 #include "checker/log_path.h"
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 namespace xsc::rt {
 namespace {
@@ -32,17 +31,7 @@ struct State {
   std::once_flag subscribe_once;
   std::mutex log_mu;
   bool log_started = false;  // the log file was created by this process
-  // The runtime's fixed costs, shown with verbosity=2: what it adds to a
-  // short program apart from the per-call work.
-  double constructor_ms = 0;
-  double cupti_ms = 0;  // loading CUPTI, subscribing, enabling callbacks
 };
-
-double now_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 // Never destroyed: CUPTI callbacks and adapter calls can still arrive while
 // static destructors run.
@@ -95,38 +84,36 @@ bool loaded_for_injection() {
 void subscribe_once() {
   State& s = state();
   std::call_once(s.subscribe_once, [&s] {
-    const double start = now_ms();
     if (!subscribe_cupti()) s.enabled.store(false);
-    s.cupti_ms = now_ms() - start;
+    startup_times().cupti_end = monotonic_ns();
   });
 }
 
 void finish_at_exit() {
   State& s = state();
-  const double start = now_ms();
+  StartupTimes& times = startup_times();
+  const std::uint64_t begin = monotonic_ns();
   std::uint64_t findings = 0;
   std::string report;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.finished.exchange(true)) return;
-    // A process that never used CUDA or the annotations has nothing to say.
-    if (s.session == nullptr) return;
-    // Deferred (Python) stacks are resolved before the report needs them.
-    s.session->stacks().resolve_pending();
-    std::ostringstream out;
-    findings = s.session->finish(out);
-    report = out.str();
+    times.exit_begin = begin;
+    // A process that never used CUDA or the annotations has no report to
+    // give (with verbosity=2 it still tells its fixed costs).
+    if (s.session != nullptr) {
+      // Deferred (Python) stacks are resolved before the report needs them.
+      s.session->stacks().resolve_pending();
+      std::ostringstream out;
+      findings = s.session->finish(out);
+      report = out.str();
+    }
   }
   if (!report.empty()) write_report_text(report);
   if (s.options.verbosity >= 2) {
-    const CallbackTime handled = callback_time();
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "timing: start-up %.1f ms (CUPTI load and subscription %.1f ms), "
-                  "%llu callbacks handled in %.1f ms, report at exit %.1f ms",
-                  s.constructor_ms, s.cupti_ms, static_cast<unsigned long long>(handled.callbacks),
-                  static_cast<double>(handled.ns) / 1e6, now_ms() - start);
-    notice(line);
+    times.exit_end = monotonic_ns();
+    notice(timing_summary());
+    notice(timing_points());
   }
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {
@@ -152,9 +139,10 @@ ProfileMode read_profile_mode() {
 void runtime_init_steps();
 
 __attribute__((constructor)) void runtime_init() {
-  const double start = now_ms();
+  StartupTimes& times = startup_times();
+  times.constructor_begin = monotonic_ns();
   runtime_init_steps();
-  state().constructor_ms = now_ms() - start;
+  times.constructor_end = monotonic_ns();
 }
 
 void runtime_init_steps() {

@@ -14,6 +14,7 @@ Usage: python3 train_prefetch.py [--steps N] [--layers L] [--dim D]
 """
 import argparse
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -106,8 +107,16 @@ def main(argv=None) -> int:
     prefetch = Prefetcher(host_batches)
     default = torch.cuda.current_stream()
 
+    # The steady state is timed apart from start-up (import, CUDA context,
+    # first-use library initialization): from the first step after the
+    # warm-up steps to the end, both sides synchronized.
+    warmup = min(10, args.steps - 1)
+    steady_start = None
     upcoming = prefetch.load(0)
     for step in range(args.steps):
+        if step == warmup:
+            torch.cuda.synchronize()
+            steady_start = time.perf_counter()
         x, y, ready = upcoming
         upcoming = prefetch.load(step + 1)  # overlaps with this step's compute
         default.wait_event(ready)
@@ -123,7 +132,9 @@ def main(argv=None) -> int:
     prefetch.close()
     del upcoming  # only ever used on the copy stream
     torch.cuda.synchronize()
+    steady = time.perf_counter() - steady_start
     print(f"trained {args.steps} steps, {args.layers} layers, dim {args.dim}")
+    print(f"steady_s={steady:.4f} for steps {warmup} to {args.steps - 1}")
     return 0
 
 

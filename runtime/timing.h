@@ -1,0 +1,41 @@
+// The runtime's own fixed costs (verbosity=2): loading CUPTI, the callbacks
+// it handles, the report at exit, and when each happened. Points are on
+// CLOCK_MONOTONIC, the clock a benchmark harness in the parent process reads
+// as well, so it can place them on the timeline of the process it started
+// and tell the runtime's time from CUPTI's work inside the driver and from
+// process start and teardown.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace xsc::rt {
+
+std::uint64_t monotonic_ns();
+
+// Nanoseconds on CLOCK_MONOTONIC; 0 where the step did not happen.
+struct StartupTimes {
+  std::uint64_t constructor_begin = 0;
+  std::uint64_t constructor_end = 0;
+  std::uint64_t cupti_begin = 0;       // subscription started
+  std::uint64_t cupti_loaded = 0;      // libcupti loaded
+  std::uint64_t cupti_subscribed = 0;  // cuptiSubscribe returned
+  std::uint64_t cupti_end = 0;         // subscription done (or given up)
+  std::atomic<std::uint64_t> first_callback{0};
+  std::uint64_t exit_begin = 0;
+  std::uint64_t exit_end = 0;
+};
+StartupTimes& startup_times();
+
+// Callback handling is timed only when asked (set once, at subscription):
+// two clock reads per callback are a measurable part of a launch.
+extern std::atomic<bool> callback_timing_on;
+void note_callback_time(std::uint64_t ns);
+
+// The lines printed at exit with verbosity=2: the costs, then the CUPTI
+// split and the points in time.
+std::string timing_summary();
+std::string timing_points();
+
+}  // namespace xsc::rt
