@@ -132,6 +132,9 @@ PROFILE_TOOLS = [
     # The library preloaded but CUPTI not found: the fixed cost of loading
     # the runtime, apart from CUPTI's and from checking.
     ("xsc without CUPTI", "", "", {"XSC_CUPTI_LIB": "/nonexistent/libcupti.so"}),
+    # Not preloaded: the driver loads the runtime at cuInit
+    # (CUDA_INJECTION64_PATH) and CUPTI is subscribed from InitializeInjection.
+    ("xsc injection", "", "", {"LD_PRELOAD": "", "CUDA_INJECTION64_PATH": "{lib}"}),
 ]
 
 
@@ -144,7 +147,7 @@ def profile_tools(build, kind):
         env = {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0" + (":" + options if options else "")}
         if mode:
             env["XSC_PROFILE"] = mode
-        env.update(extra)
+        env.update({key: value.replace("{lib}", lib) for key, value in extra.items()})
         tools.append((name, [], env))
     return tools
 

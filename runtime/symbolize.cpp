@@ -146,7 +146,6 @@ struct DwflApi {
   decltype(&dwfl_module_getsrc) getsrc = nullptr;
   decltype(&dwfl_lineinfo) lineinfo = nullptr;
   decltype(&dwfl_linux_proc_find_elf) find_elf = nullptr;
-  decltype(&dwfl_standard_find_debuginfo) find_debuginfo = nullptr;
   decltype(&dwfl_errmsg) errmsg = nullptr;
 
   bool load(void* library) {
@@ -159,10 +158,21 @@ struct DwflApi {
            bind(library, &getsrc, "dwfl_module_getsrc") &&
            bind(library, &lineinfo, "dwfl_lineinfo") &&
            bind(library, &find_elf, "dwfl_linux_proc_find_elf") &&
-           bind(library, &find_debuginfo, "dwfl_standard_find_debuginfo") &&
            bind(library, &errmsg, "dwfl_errmsg");
   }
 };
+
+// libdwfl's find_debuginfo callback: separate debug information
+// (/usr/lib/debug, .gnu_debuglink, debuginfod) is never looked for; a
+// module's own DWARF is used (code built with -g) and otherwise its symbol
+// tables. Looking would load libdebuginfod with its thirty-odd libraries
+// into the checked process, parse the C library's megabytes of DWARF for
+// the frames below main (tens of milliseconds at exit), and could query a
+// network server; and a report is about the program's lines, not libc's.
+int no_separate_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*,
+                          GElf_Word, char**) {
+  return -1;
+}
 
 std::string dl_error() {
   const char* why = dlerror();
@@ -338,7 +348,7 @@ class ProcessSymbolizer final : public Symbolizer {
 
   bool start_dwfl(std::string* why) {
     callbacks_.find_elf = dwfl_api_.find_elf;
-    callbacks_.find_debuginfo = dwfl_api_.find_debuginfo;
+    callbacks_.find_debuginfo = &no_separate_debuginfo;
     callbacks_.section_address = nullptr;
     callbacks_.debuginfo_path = nullptr;
     dwfl_ = dwfl_api_.begin(&callbacks_);
