@@ -211,7 +211,22 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
 
 void Quarantine::forget(Addr begin, Addr end) {
   if (begin >= end || begin >= max_end_ || live_ == 0) return;
-  index_pending();
+  if (unindexed_ <= kPendingScan) {
+    // A caching allocator hands out again a block it freed moments ago:
+    // that range is among the few latest pushes, not yet in the index, and
+    // is forgotten where it lies instead of costing an index node.
+    const std::size_t n = ring_.size();
+    for (std::size_t k = 0; k < unindexed_; ++k) {
+      Slot& s = ring_[(last_ + n - k) % n];
+      if (s.valid && !s.indexed && s.range.alloc.addr < end &&
+          range_end(s.range.alloc.addr, s.range.alloc.size) > begin) {
+        s.valid = false;
+        --live_;
+      }
+    }
+  } else {
+    index_pending();
+  }
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);

@@ -242,6 +242,8 @@ class Quarantine {
 
  private:
   using Index = std::map<Addr, std::size_t>;  // start -> ring slot; disjoint
+  // forget() looks at up to this many unindexed pushes in place.
+  static constexpr std::size_t kPendingScan = 16;
   // Enters the pushes since the last lookup into the index.
   void index_pending() const;
   void erase_slot(std::size_t slot);

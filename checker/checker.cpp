@@ -110,8 +110,14 @@ struct Checker::Impl {
 
   // Deferred caching-allocator frees by address; their ranges are disjoint.
   std::map<Addr, DeferredBlock> deferred;
-  bool has_requested = false;  // the latest deferred free, not yet parked
+  // The latest deferred free, held apart until the next event: a caching
+  // allocator completes most frees at once (no record_stream), and a
+  // completion that is the very next event then costs no map node. Any
+  // other event parks it into `deferred` first, so every other reader of
+  // the deferred frees finds it there.
+  bool has_requested = false;
   Addr requested = 0;
+  DeferredBlock requested_block;
   std::uint64_t parked_now = 0;
   std::uint64_t parked_bytes_now = 0;
   std::unordered_map<StackId, std::uint64_t> parked_by_site;
@@ -242,9 +248,8 @@ struct Checker::Impl {
 
 void Checker::Impl::park_requested() {
   has_requested = false;
-  auto it = deferred.find(requested);
-  if (it == deferred.end() || it->second.parked) return;
-  DeferredBlock& block = it->second;
+  DeferredBlock& block =
+      deferred.insert_or_assign(requested, std::move(requested_block)).first->second;
   block.parked = true;
   ++parked_now;
   parked_bytes_now += live.at(block.slot).info.size;
@@ -344,10 +349,9 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
       if (e.deferred) {
         ++parked_stats.deferred_frees;
         if (has_requested) park_requested();
-        DeferredBlock block;
-        block.slot = slot;
-        block.free = free;
-        deferred.insert_or_assign(e.addr, std::move(block));
+        requested_block = DeferredBlock{};
+        requested_block.slot = slot;
+        requested_block.free = free;
         has_requested = true;
         requested = e.addr;
         return;
@@ -359,12 +363,17 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
 }
 
 void Checker::Impl::on_free_completed(const Event& e, AgentId thread) {
-  auto it = deferred.find(e.addr);
-  if (it == deferred.end()) return;
+  DeferredBlock block;
+  if (has_requested && requested == e.addr) {
+    has_requested = false;
+    block = std::move(requested_block);
+  } else {
+    auto it = deferred.find(e.addr);
+    if (it == deferred.end()) return;
+    block = std::move(it->second);
+    deferred.erase(it);
+  }
   hb.host_action(thread);
-  DeferredBlock block = std::move(it->second);
-  deferred.erase(it);
-  if (has_requested && requested == e.addr) has_requested = false;
   // A completion that came right after its request was an immediate free:
   // reports call it that, not a block parked by record_stream.
   if (!block.parked) block.free.deferred = false;

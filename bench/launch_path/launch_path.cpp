@@ -15,10 +15,14 @@
 // reach the checker.
 #include <benchmark/benchmark.h>
 #include <cupti.h>
+#include <xstream_check/host_api.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -149,6 +153,62 @@ void BM_LaunchCachingBlock(benchmark::State& state) {
   for (auto _ : state) launch_with(kCachingBlock, streams[0], i++);
 }
 BENCHMARK(BM_LaunchCachingBlock)->UseRealTime();
+
+// The PyTorch caching allocator's block lifetime as its adapter reports it
+// (runtime/torch/allocator_tracker.cpp): an allocation, the free the
+// program requested (deferred until the allocator's events complete) and
+// its completion, which follows at once when no record_stream was made.
+// Each with an interned stack, as the adapter's Python stacks are. A
+// training step makes hundreds of these. 64 blocks stay live; a new block
+// is one of the 32 most recently freed (the allocator's free lists hand out
+// recent blocks of the size asked for), so freed ranges are remembered and
+// forgotten again as in a training loop.
+void BM_CachingBlockLifetime(benchmark::State& state) {
+  using HostApi = const xsc_host_api* (*)();
+  auto get = reinterpret_cast<HostApi>(dlsym(RTLD_DEFAULT, "xsc_runtime_host_api"));
+  const xsc_host_api* api = get != nullptr ? get() : nullptr;
+  if (api == nullptr) {
+    state.SkipWithError("xsc_runtime_host_api not found (is the runtime preloaded?)");
+    return;
+  }
+  const xsc_frame alloc_frame{"forward", "train.py", 40};
+  const xsc_frame free_frame{"step", "train.py", 77};
+  const std::uint32_t alloc_stack = api->intern_frames(&alloc_frame, 1);
+  const std::uint32_t free_stack = api->intern_frames(&free_frame, 1);
+  constexpr std::uint64_t kBase = 0x7f1000000000, kBlock = 1 << 16;
+  constexpr std::size_t kLive = 64, kRecent = 32;
+  const auto stream = reinterpret_cast<std::uint64_t>(streams[1]);
+  std::deque<std::uint64_t> live;
+  std::vector<std::uint64_t> freed;  // most recent last
+  std::uint64_t fresh = kBase;
+  std::uint32_t pick = 1;
+  auto allocate = [&] {
+    std::uint64_t addr;
+    if (freed.empty()) {
+      addr = fresh;
+      fresh += kBlock;
+    } else {
+      pick = pick * 1664525u + 1013904223u;  // a fixed pseudo-random sequence
+      const std::size_t back = (pick >> 8) % std::min(kRecent, freed.size());
+      addr = freed[freed.size() - 1 - back];
+      freed.erase(freed.end() - 1 - static_cast<std::ptrdiff_t>(back));
+    }
+    api->alloc(addr, kBlock, stream, XSC_ALLOC_CACHING, alloc_stack);
+    live.push_back(addr);
+  };
+  for (std::size_t i = 0; i < kLive; ++i) allocate();
+  for (auto _ : state) {
+    const std::uint64_t oldest = live.front();
+    live.pop_front();
+    api->free(oldest, stream, XSC_FREE_CACHING, /*deferred=*/1, free_stack);
+    api->free_completed(oldest, free_stack);
+    freed.push_back(oldest);
+    allocate();
+  }
+  for (const std::uint64_t addr : live)  // nothing left live for a later repetition
+    api->free(addr, stream, XSC_FREE_CACHING, 0, free_stack);
+}
+BENCHMARK(BM_CachingBlockLifetime)->UseRealTime();
 
 }  // namespace
 

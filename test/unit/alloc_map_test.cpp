@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <random>
+
 #include "checker/alloc_map.h"
 
 namespace xsc {
@@ -118,6 +121,88 @@ TEST(Quarantine, FifoBoundAndForget) {
   Quarantine none(0);
   none.push(range(100, 10), free);
   EXPECT_EQ(none.find_overlapping(100, 101), nullptr);
+}
+
+// A reallocation forgets remembered ranges whether they are still among
+// the few latest pushes (looked at in place) or already indexed (a lookup
+// indexed them, or too many pushes came since), and only those it overlaps.
+TEST(Quarantine, ForgetLatestAndIndexedPushes) {
+  Quarantine q(64);
+  FreeInfo free;
+  q.push(range(100, 10), free);
+  q.push(range(200, 10), free);
+  q.push(range(300, 10), free);
+  q.forget(200, 210);  // latest pushes, none indexed yet
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.find_overlapping(200, 210), nullptr);
+  ASSERT_NE(q.find_overlapping(100, 101), nullptr);  // indexes what is left
+  q.push(range(200, 10), free);  // freed again: one pending, two indexed
+  q.forget(105, 305);            // an allocation over all three
+  EXPECT_EQ(q.size(), 0u);
+  EXPECT_EQ(q.find_overlapping(0, 1000), nullptr);
+  // More pushes than are looked at in place: the index path.
+  for (Addr a = 1000; a < 1000 + 40 * 16; a += 16) q.push(range(a, 16), free);
+  EXPECT_EQ(q.size(), 40u);
+  q.forget(1000 + 16 * 10, 1000 + 16 * 12);
+  EXPECT_EQ(q.size(), 38u);
+  EXPECT_EQ(q.find_overlapping(1000 + 16 * 10, 1000 + 16 * 12), nullptr);
+  EXPECT_NE(q.find_overlapping(1000 + 16 * 12, 1000 + 16 * 13), nullptr);
+  // Two pushes at one start: the later replaces the earlier, and one
+  // reallocation forgets both.
+  q.push(range(5000, 8), free);
+  q.push(range(5000, 8), free);
+  q.forget(5000, 5008);
+  EXPECT_EQ(q.find_overlapping(5000, 5008), nullptr);
+  EXPECT_EQ(q.size(), 38u);
+}
+
+// Against a plain model, in random order, as the checker drives it: an
+// allocation forgets what it overlaps, a free remembers its range, a use of
+// untracked memory looks a range up. The model keeps the last `capacity`
+// pushes with a flag each (the ring evicts by pushes, not by live ranges).
+TEST(Quarantine, MatchesAModelOfTheLastPushes) {
+  std::mt19937 rng(7);
+  for (std::size_t capacity : {1u, 2u, 5u, 17u, 40u, 200u}) {
+    Quarantine q(capacity);
+    struct Pushed {
+      Addr begin, end;
+      std::uint64_t id;
+      bool valid;
+    };
+    std::deque<Pushed> model;
+    FreeInfo free;
+    for (std::uint64_t step = 0; step < 4000; ++step) {
+      const Addr begin = 16 * (rng() % 64);
+      const Addr end = begin + 16 * (1 + rng() % 4);
+      const unsigned what = rng() % 10;
+      if (what < 4) {  // allocation, then (usually) its free
+        q.forget(begin, end);
+        for (Pushed& p : model)
+          if (p.begin < end && p.end > begin) p.valid = false;
+        if (what < 3) {
+          AllocInfo info = range(begin, end - begin);
+          info.stack = static_cast<StackId>(step);  // tells the pushes apart
+          q.push(info, free);
+          model.push_back({begin, end, step, true});
+          if (model.size() > capacity) model.pop_front();
+        }
+      } else {  // a lookup
+        const Pushed* want = nullptr;
+        for (const Pushed& p : model)
+          if (p.valid && p.begin < end && p.end > begin && (!want || p.begin < want->begin))
+            want = &p;
+        const FreedRange* got = q.find_overlapping(begin, end);
+        ASSERT_EQ(got == nullptr, want == nullptr) << "capacity " << capacity << " step " << step;
+        if (got != nullptr) {
+          EXPECT_EQ(got->alloc.addr, want->begin);
+          EXPECT_EQ(got->alloc.stack, static_cast<StackId>(want->id));
+        }
+      }
+      std::size_t valid = 0;
+      for (const Pushed& p : model) valid += p.valid;
+      ASSERT_EQ(q.size(), valid) << "capacity " << capacity << " step " << step;
+    }
+  }
 }
 
 }  // namespace
