@@ -89,7 +89,9 @@ struct RecentKernel {
   std::uint64_t handle = 0;
   const KernelInfo* info = nullptr;
 };
-constexpr std::size_t kRecentKernels = 16;
+// A training step launches a hundred or so distinct kernels: fewer entries
+// than that miss on most launches and take the shared cache's mutex.
+constexpr std::size_t kRecentKernels = 256;
 struct RecentKernels {
   RecentKernel entries[kRecentKernels];
 };
@@ -160,26 +162,61 @@ bool use_needs_stack(const AllocInfo& alloc, StreamId stream) {
   return alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream;
 }
 
-// Emits one use per distinct allocation the words point into, then a bare
-// use when none did (pointers, but none into a tracked allocation: still an
-// op on the stream). `for_each_word` calls its argument on every word.
-template <typename ForEachWord>
-void emit_launch_uses(Locked& locked, const AddressSpan& span, StreamId stream, NameId name,
-                      StackId stack, ForEachWord&& for_each_word) {
-  const Checker& checker = locked.session().checker();
-  Addr reported[kMaxUses];
-  std::size_t n_reported = 0;
-  for_each_word([&](std::uint64_t word) {
-    if (!span.contains(word)) return;
-    AllocInfo alloc;
-    if (!checker.lookup_allocation(word, &alloc)) return;
-    for (std::size_t i = 0; i < n_reported; ++i)
-      if (reported[i] == alloc.addr) return;
-    if (n_reported == kMaxUses) return;
-    reported[n_reported++] = alloc.addr;
+// The distinct allocations a launch's words point into, in the order first
+// seen, at most kMaxUses. A few are compared one by one; a launch that
+// passes many (a foreach optimizer kernel carries hundreds of pointers)
+// switches to a hash table, so telling them apart stays linear.
+class DistinctAllocations {
+ public:
+  // False when `addr` was seen already or the list is full. The table
+  // holds at most kMaxUses entries, half its slots.
+  bool add(Addr addr) {
+    if (n_ == kMaxUses) return false;
+    if (hashed_) {
+      if (!insert_hashed(addr)) return false;
+    } else {
+      for (std::size_t i = 0; i < n_; ++i)
+        if (list_[i] == addr) return false;
+      if (n_ == kLinear) {
+        hashed_ = true;
+        for (Addr& slot : table_) slot = kEmpty;
+        for (std::size_t i = 0; i < n_; ++i) insert_hashed(list_[i]);
+        insert_hashed(addr);
+      }
+    }
+    list_[n_++] = addr;
+    return true;
+  }
+  std::size_t size() const { return n_; }
+  Addr operator[](std::size_t i) const { return list_[i]; }
+
+ private:
+  static constexpr std::size_t kLinear = 16;
+  static constexpr std::size_t kTable = 2 * kMaxUses;  // a power of two
+  static constexpr Addr kEmpty = 0;                    // never an allocation's start
+  bool insert_hashed(Addr addr) {
+    std::size_t i = static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) & (kTable - 1);
+    while (table_[i] != kEmpty) {
+      if (table_[i] == addr) return false;
+      i = (i + 1) & (kTable - 1);
+    }
+    table_[i] = addr;
+    return true;
+  }
+  Addr list_[kMaxUses];
+  std::size_t n_ = 0;
+  bool hashed_ = false;
+  Addr table_[kTable];
+};
+
+// One use per allocation, then a bare use when there was none (pointers,
+// but none into a tracked allocation: still an op on the stream).
+void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
+               StackId stack) {
+  for (std::size_t i = 0; i < found.size(); ++i) {
     Event event;
     event.kind = EventKind::kUse;
-    event.addr = alloc.addr;
+    event.addr = found[i];
     event.size = 0;  // the kernel may touch any part of it
     event.stream = stream;
     event.what = UseWhat::kKernel;
@@ -187,12 +224,27 @@ void emit_launch_uses(Locked& locked, const AddressSpan& span, StreamId stream, 
     event.name = name;
     event.stack = stack;
     locked.emit(event);
-  });
-  if (n_reported == 0) {
+  }
+  if (found.size() == 0) {
     Event event = bare_use(stream, UseWhat::kKernel, name);
     event.stack = stack;
     locked.emit(event);
   }
+}
+
+// Looks up every word (`for_each_word` calls its argument on each) and
+// emits the uses of the allocations they point into.
+template <typename ForEachWord>
+void emit_launch_uses(Locked& locked, const AddressSpan& span, StreamId stream, NameId name,
+                      StackId stack, ForEachWord&& for_each_word) {
+  const Checker& checker = locked.session().checker();
+  DistinctAllocations found;
+  for_each_word([&](std::uint64_t word) {
+    if (!span.contains(word)) return;
+    AllocInfo alloc;
+    if (checker.lookup_allocation(word, &alloc)) found.add(alloc.addr);
+  });
+  emit_uses(locked, found, stream, name, stack);
 }
 
 }  // namespace
@@ -241,14 +293,19 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     Locked locked;
     if (!locked) return;
     const Checker& checker = locked.session().checker();
+    DistinctAllocations found;
     bool needs_stack = false;
-    for (std::size_t i = 0; i < count && !needs_stack; ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       AllocInfo alloc;
-      if (checker.lookup_allocation(candidates[i], &alloc))
-        needs_stack = use_needs_stack(alloc, stream);
+      if (!checker.lookup_allocation(candidates[i], &alloc)) continue;
+      if (use_needs_stack(alloc, stream)) {
+        needs_stack = true;
+        break;
+      }
+      found.add(alloc.addr);
     }
     if (!needs_stack) {
-      emit_launch_uses(locked, span, stream, info->name, kNoStack, each_candidate);
+      emit_uses(locked, found, stream, info->name, kNoStack);
       return;
     }
   }

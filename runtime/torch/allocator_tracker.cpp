@@ -46,7 +46,10 @@ int traced_contexts = 0;
 int traced_entries = 0;
 
 std::shared_ptr<c10::GatheredContext> record_context() {
-  trace_first(&traced_contexts, 8, "context: capturing on thread", static_cast<unsigned long long>(gettid()));
+  // gettid is a system call: asked for only when tracing.
+  if (tracing_steps())
+    trace_first(&traced_contexts, 8, "context: capturing on thread",
+                static_cast<unsigned long long>(gettid()));
   const std::uint32_t stack = g_stacks->capture();
   trace_first(&traced_contexts, 8, "context: stack", stack);
   return std::make_shared<InternedStackContext>(stack);

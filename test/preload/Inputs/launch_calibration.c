@@ -12,6 +12,9 @@
  *   launch_calibration caching 1   caching-allocator blocks (annotated): one
  *                                  used on its allocation stream, one on
  *                                  another stream, then both freed
+ *   launch_calibration many 1      one launch passing 40 blocks twice each
+ *                                  (start, then an interior pointer, in
+ *                                  reverse), one passing 300 blocks
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,13 +44,12 @@ static cudaStream_t make_stream(uintptr_t handle) {
 
 static int kernel_handle;  /* stands for the CUfunction and the host stub */
 
-static void launch(const char* mode, void* device_ptr, cudaStream_t stream,
-                   cudaStream_t driver_stream) {
-  void* packed[1] = {device_ptr};
-  size_t packed_size = sizeof packed;
+static void launch_words(const char* mode, void** packed, size_t words, cudaStream_t stream,
+                         cudaStream_t driver_stream) {
+  size_t packed_size = words * sizeof(void*);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
-  void* args[1] = {&device_ptr};
+  void* args[1] = {&packed[0]};
   dim3 one = {1, 1, 1};
   cudaLaunchKernel_v7000_params rt = {&kernel_handle, one, one, args, 0, stream};
   cuLaunchKernel_params drv = {(CUfunction)&kernel_handle, 1, 1, 1, 1, 1, 1, 0,
@@ -60,6 +62,12 @@ static void launch(const char* mode, void* device_ptr, cudaStream_t stream,
     fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 1, &drv, &drv_ok);
   }
   fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 1, &rt, &rt_ok);
+}
+
+static void launch(const char* mode, void* device_ptr, cudaStream_t stream,
+                   cudaStream_t driver_stream) {
+  void* packed[1] = {device_ptr};
+  launch_words(mode, packed, 1, stream, driver_stream);
 }
 
 int main(int argc, char** argv) {
@@ -87,6 +95,26 @@ int main(int argc, char** argv) {
     launch("agree", foreign, consumer, consumer);
     XSC_ANNOTATE_FREE(own, (struct CUstream_st*)consumer);
     XSC_ANNOTATE_FREE(foreign, (struct CUstream_st*)producer);
+    printf("launches: 2\n");
+    return 0;
+  }
+  if (strcmp(mode, "many") == 0) {
+    /* Uses are told apart per allocation, however many a launch passes. */
+    enum { kFew = 40, kMany = 300 };
+    static void* words[2 * kMany];
+    for (int i = 0; i < kFew; ++i) {
+      words[i] = (void*)(uintptr_t)(0x7f0001000000ull + 0x10000ull * i);
+      words[2 * kFew - 1 - i] = (char*)words[i] + 8;
+      XSC_ANNOTATE_ALLOC(words[i], 0x10000, (struct CUstream_st*)consumer);
+    }
+    launch_words("agree", words, 2 * kFew, consumer, consumer);
+    for (int i = 0; i < kFew; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)consumer);
+    for (int i = 0; i < kMany; ++i) {
+      words[i] = (void*)(uintptr_t)(0x7f0100000000ull + 0x1000ull * i);
+      XSC_ANNOTATE_ALLOC(words[i], 0x1000, (struct CUstream_st*)consumer);
+    }
+    launch_words("agree", words, kMany, consumer, consumer);
+    for (int i = 0; i < kMany; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)consumer);
     printf("launches: 2\n");
     return 0;
   }
