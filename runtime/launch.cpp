@@ -235,12 +235,11 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 // Looks up every word (`for_each_word` calls its argument on each) and
 // emits the uses of the allocations they point into.
 template <typename ForEachWord>
-void emit_launch_uses(Locked& locked, const AddressSpan& span, StreamId stream, NameId name,
-                      StackId stack, ForEachWord&& for_each_word) {
+void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
+                      ForEachWord&& for_each_word) {
   const Checker& checker = locked.session().checker();
   DistinctAllocations found;
   for_each_word([&](std::uint64_t word) {
-    if (!span.contains(word)) return;
     AllocInfo alloc;
     if (checker.lookup_allocation(word, &alloc)) found.add(alloc.addr);
   });
@@ -265,13 +264,13 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   std::size_t count = 0;
   bool overflow = false;
   const AddressSpan span = tracked_address_span();
+  const AddressWindow window(span.low, span.high);
   auto collect = [&](std::uint64_t word) {
-    if (!span.contains(word)) return;
     if (count < kMaxCandidates) candidates[count++] = word;
     else overflow = true;
   };
-  if (has_packed) scan_packed_buffer(packed, packed_size, collect);
-  else scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), collect);
+  if (has_packed) scan_packed_buffer(packed, packed_size, window, collect);
+  else scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), window, collect);
   // A kernel whose arguments are all scalars is still an op on its stream
   // (on the legacy stream it orders every blocking stream): one bare use,
   // without a stack, since nothing can be reported against it.
@@ -314,13 +313,13 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   Locked locked;
   if (!locked) return;
   if (!overflow) {
-    emit_launch_uses(locked, span, stream, info->name, stack, each_candidate);
+    emit_launch_uses(locked, stream, info->name, stack, each_candidate);
   } else if (has_packed) {
-    emit_launch_uses(locked, span, stream, info->name, stack,
-                     [&](auto&& fn) { scan_packed_buffer(packed, packed_size, fn); });
+    emit_launch_uses(locked, stream, info->name, stack,
+                     [&](auto&& fn) { scan_packed_buffer(packed, packed_size, window, fn); });
   } else {
-    emit_launch_uses(locked, span, stream, info->name, stack, [&](auto&& fn) {
-      scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), fn);
+    emit_launch_uses(locked, stream, info->name, stack, [&](auto&& fn) {
+      scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), window, fn);
     });
   }
 }

@@ -22,16 +22,40 @@ struct ParamSlot {
 
 // Words that cannot be device addresses: small integers and values outside
 // the canonical user half of the x86-64 / aarch64 address space.
+inline constexpr std::uint64_t kLowestDeviceAddress = 0x10000;
+inline constexpr std::uint64_t kAddressLimit = 1ull << 56;
 inline bool plausible_device_address(std::uint64_t word) {
-  return word >= 0x10000 && word < (1ull << 56);
+  return word >= kLowestDeviceAddress && word < kAddressLimit;
 }
 
+// The words a scan passes on: plausible device addresses inside [low, high)
+// (the span of the tracked allocations), tested with one subtraction and
+// one comparison per word, since PyTorch kernels pass kilobytes of
+// arguments (sizes and strides) around a few pointers.
+class AddressWindow {
+ public:
+  AddressWindow(std::uint64_t low, std::uint64_t high)
+      : low_(low > kLowestDeviceAddress ? low : kLowestDeviceAddress),
+        length_((high < kAddressLimit ? high : kAddressLimit) > low_
+                    ? (high < kAddressLimit ? high : kAddressLimit) - low_
+                    : 0) {}
+  bool empty() const { return length_ == 0; }
+  bool contains(std::uint64_t word) const { return word - low_ < length_; }
+
+ private:
+  std::uint64_t low_;
+  std::uint64_t length_;
+};
+inline constexpr std::uint64_t kAnyAddressHigh = kAddressLimit;
+
 // Calls sink(word) for every 8-byte word of every parameter that sits at an
-// 8-byte-aligned offset of the parameter buffer. `params[i]` points to the
-// value of parameter i (the cuLaunchKernel kernelParams convention).
+// 8-byte-aligned offset of the parameter buffer and lies in `window`.
+// `params[i]` points to the value of parameter i (the cuLaunchKernel
+// kernelParams convention).
 template <class Sink>
-void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n, Sink&& sink) {
-  if (params == nullptr) return;
+void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n,
+                        const AddressWindow& window, Sink&& sink) {
+  if (params == nullptr || window.empty()) return;
   for (std::size_t i = 0; i < n; ++i) {
     const auto* base = static_cast<const unsigned char*>(params[i]);
     if (base == nullptr) continue;
@@ -39,9 +63,15 @@ void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t
     for (std::uint32_t at = misalign == 0 ? 0 : 8 - misalign; at + 8 <= slots[i].size; at += 8) {
       std::uint64_t word;
       std::memcpy(&word, base + at, sizeof word);
-      if (plausible_device_address(word)) sink(word);
+      if (window.contains(word)) sink(word);
     }
   }
+}
+
+// Every plausible device address.
+template <class Sink>
+void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n, Sink&& sink) {
+  scan_kernel_params(params, slots, n, AddressWindow(0, kAnyAddressHigh), sink);
 }
 
 // The packed-buffer form (cuLaunchKernel's `extra`): a list of key/value
@@ -69,13 +99,20 @@ inline bool packed_param_buffer(void* const* extra, const void** buffer, std::si
 }
 
 template <class Sink>
-void scan_packed_buffer(const void* buffer, std::size_t size, Sink&& sink) {
+void scan_packed_buffer(const void* buffer, std::size_t size, const AddressWindow& window,
+                        Sink&& sink) {
+  if (window.empty()) return;
   const auto* base = static_cast<const unsigned char*>(buffer);
   for (std::size_t at = 0; at + 8 <= size; at += 8) {
     std::uint64_t word;
     std::memcpy(&word, base + at, sizeof word);
-    if (plausible_device_address(word)) sink(word);
+    if (window.contains(word)) sink(word);
   }
+}
+
+template <class Sink>
+void scan_packed_buffer(const void* buffer, std::size_t size, Sink&& sink) {
+  scan_packed_buffer(buffer, size, AddressWindow(0, kAnyAddressHigh), sink);
 }
 
 }  // namespace xsc::rt

@@ -137,7 +137,7 @@ BENCHMARK(BM_LaunchManySites)->UseRealTime();
 // which needs no stack. Registered last, since from its first caching block
 // on every launch also asks whether it needs a stack.
 float* const kCachingBlock = reinterpret_cast<float*>(0x7f0000400000);
-void BM_LaunchCachingBlock(benchmark::State& state) {
+bool annotate_caching_block() {
   static const bool annotated = [] {
     using AnnotateAlloc = void (*)(void*, std::size_t, cudaStream_t);
     auto annotate = reinterpret_cast<AnnotateAlloc>(dlsym(RTLD_DEFAULT, "xsc_annotate_alloc"));
@@ -145,6 +145,11 @@ void BM_LaunchCachingBlock(benchmark::State& state) {
     annotate(kCachingBlock, 1 << 20, streams[0]);
     return true;
   }();
+  return annotated;
+}
+
+void BM_LaunchCachingBlock(benchmark::State& state) {
+  const bool annotated = annotate_caching_block();
   if (!annotated) {
     state.SkipWithError("xsc_annotate_alloc not found (is the runtime preloaded?)");
     return;
@@ -153,6 +158,32 @@ void BM_LaunchCachingBlock(benchmark::State& state) {
   for (auto _ : state) launch_with(kCachingBlock, streams[0], i++);
 }
 BENCHMARK(BM_LaunchCachingBlock)->UseRealTime();
+
+// A PyTorch elementwise kernel's arguments: a kilobyte of sizes and strides
+// (an offset calculator) around the operands' data pointers, passed as a
+// packed buffer; the operands are a caching block on its own stream.
+void BM_LaunchLargeArguments(benchmark::State& state) {
+  if (!annotate_caching_block()) {
+    state.SkipWithError("xsc_annotate_alloc not found (is the runtime preloaded?)");
+    return;
+  }
+  std::uint64_t args[128];
+  for (int i = 0; i < 128; ++i) args[i] = (i % 3 == 0) ? 4096u * (i + 1) : 1u + i;  // sizes, strides
+  args[1] = reinterpret_cast<std::uint64_t>(kCachingBlock);
+  args[2] = reinterpret_cast<std::uint64_t>(kCachingBlock) + 4096;
+  std::size_t size = sizeof args;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  const CUresult ok = CUDA_SUCCESS;
+  const auto id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  for (auto _ : state) {
+    cuLaunchKernel_params drv{reinterpret_cast<CUfunction>(&stub), 1, 1, 1, 32, 1, 1, 0,
+                              reinterpret_cast<CUstream>(streams[0]), nullptr, extra};
+    call(CUPTI_CB_DOMAIN_DRIVER_API, id, CUPTI_API_ENTER, &drv, &ok);
+    call(CUPTI_CB_DOMAIN_DRIVER_API, id, CUPTI_API_EXIT, &drv, &ok);
+  }
+}
+BENCHMARK(BM_LaunchLargeArguments)->UseRealTime();
 
 // The PyTorch caching allocator's block lifetime as its adapter reports it
 // (runtime/torch/allocator_tracker.cpp): an allocation, the free the

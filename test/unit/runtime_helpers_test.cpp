@@ -62,6 +62,29 @@ TEST(ParamScan, PointerParametersAndScalars) {
   EXPECT_EQ(scan(params, slots), (std::vector<std::uint64_t>{a, b}));
 }
 
+// Only words inside the tracked allocations' span are passed on, in both
+// argument forms; the span is clipped to plausible addresses, and an empty
+// one passes nothing.
+TEST(ParamScan, WindowOfTrackedAddresses) {
+  std::uint64_t words[] = {0x7f0000001000, 0x7f0000001fff, 0x7f0000002000, 0x7effffffffff, 5, 0};
+  const ParamSlot slot{0, sizeof words};
+  void* params[] = {words};
+  std::vector<std::uint64_t> seen;
+  auto sink = [&](std::uint64_t w) { seen.push_back(w); };
+  scan_kernel_params(params, &slot, 1, AddressWindow(0x7f0000001000, 0x7f0000002000), sink);
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000001000, 0x7f0000001fff}));
+  seen.clear();
+  scan_packed_buffer(words, sizeof words, AddressWindow(0x7f0000001000, 0x7f0000002001), sink);
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000001000, 0x7f0000001fff, 0x7f0000002000}));
+  seen.clear();
+  scan_packed_buffer(words, sizeof words, AddressWindow(0, 0x7f0000001001), sink);
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000001000, 0x7effffffffff}));  // not 5, not 0
+  seen.clear();
+  scan_packed_buffer(words, sizeof words, AddressWindow(~0ull, 0), sink);  // nothing tracked
+  EXPECT_TRUE(seen.empty());
+  EXPECT_TRUE(AddressWindow(0x2000, 0x1000).empty());
+}
+
 TEST(ParamScan, PointersInsideStructs) {
   struct View {
     std::uint64_t data;
