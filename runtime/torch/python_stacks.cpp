@@ -50,9 +50,34 @@ std::size_t hash_frames(const FrameKey* frames, std::size_t count) {
   return h;
 }
 
+// A walked stack, looked up in the shared cache without copying it into a
+// key first (the keys' hash and equality are transparent).
+struct FrameSpan {
+  const FrameKey* frames;
+  std::size_t count;
+};
+
 struct StackKeyHash {
+  using is_transparent = void;
   std::size_t operator()(const std::vector<FrameKey>& key) const {
     return hash_frames(key.data(), key.size());
+  }
+  std::size_t operator()(const FrameSpan& key) const { return hash_frames(key.frames, key.count); }
+};
+
+struct StackKeyEqual {
+  using is_transparent = void;
+  static bool same(const FrameKey* a, std::size_t na, const FrameKey* b, std::size_t nb) {
+    return na == nb && std::equal(a, a + na, b);
+  }
+  bool operator()(const std::vector<FrameKey>& a, const std::vector<FrameKey>& b) const {
+    return same(a.data(), a.size(), b.data(), b.size());
+  }
+  bool operator()(const FrameSpan& a, const std::vector<FrameKey>& b) const {
+    return same(a.frames, a.count, b.data(), b.size());
+  }
+  bool operator()(const std::vector<FrameKey>& a, const FrameSpan& b) const {
+    return same(a.data(), a.size(), b.frames, b.count);
   }
 };
 
@@ -61,7 +86,7 @@ struct StackKeyHash {
 // different code object that reuses a freed address.
 struct StackCache {
   std::mutex mu;
-  std::unordered_map<std::vector<FrameKey>, std::uint32_t, StackKeyHash> ids;
+  std::unordered_map<std::vector<FrameKey>, std::uint32_t, StackKeyHash, StackKeyEqual> ids;
 };
 
 StackCache& cache() {
@@ -79,7 +104,9 @@ struct RecentPythonStack {
   std::uint32_t id = 0;
   FrameKey frames[kMaxFrames];
 };
-constexpr std::size_t kRecentPythonStacks = 4;
+// A training step allocates and frees from a few dozen Python lines, each
+// once or more per step; a handful of entries would miss on most captures.
+constexpr std::size_t kRecentPythonStacks = 64;
 struct RecentPythonStacks {
   RecentPythonStack entries[kRecentPythonStacks];
 };
@@ -144,6 +171,8 @@ std::uint32_t note_frames(std::uint32_t id) {
 
 std::uint32_t PythonStacks::capture() {
   if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
+  // The allocator is mostly called from Python code, which holds the GIL.
+  if (PyGILState_Check && PyGILState_Check()) return note_frames(capture_holding_gil());
   if (skip_frameless_thread()) return 0;
   GilHold gil;
   return note_frames(capture_holding_gil());
@@ -192,13 +221,13 @@ std::uint32_t PythonStacks::capture_holding_gil() {
     return id;
   };
 
-  std::vector<FrameKey> key(walked, walked + depth);
   StackCache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.ids.find(key);
+    auto it = c.ids.find(FrameSpan{walked, depth});
     if (it != c.ids.end()) return remember(it->second);
   }
+  std::vector<FrameKey> key(walked, walked + depth);
 
   // First sighting: symbolize (needs the GIL, which we hold; not the cache
   // lock, which we do not) and intern.
