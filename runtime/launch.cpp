@@ -195,7 +195,9 @@ class DistinctAllocations {
   static constexpr std::size_t kTable = 2 * kMaxUses;  // a power of two
   static constexpr Addr kEmpty = 0;                    // never an allocation's start
   bool insert_hashed(Addr addr) {
-    std::size_t i = static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) & (kTable - 1);
+    // Fibonacci hashing of the address above its low (alignment) bits.
+    std::size_t i = static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) &
+                    (kTable - 1);
     while (table_[i] != kEmpty) {
       if (table_[i] == addr) return false;
       i = (i + 1) & (kTable - 1);
