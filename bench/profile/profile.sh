@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root, after a build into
+# build-gpu: samples a command natively and under xstream-check with the
+# perf of build-perf-tools/ (bench/profile/prepare-perf.sh) and writes, per
+# variant, the top DSOs per thread, the top symbols, and the run's output,
+# packed into $OUT/profiles.tgz (one file: the device returns at most
+# eight).
+#
+#   bash bench/profile/profile.sh [COMMAND ARGS...]
+#
+# Default command: the training loop, 300 steps. VARIANTS (default
+# "xsc native") picks among xsc, native, nostacks (XSC_PROFILE=no-stacks)
+# and noadapter (no PyTorch allocator adapter).
+set -u
+root=$PWD
+tools=$root/build-perf-tools
+[ -x "$tools/perf" ] || { echo "profile: $tools/perf missing: run bench/profile/prepare-perf.sh and carry build-perf-tools" >&2; exit 2; }
+perf=("$tools/ld-linux-x86-64.so.2" --library-path "$tools/lib" "$tools/perf")
+lib=$root/build-gpu/lib/libxstream_check.so
+out=${OUT:-$root/build-gpu/profile}
+work=$out/prof
+mkdir -p "$work"
+cmd=("$@")
+[ ${#cmd[@]} -eq 0 ] && cmd=(python3 examples/torch/train_prefetch.py --steps 300)
+for v in ${VARIANTS:-xsc native}; do
+  case $v in
+    xsc) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2) ;;
+    nostacks) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2 XSC_PROFILE=no-stacks) ;;
+    noadapter) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2 XSC_TORCH_ADAPTER=/nonexistent) ;;
+    native) env=(XSC_PROFILE_NATIVE=1) ;;
+    *) echo "profile: unknown variant $v" >&2; exit 2 ;;
+  esac
+  data=$out/$v.data
+  # The environment goes to the profiled command only, not to perf.
+  timeout 300 "${perf[@]}" record -e cpu-clock -F 1999 -o "$data" -- env "${env[@]}" "${cmd[@]}" \
+    > "$work/run-$v.txt" 2>&1
+  echo "profile: $v exit $?; $(grep -h 'steady_s=' "$work/run-$v.txt")"
+  report=("${perf[@]}" report -i "$data" --stdio --no-children)
+  timeout 120 "${report[@]}" --sort comm,dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$work/comm-$v.txt"
+  timeout 180 "${report[@]}" --sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -400 > "$work/sym-$v.txt"
+  rm -f "$data"
+done
+tar czf "$out/profiles.tgz" -C "$out" prof && rm -rf "$work"
+echo "profile: $out/profiles.tgz"
