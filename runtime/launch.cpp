@@ -212,26 +212,17 @@ class DistinctAllocations {
 };
 
 // One use per allocation, then a bare use when there was none (pointers,
-// but none into a tracked allocation: still an op on the stream).
+// but none into a tracked allocation: still an op on the stream). Size 0:
+// the kernel may touch any part of the allocation.
 void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
                StackId stack) {
+  Event event = bare_use(stream, UseWhat::kKernel, name);
+  event.stack = stack;
   for (std::size_t i = 0; i < found.size(); ++i) {
-    Event event;
-    event.kind = EventKind::kUse;
     event.addr = found[i];
-    event.size = 0;  // the kernel may touch any part of it
-    event.stream = stream;
-    event.what = UseWhat::kKernel;
-    event.access = Access::kUnknown;
-    event.name = name;
-    event.stack = stack;
     locked.emit(event);
   }
-  if (found.size() == 0) {
-    Event event = bare_use(stream, UseWhat::kKernel, name);
-    event.stack = stack;
-    locked.emit(event);
-  }
+  if (found.size() == 0) locked.emit(event);
 }
 
 // Looks up every word (`for_each_word` calls its argument on each) and

@@ -65,9 +65,9 @@ class Locked {
 // span only widens). A kernel argument word outside it cannot point into a
 // tracked allocation: it is dropped before the session lock is taken, which
 // matters for kernels whose arguments are mostly sizes and strides.
+// launch.cpp tests words against it through an AddressWindow (param_scan.h).
 struct AddressSpan {
   std::uint64_t low = 0, high = 0;
-  bool contains(std::uint64_t word) const { return word >= low && word < high; }
 };
 AddressSpan tracked_address_span();
 
