@@ -536,6 +536,16 @@ bool Checker::lookup_allocation(Addr addr, AllocInfo* out) const {
   return true;
 }
 
+bool Checker::used_off_allocation_stream(Addr addr) const {
+  const Allocation* a = impl_->live.find_containing(addr);
+  if (!a || a->info.addr != addr) return true;
+  const HbState& hb = impl_->hb;
+  for (std::size_t i = 0; i < a->last_use.size(); ++i) {
+    if (!hb.is_live_stream(a->last_use[i].agent, a->info.stream)) return true;
+  }
+  return false;
+}
+
 CheckerStats Checker::stats() const {
   CheckerStats s;
   s.events = impl_->events;

@@ -51,6 +51,12 @@ class Checker {
   // The live allocation containing `addr` (interior pointers included).
   // Producers use it to tell pointer-valued kernel arguments from other words.
   bool lookup_allocation(Addr addr, AllocInfo* out) const;
+  // Whether the live allocation starting at `addr` was used by anything but
+  // its own allocation stream (another stream, a host access). True when no
+  // live allocation starts there. A free on the allocation stream of one
+  // that was not can never be reported as unordered, which lets a producer
+  // skip the free's host stack.
+  bool used_off_allocation_stream(Addr addr) const;
   CheckerStats stats() const;
 
  private:

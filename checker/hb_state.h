@@ -78,6 +78,12 @@ class HbState {
   const VectorClock& clock(AgentId agent) const { return agents_[agent].clock; }
   StreamId stream_id(AgentId agent) const { return agents_[agent].stream; }
   bool is_stream(AgentId agent) const { return agents_[agent].is_stream; }
+  // Whether `agent` is the live agent of stream `id` (not a retired one
+  // whose handle was reused).
+  bool is_live_stream(AgentId agent, StreamId id) const {
+    const Agent& a = agents_[agent];
+    return a.is_stream && a.live && a.stream == id;
+  }
 
   std::uint64_t live_streams() const { return live_streams_.size(); }
   std::uint64_t threads() const { return thread_count_; }

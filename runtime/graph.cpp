@@ -73,6 +73,12 @@ bool capture_event(Locked&, const Event& event) {
   }
 }
 
+bool graph_uses_pending(Locked&) {
+  const GraphState& g = graphs();
+  return g.active_captures.load(std::memory_order_relaxed) != 0 || !g.graphs.empty() ||
+         !g.execs.empty();
+}
+
 void on_begin_capture(Locked&, StreamId stream) {
   GraphState& g = graphs();
   const std::uint64_t capture = g.next_capture++;

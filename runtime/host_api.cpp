@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 namespace xsc::rt {
 namespace {
@@ -95,6 +96,23 @@ void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int defer
   event.stream = adapter_stream(stream);
   event.free_kind = static_cast<FreeKind>(free_kind);
   event.deferred = deferred != 0;
+  if (stack == 0 && event.free_kind == FreeKind::kCachingAllocator) {
+    // No Python stack: a C++ thread (PyTorch's autograd workers free most
+    // of the backward pass's blocks), whose native stack costs an unwind.
+    // A caching block is released on its allocation stream, so one that
+    // nothing but that stream ever used can never be reported as freed
+    // unordered: it goes without a stack. (A raw pointer used after the
+    // free would be reported without the free's stack.) Decided and
+    // emitted under one lock; otherwise captured outside it, as usual.
+    Locked locked;
+    if (!locked) return;
+    if (!locked.session().checker().used_off_allocation_stream(addr) &&
+        !graph_uses_pending(locked)) {
+      note_stack(StackHow::kSkipped);
+      locked.emit(event);
+      return;
+    }
+  }
   event.stack = stack_or_capture(stack);
   emit_event(event);
 }

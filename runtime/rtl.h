@@ -189,6 +189,10 @@ void install_fatal_signal_report();
 
 // Under the lock: true when `event` was taken into a capture.
 bool capture_event(Locked& locked, const Event& event);
+// Under the lock: whether uses may still arrive from graphs (a capture in
+// progress, or a captured graph that can be launched): the checker has not
+// seen them yet.
+bool graph_uses_pending(Locked& locked);
 void on_begin_capture(Locked& locked, StreamId stream);
 void on_end_capture(Locked& locked, StreamId stream, std::uint64_t graph);
 void on_instantiate(Locked& locked, std::uint64_t exec, std::uint64_t graph);

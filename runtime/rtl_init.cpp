@@ -114,6 +114,7 @@ void finish_at_exit() {
     times.exit_end = monotonic_ns();
     notice(timing_summary());
     notice(timing_points());
+    notice(timing_stacks());
   }
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 namespace xsc::rt {
 namespace {
@@ -237,36 +238,52 @@ constexpr int kMaxRawFrames = 96;
 // remembered slot must match, so that needs the same capture frame address
 // and the same return address at every position; the cost of a miss is a
 // wrong frame in a report, never a wrong finding.
+// Only the frames that make up the interned stack are remembered (the
+// tool's leading frames and `stack_depth` more): deeper frames never change
+// the stack's id.
+constexpr std::uint32_t kShapeSlots = 48;
 struct StackShape {
-  std::uintptr_t anchor = 0;  // capture_stack's frame address; 0: empty
+  std::uintptr_t anchor = 0;  // capture_native's frame address; 0: empty
   std::uint32_t count = 0;
   StackId id = kNoStack;
-  std::uint32_t offset[kMaxRawFrames];  // slot address - anchor
-  std::uint64_t value[kMaxRawFrames];   // the return address it held
+  std::uint32_t offset[kShapeSlots];  // slot address - anchor
+  std::uint64_t value[kShapeSlots];   // the return address it held
 };
-constexpr std::size_t kShapesPerThread = 8;
-constexpr std::size_t kCandidatesPerThread = 8;
+// Shapes sit in a set-associative table keyed by the capture's frame
+// address: a training step's backward pass allocates and frees from a
+// hundred-odd places on one thread, each at a stack depth of its own.
+constexpr std::size_t kShapeSets = 32;
+constexpr std::size_t kShapeWays = 8;
+constexpr std::size_t kCandidateSets = 128;
+constexpr std::size_t kCandidateWays = 4;
 // Learning a shape walks the stack with libunwind's cursor, about 30 times
 // the cost of unw_backtrace (tens of microseconds on a deep stack). Only a
 // stack captured twice at the same place earns a walk, and after the first
-// few a thread gets at most one walk per kCapturesPerWalk captures, so a
-// thread whose stacks never settle (a C++ worker running many different
-// paths) costs little more than plain unw_backtrace.
-constexpr std::uint64_t kFreeWalks = 16;
-constexpr std::uint64_t kCapturesPerWalk = 256;
+// kFreeWalks a thread gets at most one walk per kCapturesPerWalk captures,
+// so a thread whose stacks never settle costs little more than plain
+// unw_backtrace, and one that repeats a hundred stacks learns them within
+// a few repetitions.
+constexpr std::uint64_t kFreeWalks = 256;
+constexpr std::uint64_t kCapturesPerWalk = 32;
 struct ShapeCandidate {
   std::uintptr_t anchor = 0;
   std::uint64_t hash = 0;  // of the raw frames
 };
 struct ThreadShapes {
-  StackShape shapes[kShapesPerThread];
-  std::size_t next_victim = 0;
-  ShapeCandidate candidates[kCandidatesPerThread];
-  std::size_t next_candidate = 0;
+  StackShape shapes[kShapeSets][kShapeWays];
+  // Each shape's anchor again, a set's in one cache line: most lookups
+  // are decided by these alone.
+  std::uintptr_t anchors[kShapeSets][kShapeWays] = {};
+  std::uint8_t next_way[kShapeSets] = {};
+  ShapeCandidate candidates[kCandidateSets][kCandidateWays];
+  std::uint8_t next_candidate[kCandidateSets] = {};
   std::uint64_t captures = 0, walks = 0;
   std::uintptr_t stack_low = 0, stack_high = 0;  // 0, 0: unknown, never remember
   Session* session = nullptr;
 };
+std::size_t shape_set(std::uintptr_t anchor) {
+  return static_cast<std::size_t>(((anchor >> 3) * 0x9e3779b97f4a7c15ull) >> 32) % kShapeSets;
+}
 // Made once per thread; 0, 0 bounds when the thread's stack is unknown.
 struct ThreadShapesWithBounds : ThreadShapes {
   ThreadShapesWithBounds() {
@@ -286,7 +303,10 @@ ThreadShapes* thread_shapes(Session* session) {
   if (!unwinder().cursor.usable()) return nullptr;
   ThreadShapes* shapes = thread_cache<ThreadShapesWithBounds>(&thread_state().shape_cache);
   if (shapes->session != session) {  // ids belong to a session
-    for (StackShape& shape : shapes->shapes) shape.anchor = 0;
+    for (auto& set : shapes->shapes)
+      for (StackShape& shape : set) shape.anchor = 0;
+    for (auto& set : shapes->anchors)
+      for (std::uintptr_t& anchor : set) anchor = 0;
     shapes->session = session;
   }
   return shapes;
@@ -327,21 +347,32 @@ __attribute__((noinline)) int unwind_with_slots(void** raw, std::uintptr_t* slot
 }
 
 // Remembers a captured stack's slots above `anchor` (the frames below it
-// are the capture's own, gone by now, and the same every time).
+// are the capture's own, gone by now, and the same every time), up to the
+// last frame the interned stack keeps: the tool's leading frames, then
+// `depth` frames.
 void remember_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* raw,
-                    const std::uintptr_t* slots, int n, StackId id) {
+                    const std::uintptr_t* slots, int n, int capacity, int depth, StackId id) {
   if (shapes->stack_high == 0 || anchor < shapes->stack_low || anchor >= shapes->stack_high)
     return;
-  StackShape& shape = shapes->shapes[shapes->next_victim];
+  const RangeSet* tools = tool_ranges.load(std::memory_order_acquire);
+  int first = 0;
+  while (first < n && in_tool(tools, reinterpret_cast<std::uint64_t>(raw[first]))) ++first;
+  const int kept = first + depth;
+  if (n == capacity && n < kept) return;  // cut short: the capture may see more
+  const int end = std::min(n, kept);
+  const std::size_t set = shape_set(anchor);
+  const std::size_t way = shapes->next_way[set];
+  StackShape& shape = shapes->shapes[set][way];
+  shapes->anchors[set][way] = 0;  // until complete
   std::uint32_t count = 0;
   bool above = false;
-  for (int i = 1; i < n; ++i) {
+  for (int i = 1; i < end; ++i) {
     if (slots[i] <= anchor) {
       if (above) return;  // an inner slot after an outer one: not a plain stack
       continue;
     }
     above = true;
-    if (slots[i] + 8 > shapes->stack_high) return;
+    if (slots[i] + 8 > shapes->stack_high || count == kShapeSlots) return;
     shape.offset[count] = static_cast<std::uint32_t>(slots[i] - anchor);
     shape.value[count] = reinterpret_cast<std::uint64_t>(raw[i]);
     ++count;
@@ -349,21 +380,26 @@ void remember_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* ra
   shape.anchor = anchor;
   shape.count = count;
   shape.id = id;
-  shapes->next_victim = (shapes->next_victim + 1) % kShapesPerThread;
+  shapes->anchors[set][way] = anchor;
+  shapes->next_way[set] = static_cast<std::uint8_t>((shapes->next_way[set] + 1) % kShapeWays);
 }
 
 // A stack just captured by unw_backtrace: the second time it is captured at
 // the same place, its shape is learned (within the walk budget).
 void learn_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* raw, int n,
-                 int capacity, StackId id) {
+                 int capacity, int depth, StackId id) {
   std::uint64_t hash = 0xcbf29ce484222325ull ^ static_cast<std::uint64_t>(n);
   for (int i = 0; i < n; ++i) hash = (hash ^ reinterpret_cast<std::uint64_t>(raw[i])) * 0x100000001b3ull;
+  const std::size_t set =
+      static_cast<std::size_t>(((anchor >> 3) ^ hash) * 0x9e3779b97f4a7c15ull >> 32) %
+      kCandidateSets;
   ShapeCandidate* seen = nullptr;
-  for (ShapeCandidate& candidate : shapes->candidates)
+  for (ShapeCandidate& candidate : shapes->candidates[set])
     if (candidate.anchor == anchor && candidate.hash == hash) seen = &candidate;
   if (seen == nullptr) {
-    shapes->candidates[shapes->next_candidate] = {anchor, hash};
-    shapes->next_candidate = (shapes->next_candidate + 1) % kCandidatesPerThread;
+    std::uint8_t& way = shapes->next_candidate[set];
+    shapes->candidates[set][way] = {anchor, hash};
+    way = static_cast<std::uint8_t>((way + 1) % kCandidateWays);
     return;
   }
   if (shapes->walks >= kFreeWalks && shapes->walks * kCapturesPerWalk >= shapes->captures) return;
@@ -374,7 +410,7 @@ void learn_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* raw, 
   bool slots_exact = false;
   const int walked_count = unwind_with_slots(walked, slots, capacity, &slots_exact);
   if (walked_count > 0 && slots_exact)
-    remember_shape(shapes, anchor, walked, slots, walked_count, id);
+    remember_shape(shapes, anchor, walked, slots, walked_count, capacity, depth, id);
 }
 #endif  // XSC_STACK_SHAPES
 
@@ -415,28 +451,55 @@ StackId stack_from_raw(Session* session, void* const* raw, int n, int depth) {
 
 }  // namespace
 
-StackId capture_stack() {
-  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
-  const int depth = std::min(options().stack_depth, 64);
-  if (depth <= 0) return kNoStack;
-  Session* session = session_unlocked();
-  if (session == nullptr) return kNoStack;
+namespace {
+
+StackId capture_native(Session* session, int depth) {
   const int capacity = std::min(depth + 32, kMaxRawFrames);
   void* raw[kMaxRawFrames];
 #if XSC_STACK_SHAPES
   if (ThreadShapes* shapes = thread_shapes(session)) {
     const auto anchor = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
     ++shapes->captures;
-    for (const StackShape& shape : shapes->shapes)
-      if (same_shape(shape, anchor)) return shape.id;
+    const std::size_t set = shape_set(anchor);
+    for (std::size_t way = 0; way < kShapeWays; ++way) {
+      if (shapes->anchors[set][way] != anchor) continue;
+      const StackShape& shape = shapes->shapes[set][way];
+      if (same_shape(shape, anchor)) {
+        note_stack(StackHow::kShapeHit);
+        return shape.id;
+      }
+    }
+    note_stack(StackHow::kUnwind);
     const int n = backtrace_fn()(raw, capacity);
     const StackId id = stack_from_raw(session, raw, n, depth);
-    learn_shape(shapes, anchor, raw, n, capacity, id);
+    learn_shape(shapes, anchor, raw, n, capacity, depth, id);
     return id;
   }
 #endif
+  note_stack(StackHow::kUnwind);
   const int n = backtrace_fn()(raw, capacity);
   return stack_from_raw(session, raw, n, depth);
+}
+
+// Times `capture` when callback timing is on (verbosity=2).
+template <typename Capture>
+StackId timed(Capture&& capture) {
+  if (!callback_timing_on.load(std::memory_order_relaxed)) return capture();
+  const std::uint64_t begin = monotonic_ns();
+  const StackId id = capture();
+  note_stack_time(monotonic_ns() - begin);
+  return id;
+}
+
+}  // namespace
+
+StackId capture_stack() {
+  if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
+  const int depth = std::min(options().stack_depth, 64);
+  if (depth <= 0) return kNoStack;
+  Session* session = session_unlocked();
+  if (session == nullptr) return kNoStack;
+  return timed([&] { return capture_native(session, depth); });
 }
 
 int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, capacity); }
@@ -444,8 +507,11 @@ int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, c
 StackId capture_launch_stack() {
   if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
   if (auto hook = launch_stack_hook.load(std::memory_order_acquire)) {
-    const StackId python = hook();
-    if (python != kNoStack) return python;
+    const StackId python = timed(hook);
+    if (python != kNoStack) {
+      note_stack(StackHow::kPython);
+      return python;
+    }
   }
   return capture_stack();
 }

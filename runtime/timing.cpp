@@ -9,6 +9,8 @@ namespace {
 
 std::atomic<std::uint64_t> callbacks_timed{0};
 std::atomic<std::uint64_t> callback_ns{0};
+std::atomic<std::uint64_t> stacks_by_how[static_cast<int>(StackHow::kCount)] = {};
+std::atomic<std::uint64_t> stack_ns{0};
 
 double ms_between(std::uint64_t from, std::uint64_t to) {
   return from != 0 && to >= from ? static_cast<double>(to - from) / 1e6 : 0.0;
@@ -37,6 +39,13 @@ void note_callback_time(std::uint64_t ns) {
   callbacks_timed.fetch_add(1, std::memory_order_relaxed);
 }
 
+void note_stack(StackHow how) {
+  if (!callback_timing_on.load(std::memory_order_relaxed)) return;
+  stacks_by_how[static_cast<int>(how)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void note_stack_time(std::uint64_t ns) { stack_ns.fetch_add(ns, std::memory_order_relaxed); }
+
 std::string timing_summary() {
   const StartupTimes& t = startup_times();
   char text[320];
@@ -63,6 +72,21 @@ std::string timing_points() {
                 ms_between(t.cupti_subscribed, t.cupti_end), ms_at(t.constructor_begin),
                 ms_at(t.first_callback.load(std::memory_order_relaxed)), ms_at(t.exit_begin),
                 ms_at(t.exit_end));
+  return text;
+}
+
+std::string timing_stacks() {
+  auto count = [](StackHow how) {
+    return static_cast<unsigned long long>(
+        stacks_by_how[static_cast<int>(how)].load(std::memory_order_relaxed));
+  };
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "timing: host stacks: %llu Python, %llu native by shape, %llu native unwound, "
+                "in %.1f ms; %llu frees needed none",
+                count(StackHow::kPython), count(StackHow::kShapeHit), count(StackHow::kUnwind),
+                static_cast<double>(stack_ns.load(std::memory_order_relaxed)) / 1e6,
+                count(StackHow::kSkipped));
   return text;
 }
 

@@ -33,9 +33,22 @@ StartupTimes& startup_times();
 extern std::atomic<bool> callback_timing_on;
 void note_callback_time(std::uint64_t ns);
 
+// Host stacks (counted only with callback timing on): captures by how they
+// were had, and the time spent in them.
+enum class StackHow : int {
+  kPython,     // the PyTorch adapter's Python stack
+  kShapeHit,   // a native stack this thread captured before, by its shape
+  kUnwind,     // a native stack unwound
+  kSkipped,    // a free that can never be reported: no stack taken
+  kCount,
+};
+void note_stack(StackHow how);
+void note_stack_time(std::uint64_t ns);
+
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
 // split and the points in time.
 std::string timing_summary();
 std::string timing_points();
+std::string timing_stacks();
 
 }  // namespace xsc::rt

@@ -35,6 +35,34 @@ TEST_F(ChecksTest, InteriorPointerUseResolvesToItsAllocation) {
   EXPECT_EQ(checker.findings()[0].alloc.addr, kA);
 }
 
+// A producer skips the host stack of a caching free that can never be
+// reported: one whose block nothing but its allocation stream used.
+TEST_F(ChecksTest, UsedOffAllocationStreamSeesOtherStreamsAndHostAccesses) {
+  EXPECT_TRUE(checker.used_off_allocation_stream(kA));  // nothing live there
+  feed(Alloc(kA, kSize, kProducer));
+  EXPECT_FALSE(checker.used_off_allocation_stream(kA));
+  feed(Use(kA + 0x10, 16, kProducer));
+  EXPECT_FALSE(checker.used_off_allocation_stream(kA));
+  EXPECT_TRUE(checker.used_off_allocation_stream(kA + 0x10));  // not its start
+  feed(Use(kA, 0, kConsumer));
+  EXPECT_TRUE(checker.used_off_allocation_stream(kA));
+  feed(Free(kA, kProducer));
+  EXPECT_TRUE(checker.used_off_allocation_stream(kA));  // no longer live
+
+  feed(Alloc(kB, kSize, kProducer));
+  feed(Use(kB, 16, kProducer).what(UseWhat::kHostAccess));
+  EXPECT_TRUE(checker.used_off_allocation_stream(kB));
+
+  // A use by an earlier stream whose handle the allocation stream reuses
+  // is another stream's.
+  constexpr Addr kC = 0x40000;
+  feed(Alloc(kC, kSize, kProducer));
+  feed(Use(kC, 16, kProducer));
+  feed(DestroyStream(kProducer));
+  feed(CreateStream(kProducer));
+  EXPECT_TRUE(checker.used_off_allocation_stream(kC));
+}
+
 TEST_F(ChecksTest, ZeroSizeUseMeansTheWholeContainingAllocation) {
   feed(Alloc(kA, kSize, kProducer));
   feed(Use(kA + kSize - 1, 0, kConsumer).stack(2));
