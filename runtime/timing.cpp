@@ -11,6 +11,8 @@ std::atomic<std::uint64_t> callbacks_timed{0};
 std::atomic<std::uint64_t> callback_ns{0};
 std::atomic<std::uint64_t> stacks_by_how[static_cast<int>(StackHow::kCount)] = {};
 std::atomic<std::uint64_t> stack_ns{0};
+std::atomic<std::uint64_t> adapter_events{0};
+std::atomic<std::uint64_t> adapter_event_ns{0};
 
 double ms_between(std::uint64_t from, std::uint64_t to) {
   return from != 0 && to >= from ? static_cast<double>(to - from) / 1e6 : 0.0;
@@ -45,6 +47,11 @@ void note_stack(StackHow how) {
 }
 
 void note_stack_time(std::uint64_t ns) { stack_ns.fetch_add(ns, std::memory_order_relaxed); }
+
+void note_adapter_event_time(std::uint64_t ns) {
+  adapter_event_ns.fetch_add(ns, std::memory_order_relaxed);
+  adapter_events.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::string timing_summary() {
   const StartupTimes& t = startup_times();
@@ -83,10 +90,12 @@ std::string timing_stacks() {
   char text[320];
   std::snprintf(text, sizeof text,
                 "timing: host stacks: %llu Python, %llu native by shape, %llu native unwound, "
-                "in %.1f ms; %llu frees needed none",
+                "in %.1f ms; %llu frees needed none; %llu adapter events handled in %.1f ms",
                 count(StackHow::kPython), count(StackHow::kShapeHit), count(StackHow::kUnwind),
                 static_cast<double>(stack_ns.load(std::memory_order_relaxed)) / 1e6,
-                count(StackHow::kSkipped));
+                count(StackHow::kSkipped),
+                static_cast<unsigned long long>(adapter_events.load(std::memory_order_relaxed)),
+                static_cast<double>(adapter_event_ns.load(std::memory_order_relaxed)) / 1e6);
   return text;
 }
 

@@ -44,6 +44,8 @@ enum class StackHow : int {
 };
 void note_stack(StackHow how);
 void note_stack_time(std::uint64_t ns);
+// Events reported through the host API (the PyTorch allocator adapter's).
+void note_adapter_event_time(std::uint64_t ns);
 
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
 // split and the points in time.

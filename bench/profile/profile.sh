@@ -10,7 +10,12 @@
 #
 # Default command: the training loop, 300 steps. VARIANTS (default
 # "xsc native") picks among xsc, native, nostacks (XSC_PROFILE=no-stacks)
-# and noadapter (no PyTorch allocator adapter).
+# and noadapter (no PyTorch allocator adapter). Reports carry sample
+# counts, so that variants compare in absolute terms (a share of a run
+# whose idle worker threads spin says little). Before sampling, each
+# variant runs once under `perf stat` (CPU time of all threads, context
+# switches, migrations): extra CPU time against extra wall time tells work
+# from waiting.
 set -u
 root=$PWD
 tools=$root/build-perf-tools
@@ -30,12 +35,15 @@ for v in ${VARIANTS:-xsc native}; do
     native) env=(XSC_PROFILE_NATIVE=1) ;;
     *) echo "profile: unknown variant $v" >&2; exit 2 ;;
   esac
+  timeout 300 "${perf[@]}" stat -e task-clock,context-switches,cpu-migrations -o "$work/stat-$v.txt" \
+    -- env "${env[@]}" "${cmd[@]}" > "$work/stat-run-$v.txt" 2>&1
+  echo "profile: $v perf stat: $(grep -h 'steady_s=' "$work/stat-run-$v.txt")"
   data=$out/$v.data
   # The environment goes to the profiled command only, not to perf.
   timeout 300 "${perf[@]}" record -e cpu-clock -F 1999 -o "$data" -- env "${env[@]}" "${cmd[@]}" \
     > "$work/run-$v.txt" 2>&1
   echo "profile: $v exit $?; $(grep -h 'steady_s=' "$work/run-$v.txt")"
-  report=("${perf[@]}" report -i "$data" --stdio --no-children)
+  report=("${perf[@]}" report -i "$data" --stdio --no-children -n)
   timeout 120 "${report[@]}" --sort comm,dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$work/comm-$v.txt"
   timeout 180 "${report[@]}" --sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -400 > "$work/sym-$v.txt"
   rm -f "$data"
