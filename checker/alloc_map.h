@@ -131,6 +131,12 @@ struct alignas(64) Allocation {
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
+  // True when every recorded use was by `agent` (or there was none).
+  bool used_only_by(AgentId agent) const {
+    for (std::size_t i = 0; i < last_use.size(); ++i)
+      if (last_use[i].agent != agent) return false;
+    return true;
+  }
 };
 
 class AllocMap {
