@@ -41,6 +41,37 @@ class InternedStackContext final : public torch::CapturedTraceback {
   std::uint32_t stack_;
 };
 
+// One context object per stack id, shared by every entry of that stack: the
+// allocator asks for a context at each allocation and free, and a fresh
+// object each time would be a heap allocation and release per event. Per
+// thread, so without a lock: the stacks this thread used last, direct
+// mapped. Leaked with the thread, not destroyed: the allocator asks for
+// contexts until the process is gone, after thread-local destructors ran.
+struct ContextCache {
+  static constexpr std::size_t kEntries = 64;
+  struct Entry {
+    std::uint32_t stack = 0;
+    std::shared_ptr<c10::GatheredContext> context;
+  };
+  Entry entries[kEntries];
+};
+thread_local ContextCache* context_cache = nullptr;
+
+std::shared_ptr<c10::GatheredContext> context_for(std::uint32_t stack) {
+  // Stack 0 (no Python stack: the runtime captures the host stack) still
+  // needs a context of ours, or a free would carry its allocation's.
+  static const auto* no_stack =
+      new std::shared_ptr<c10::GatheredContext>(std::make_shared<InternedStackContext>(0));
+  if (stack == 0) return *no_stack;
+  if (context_cache == nullptr) context_cache = new ContextCache;
+  ContextCache::Entry& entry = context_cache->entries[stack % ContextCache::kEntries];
+  if (entry.stack != stack || !entry.context) {
+    entry.stack = stack;
+    entry.context = std::make_shared<InternedStackContext>(stack);
+  }
+  return entry.context;
+}
+
 // The allocator's context recorder; runs outside the allocator lock.
 int traced_contexts = 0;
 int traced_entries = 0;
@@ -52,7 +83,7 @@ std::shared_ptr<c10::GatheredContext> record_context() {
                 static_cast<unsigned long long>(gettid()));
   const std::uint32_t stack = g_stacks->capture();
   trace_first(&traced_contexts, 8, "context: stack", stack);
-  return std::make_shared<InternedStackContext>(stack);
+  return context_for(stack);
 }
 
 // The stack id carried by a trace entry. 0 asks the runtime to capture the
