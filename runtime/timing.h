@@ -1,9 +1,10 @@
-// The runtime's own fixed costs (verbosity=2): loading CUPTI, the callbacks
-// it handles, the report at exit, and when each happened. Points are on
-// CLOCK_MONOTONIC, the clock a benchmark harness in the parent process reads
-// as well, so it can place them on the timeline of the process it started
-// and tell the runtime's time from CUPTI's work inside the driver and from
-// process start and teardown.
+// The runtime's own costs (verbosity=2): loading CUPTI, the callbacks it
+// handles, the host stacks it takes, the events adapters report, the report
+// at exit, and when each happened. Points are on CLOCK_MONOTONIC, the clock
+// a benchmark harness in the parent process reads as well, so it can place
+// them on the timeline of the process it started and tell the runtime's
+// time from CUPTI's work inside the driver and from process start and
+// teardown.
 #pragma once
 
 #include <atomic>
@@ -48,7 +49,7 @@ void note_stack_time(std::uint64_t ns);
 void note_adapter_event_time(std::uint64_t ns);
 
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
-// split and the points in time.
+// split and the points in time, then the host stacks and adapter events.
 std::string timing_summary();
 std::string timing_points();
 std::string timing_stacks();
