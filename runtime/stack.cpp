@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
@@ -250,8 +251,9 @@ struct StackShape {
   std::uint64_t value[kShapeSlots];   // the return address it held
 };
 // Shapes sit in a set-associative table keyed by the capture's frame
-// address: a training step's backward pass allocates and frees from a
-// hundred-odd places on one thread, each at a stack depth of its own.
+// address (below: two sets per key): a training step's backward pass
+// allocates and frees from a hundred-odd places on one thread, each at a
+// stack depth of its own.
 // About 160 KiB per thread that captures stacks, made at its first capture.
 constexpr std::size_t kShapeSets = 32;
 constexpr std::size_t kShapeWays = 8;
@@ -275,15 +277,50 @@ struct ThreadShapes {
   // Each shape's anchor again, a set's in one cache line: most lookups
   // are decided by these alone.
   std::uintptr_t anchors[kShapeSets][kShapeWays] = {};
-  std::uint8_t next_way[kShapeSets] = {};
   ShapeCandidate candidates[kCandidateSets][kCandidateWays];
-  std::uint8_t next_candidate[kCandidateSets] = {};
   std::uint64_t captures = 0, walks = 0;
+  std::uint64_t random = 0x2545f4914f6cdd1dull;  // xorshift state, for victims
   std::uintptr_t stack_low = 0, stack_high = 0;  // 0, 0: unknown, never remember
   Session* session = nullptr;
+
+  std::uint64_t next_random() {
+    random ^= random << 13;
+    random ^= random >> 7;
+    random ^= random << 17;
+    return random;
+  }
 };
-std::size_t shape_set(std::uintptr_t anchor) {
-  return static_cast<std::size_t>(((anchor >> 3) * 0x9e3779b97f4a7c15ull) >> 32) % kShapeSets;
+
+// splitmix64's finisher: every bit of the key moves every bit of the hash
+// (anchors of one thread differ in a few middle bits only).
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Shapes and candidates each have two sets to go to (two choices: a set
+// that many keys hash to spills into their other sets). A new entry takes
+// an empty way of either set, else a random way of one of them: a fixed
+// victim order evicts in a cycle when more keys than ways come round in
+// turn, and then none of them ever stays.
+struct TwoSets {
+  std::size_t first, second;
+};
+TwoSets two_sets(std::uint64_t key, std::size_t sets) {
+  const std::uint64_t hash = mix64(key);
+  return {static_cast<std::size_t>(hash % sets), static_cast<std::size_t>((hash >> 32) % sets)};
+}
+template <typename IsEmpty>
+std::pair<std::size_t, std::size_t> pick_way(ThreadShapes* shapes, TwoSets sets, std::size_t ways,
+                                             IsEmpty&& is_empty) {
+  for (const std::size_t set : {sets.first, sets.second})
+    for (std::size_t way = 0; way < ways; ++way)
+      if (is_empty(set, way)) return {set, way};
+  const std::uint64_t r = shapes->next_random();
+  return {(r & 1) != 0 ? sets.first : sets.second, static_cast<std::size_t>((r >> 1) % ways)};
 }
 // Made once per thread; 0, 0 bounds when the thread's stack is unknown.
 struct ThreadShapesWithBounds : ThreadShapes {
@@ -361,8 +398,9 @@ void remember_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* ra
   const int kept = first + depth;
   if (n == capacity && n < kept) return;  // cut short: the capture may see more
   const int end = std::min(n, kept);
-  const std::size_t set = shape_set(anchor);
-  const std::size_t way = shapes->next_way[set];
+  const auto [set, way] =
+      pick_way(shapes, two_sets(anchor, kShapeSets), kShapeWays,
+               [&](std::size_t s, std::size_t w) { return shapes->anchors[s][w] == 0; });
   StackShape& shape = shapes->shapes[set][way];
   shapes->anchors[set][way] = 0;  // until complete
   std::uint32_t count = 0;
@@ -382,7 +420,6 @@ void remember_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* ra
   shape.count = count;
   shape.id = id;
   shapes->anchors[set][way] = anchor;
-  shapes->next_way[set] = static_cast<std::uint8_t>((shapes->next_way[set] + 1) % kShapeWays);
 }
 
 // A stack just captured by unw_backtrace: the second time it is captured at
@@ -391,16 +428,16 @@ void learn_shape(ThreadShapes* shapes, std::uintptr_t anchor, void* const* raw, 
                  int capacity, int depth, StackId id) {
   std::uint64_t hash = 0xcbf29ce484222325ull ^ static_cast<std::uint64_t>(n);
   for (int i = 0; i < n; ++i) hash = (hash ^ reinterpret_cast<std::uint64_t>(raw[i])) * 0x100000001b3ull;
-  const std::size_t set =
-      static_cast<std::size_t>(((anchor >> 3) ^ hash) * 0x9e3779b97f4a7c15ull >> 32) %
-      kCandidateSets;
+  const TwoSets sets = two_sets(anchor ^ hash, kCandidateSets);
   ShapeCandidate* seen = nullptr;
-  for (ShapeCandidate& candidate : shapes->candidates[set])
-    if (candidate.anchor == anchor && candidate.hash == hash) seen = &candidate;
+  for (const std::size_t set : {sets.first, sets.second})
+    for (ShapeCandidate& candidate : shapes->candidates[set])
+      if (candidate.anchor == anchor && candidate.hash == hash) seen = &candidate;
   if (seen == nullptr) {
-    std::uint8_t& way = shapes->next_candidate[set];
+    const auto [set, way] =
+        pick_way(shapes, sets, kCandidateWays,
+                 [&](std::size_t s, std::size_t w) { return shapes->candidates[s][w].anchor == 0; });
     shapes->candidates[set][way] = {anchor, hash};
-    way = static_cast<std::uint8_t>((way + 1) % kCandidateWays);
     return;
   }
   if (shapes->walks >= kFreeWalks && shapes->walks * kCapturesPerWalk >= shapes->captures) return;
@@ -461,15 +498,16 @@ StackId capture_native(Session* session, int depth) {
   if (ThreadShapes* shapes = thread_shapes(session)) {
     const auto anchor = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
     ++shapes->captures;
-    const std::size_t set = shape_set(anchor);
-    for (std::size_t way = 0; way < kShapeWays; ++way) {
-      if (shapes->anchors[set][way] != anchor) continue;
-      const StackShape& shape = shapes->shapes[set][way];
-      if (same_shape(shape, anchor)) {
-        note_stack(StackHow::kShapeHit);
-        return shape.id;
+    const TwoSets sets = two_sets(anchor, kShapeSets);
+    for (const std::size_t set : {sets.first, sets.second})
+      for (std::size_t way = 0; way < kShapeWays; ++way) {
+        if (shapes->anchors[set][way] != anchor) continue;
+        const StackShape& shape = shapes->shapes[set][way];
+        if (same_shape(shape, anchor)) {
+          note_stack(StackHow::kShapeHit);
+          return shape.id;
+        }
       }
-    }
     note_stack(StackHow::kUnwind);
     const int n = backtrace_fn()(raw, capacity);
     const StackId id = stack_from_raw(session, raw, n, depth);
