@@ -1,7 +1,9 @@
 // Events per second of the happens-before engine alone and of a full replay
 // from a trace file, on a synthetic workload shaped like a busy training
 // step: 8 streams, 10^4 live allocations, 10^6 events of kernels, copies,
-// collectives, cross-stream event handoffs and allocation churn.
+// collectives, cross-stream event handoffs and allocation churn; and of the
+// engine alone on the event stream of a launch-bound PyTorch training loop
+// (BM_CheckerTrainingLoop).
 //
 //   build/bin/xsc_bench_replay [--benchmark_filter=...]
 //
@@ -218,6 +220,142 @@ void BM_CheckerOnEvents(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_CheckerOnEvents)->Unit(benchmark::kMillisecond);
+
+// The event stream of a launch-bound PyTorch training loop: 128 idle pool
+// streams exist beside the default (legacy) stream and a copy stream, and
+// a device synchronization at start-up made the host thread's clock span
+// all of them. Each step allocates short-lived caching blocks on the
+// default stream, uses each once to three times there and frees it at once
+// (a requested free and its completion), and reads a batch block that the
+// copy stream filled, after an event wait, then releases it one step later
+// after the copy stream waited in turn (keepalive). Most blocks never leave
+// their allocation stream: the engine's common case in such a program.
+const std::vector<Event>& training_loop_events() {
+  static const std::vector<Event>* events = [] {
+    auto* out = new std::vector<Event>;
+    std::mt19937_64 rng(0x7e57);
+    constexpr int kPoolStreams = 128;
+    constexpr StreamId kCopy = 0x9000;
+    constexpr int kSteps = 4000;
+    constexpr int kBlocksPerStep = 60;
+    auto push = [&](Event e) { out->push_back(e); };
+    for (int i = 0; i <= kPoolStreams; ++i) {
+      Event e;
+      e.kind = EventKind::kStreamCreate;
+      e.stream = i == kPoolStreams ? kCopy : 0x1000 + static_cast<StreamId>(i) * 0x10;
+      e.stream_flags = StreamFlags::kNonBlocking;
+      push(e);
+    }
+    Event sync;
+    sync.kind = EventKind::kDeviceSync;
+    push(sync);
+    const Addr kBlocks = 0x7f0000000000, kBatches = 0x7f4000000000;
+    Addr kept_batch = 0;
+    for (int step = 0; step < kSteps; ++step) {
+      // The batch: filled on the copy stream, handed to the default stream.
+      const Addr batch = kBatches + static_cast<Addr>(step % 2) * (1u << 20);
+      Event a;
+      a.kind = EventKind::kAlloc;
+      a.addr = batch;
+      a.size = 1u << 20;
+      a.stream = kCopy;
+      a.alloc_kind = AllocKind::kCachingAllocator;
+      push(a);
+      Event fill;
+      fill.kind = EventKind::kUse;
+      fill.addr = batch;
+      fill.stream = kCopy;
+      fill.what = UseWhat::kMemcpy;
+      push(fill);
+      Event rec;
+      rec.kind = EventKind::kEventRecord;
+      rec.event = 1;
+      rec.stream = kCopy;
+      push(rec);
+      Event wait = rec;
+      wait.kind = EventKind::kStreamWaitEvent;
+      wait.stream = kLegacyStream;
+      push(wait);
+      // The step's own blocks, on the default stream.
+      for (int b = 0; b < kBlocksPerStep; ++b) {
+        Event alloc;
+        alloc.kind = EventKind::kAlloc;
+        alloc.addr = kBlocks + static_cast<Addr>(rng() % 512) * (1u << 16);
+        alloc.size = 1u << 16;
+        alloc.stream = kLegacyStream;
+        alloc.alloc_kind = AllocKind::kCachingAllocator;
+        push(alloc);
+        const int uses = 1 + static_cast<int>(rng() % 3);
+        for (int u = 0; u < uses; ++u) {
+          Event use;
+          use.kind = EventKind::kUse;
+          use.addr = alloc.addr;
+          use.stream = kLegacyStream;
+          push(use);
+          if (b % 20 == 0 && u == 0) {
+            Event reads_batch = use;
+            reads_batch.addr = batch;
+            push(reads_batch);
+          }
+        }
+        Event free;
+        free.kind = EventKind::kFree;
+        free.addr = alloc.addr;
+        free.stream = kLegacyStream;
+        free.free_kind = FreeKind::kCachingAllocator;
+        free.deferred = true;
+        push(free);
+        Event done;
+        done.kind = EventKind::kFreeCompleted;
+        done.addr = alloc.addr;
+        push(done);
+      }
+      // Keepalive: the previous batch goes once the copy stream waited on
+      // the default stream's event after the batch's last use.
+      Event last_use;
+      last_use.kind = EventKind::kEventRecord;
+      last_use.event = 2 + static_cast<EventId>(step % 2);
+      last_use.stream = kLegacyStream;
+      push(last_use);
+      if (kept_batch != 0) {
+        Event copy_waits;
+        copy_waits.kind = EventKind::kStreamWaitEvent;
+        copy_waits.event = 2 + static_cast<EventId>((step + 1) % 2);
+        copy_waits.stream = kCopy;
+        push(copy_waits);
+        Event free;
+        free.kind = EventKind::kFree;
+        free.addr = kept_batch;
+        free.stream = kCopy;
+        free.free_kind = FreeKind::kCachingAllocator;
+        free.deferred = true;
+        push(free);
+        Event done;
+        done.kind = EventKind::kFreeCompleted;
+        done.addr = kept_batch;
+        push(done);
+      }
+      kept_batch = batch;
+    }
+    return out;
+  }();
+  return *events;
+}
+
+void BM_CheckerTrainingLoop(benchmark::State& state) {
+  const std::vector<Event>& events = training_loop_events();
+  std::uint64_t findings = 0;
+  for (auto _ : state) {
+    Checker checker;
+    for (const Event& e : events) checker.on_event(e);
+    checker.finish();
+    findings = checker.findings().size();
+    benchmark::DoNotOptimize(findings);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events.size()));
+  state.counters["findings"] = static_cast<double>(findings);
+}
+BENCHMARK(BM_CheckerTrainingLoop)->Unit(benchmark::kMillisecond);
 
 void BM_ReplayFromFile(benchmark::State& state) {
   const std::string& path = trace_file();
