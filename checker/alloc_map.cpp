@@ -157,32 +157,98 @@ void AllocMap::release(Slot slot) {
   free_slots_.push_back(slot);
 }
 
-void Quarantine::index_pending() const {
+void Quarantine::hash_pending() const {
   // The pending pushes are the latest `unindexed_` ring slots, oldest first.
   const std::size_t n = ring_.size();
   for (std::size_t k = unindexed_; k > 0; --k) {
     const std::size_t slot = (last_ + n - (k - 1)) % n;
     Slot& s = ring_[slot];
-    if (!s.valid || s.indexed) continue;
-    auto [it, fresh] = index_.try_emplace(s.range.alloc.addr, slot);
-    if (!fresh) {
-      // Same start as a remembered range: the later free replaces it.
-      ring_[it->second].valid = false;
-      ring_[it->second].indexed = false;
-      --live_;
-      it->second = slot;
+    if (!s.valid || s.hashed) continue;
+    // Same start as a remembered range: the later free replaces it.
+    if (const std::uint32_t same = find_start(s.range.alloc.addr); same != kNoRingSlot)
+      erase_slot(same);
+    add_start(s.range.alloc.addr, static_cast<std::uint32_t>(slot));
+    s.hashed = true;
+    if (!s.listed) {
+      s.listed = true;
+      unindexed_starts_.push_back(static_cast<std::uint32_t>(slot));
     }
-    s.indexed = true;
-    s.where = it;
   }
   unindexed_ = 0;
 }
 
-void Quarantine::erase_slot(std::size_t slot) {
+void Quarantine::index_pending() const {
+  hash_pending();
+  for (const std::uint32_t slot : unindexed_starts_) {
+    Slot& s = ring_[slot];
+    s.listed = false;
+    if (!s.valid || s.indexed) continue;
+    // Starts are unique among hashed ranges, so the start is free here.
+    const auto [it, fresh] = index_.try_emplace(s.range.alloc.addr, slot);
+    if (!fresh) continue;
+    s.indexed = true;
+    s.where = it;
+  }
+  unindexed_starts_.clear();
+}
+
+std::uint32_t Quarantine::find_start(Addr start) const {
+  if (starts_used_ == 0) return kNoRingSlot;
+  const std::size_t mask = starts_.size() - 1;
+  for (std::size_t i = start_home(start);; i = (i + 1) & mask) {
+    const StartCell& c = starts_[i];
+    if (c.slot == kNoRingSlot) return kNoRingSlot;
+    if (c.start == start) return c.slot;
+  }
+}
+
+void Quarantine::add_start(Addr start, std::uint32_t slot) const {
+  if ((starts_used_ + 1) * 8 > starts_.size() * 5) {
+    // Grow (or make the first table) and re-enter every start.
+    std::vector<StartCell> old = std::move(starts_);
+    const std::size_t size = old.empty() ? 64 : old.size() * 2;
+    starts_.assign(size, StartCell{});
+    start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(size));
+    starts_used_ = 0;
+    for (const StartCell& c : old)
+      if (c.slot != kNoRingSlot) add_start(c.start, c.slot);
+  }
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t i = start_home(start);
+  while (starts_[i].slot != kNoRingSlot) i = (i + 1) & mask;
+  starts_[i] = StartCell{start, slot};
+  ++starts_used_;
+}
+
+void Quarantine::remove_start(Addr start) const {
+  if (starts_used_ == 0) return;
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t hole = start_home(start);
+  while (starts_[hole].start != start || starts_[hole].slot == kNoRingSlot) {
+    if (starts_[hole].slot == kNoRingSlot) return;  // not there
+    hole = (hole + 1) & mask;
+  }
+  // Backward shift: pull later cells of the probe run into the hole while
+  // their home is not between the hole and themselves.
+  for (std::size_t next = (hole + 1) & mask; starts_[next].slot != kNoRingSlot;
+       next = (next + 1) & mask) {
+    const std::size_t home = start_home(starts_[next].start);
+    const bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+    if (stays) continue;
+    starts_[hole] = starts_[next];
+    hole = next;
+  }
+  starts_[hole] = StartCell{};
+  --starts_used_;
+}
+
+void Quarantine::erase_slot(std::size_t slot) const {
   Slot& s = ring_[slot];
   if (!s.valid) return;
   s.valid = false;
   --live_;
+  if (s.hashed) remove_start(s.range.alloc.addr);
+  s.hashed = false;
   if (s.indexed) index_.erase(s.where);
   s.indexed = false;
 }
@@ -202,6 +268,7 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
   s.range.alloc = alloc;
   s.range.free = free;
   s.valid = true;
+  s.hashed = false;
   s.indexed = false;
   ++live_;
   last_ = slot;
@@ -211,33 +278,48 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
 
 void Quarantine::forget(Addr begin, Addr end) {
   if (begin >= end || begin >= max_end_ || live_ == 0) return;
+  // Remembered ranges are disjoint: one that starts at `begin` and covers
+  // [begin, end) is the only one that range overlaps.
+  auto covers = [&](const FreedRange& r) {
+    return r.alloc.addr == begin && end <= range_end(r.alloc.addr, r.alloc.size);
+  };
+  auto forget_same_start = [&] {
+    const std::uint32_t same = find_start(begin);
+    if (same == kNoRingSlot || !covers(ring_[same].range)) return false;
+    erase_slot(same);
+    return true;
+  };
+  if (forget_same_start()) return;  // a block freed a while ago
   if (unindexed_ <= kPendingScan) {
     // A caching allocator hands out again a block it freed moments ago:
-    // that range is among the few latest pushes, not yet in the index, and
-    // is forgotten where it lies instead of costing an index node.
+    // that range is among the few latest pushes and is forgotten where it
+    // lies.
     const std::size_t n = ring_.size();
+    bool covered = false;
     for (std::size_t k = 0; k < unindexed_; ++k) {
-      Slot& s = ring_[(last_ + n - k) % n];
-      if (s.valid && !s.indexed && s.range.alloc.addr < end &&
+      const std::size_t slot = (last_ + n - k) % n;
+      const Slot& s = ring_[slot];
+      if (s.valid && !s.hashed && s.range.alloc.addr < end &&
           range_end(s.range.alloc.addr, s.range.alloc.size) > begin) {
-        s.valid = false;
-        --live_;
+        covered = covered || covers(s.range);
+        erase_slot(slot);
       }
     }
+    if (covered) return;
   } else {
-    index_pending();
+    hash_pending();
+    if (forget_same_start()) return;
   }
+  index_pending();
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);
     if (ring_[prev->second].range.end() > begin) it = prev;
   }
   while (it != index_.end() && it->first < end) {
-    Slot& s = ring_[it->second];
-    s.valid = false;
-    s.indexed = false;
-    --live_;
-    it = index_.erase(it);
+    const std::size_t slot = it->second;
+    ++it;
+    erase_slot(slot);  // erases the node `it` has moved past
   }
 }
 

@@ -250,14 +250,52 @@ class Quarantine {
   using Index = std::map<Addr, std::size_t>;  // start -> ring slot; disjoint
   // forget() looks at up to this many unindexed pushes in place.
   static constexpr std::size_t kPendingScan = 16;
-  // Enters the pushes since the last lookup into the index.
+  // Enters the pending pushes into the start table; a later push with the
+  // start of a remembered range replaces it.
+  void hash_pending() const;
+  // hash_pending(), then enters every range of the start table that is
+  // not in the ordered index yet into it.
   void index_pending() const;
-  void erase_slot(std::size_t slot);
+  // Forgets a remembered range: its start, its index node.
+  void erase_slot(std::size_t slot) const;
 
+  // Remembered ranges by their exact start (valid ranges are disjoint, so
+  // starts are unique): a caching allocator hands a freed block out again
+  // at the same start, no larger than it was, and then that range is the
+  // only one the new allocation overlaps. forget() finds it here, however
+  // many frees ago it was pushed, without the ordered index, which is built
+  // only for the lookups that need overlaps. Pushes reach the table only
+  // when a forget() below max_end_ (reused address space) asks, so a
+  // program that never reuses freed memory never fills it. Linear probing,
+  // power-of-two size, at most 5/8 full, deletion by backward shift.
+  static constexpr std::uint32_t kNoRingSlot = ~std::uint32_t{0};
+  struct StartCell {
+    Addr start = 0;
+    std::uint32_t slot = kNoRingSlot;  // kNoRingSlot: empty
+  };
+  std::size_t start_home(Addr start) const {
+    return static_cast<std::size_t>((start * 0x9e3779b97f4a7c15ULL) >> start_shift_);
+  }
+  std::uint32_t find_start(Addr start) const;
+  void add_start(Addr start, std::uint32_t slot) const;
+  void remove_start(Addr start) const;
+  mutable std::vector<StartCell> starts_;
+  mutable std::size_t starts_used_ = 0;
+  mutable unsigned start_shift_ = 64;
+  // Ring slots whose range entered the start table since the ordered index
+  // was last built (a slot is listed once; its range may have been
+  // forgotten or replaced since).
+  mutable std::vector<std::uint32_t> unindexed_starts_;
+
+  // A valid slot's range is pending (only in the ring, among the latest
+  // `unindexed_` pushes), then hashed (in the start table), then also
+  // indexed (in the ordered index).
   struct Slot {
     FreedRange range;
     bool valid = false;
+    bool hashed = false;
     bool indexed = false;
+    bool listed = false;    // this slot is in unindexed_starts_
     Index::iterator where;  // when indexed: erasure needs no walk
   };
   std::size_t capacity_;
@@ -268,7 +306,7 @@ class Quarantine {
   mutable std::vector<Slot> ring_;  // grows to capacity_, then wraps
   std::size_t next_ = 0;    // slot the next push overwrites once full
   std::size_t last_ = 0;    // slot of the latest push
-  mutable std::size_t unindexed_ = 0;  // the latest pushes not in index_
+  mutable std::size_t unindexed_ = 0;  // the latest pushes, pending
   mutable std::size_t live_ = 0;       // valid slots
   mutable Index index_;
   // No remembered range ends above this (it only grows): a range starting

@@ -156,6 +156,34 @@ TEST(Quarantine, ForgetLatestAndIndexedPushes) {
   EXPECT_EQ(q.size(), 38u);
 }
 
+// A block handed out again at its old start: no larger than it was, only
+// its own range is forgotten, found by its start however long ago it was
+// pushed; larger, the ranges it grew over go too; a start inside a range
+// (a split block) takes that range.
+TEST(Quarantine, ForgetByExactStart) {
+  Quarantine q(1024);
+  FreeInfo free;
+  for (Addr a = 0x10000; a < 0x10000 + 300 * 0x100; a += 0x100) q.push(range(a, 0x100), free);
+  EXPECT_EQ(q.size(), 300u);
+  q.forget(0x10000 + 7 * 0x100, 0x10000 + 7 * 0x100 + 0x80);  // pushed 293 frees ago, smaller
+  EXPECT_EQ(q.size(), 299u);
+  EXPECT_EQ(q.find_overlapping(0x10000 + 7 * 0x100, 0x10000 + 8 * 0x100), nullptr);
+  ASSERT_NE(q.find_overlapping(0x10000 + 6 * 0x100, 0x10000 + 6 * 0x100 + 1), nullptr);
+  ASSERT_NE(q.find_overlapping(0x10000 + 8 * 0x100, 0x10000 + 8 * 0x100 + 1), nullptr);
+  q.forget(0x10000 + 20 * 0x100, 0x10000 + 23 * 0x100);  // larger: three ranges
+  EXPECT_EQ(q.size(), 296u);
+  EXPECT_EQ(q.find_overlapping(0x10000 + 20 * 0x100, 0x10000 + 23 * 0x100), nullptr);
+  ASSERT_NE(q.find_overlapping(0x10000 + 23 * 0x100, 0x10000 + 23 * 0x100 + 1), nullptr);
+  q.forget(0x10000 + 30 * 0x100 + 0x40, 0x10000 + 30 * 0x100 + 0x80);  // inside one
+  EXPECT_EQ(q.size(), 295u);
+  EXPECT_EQ(q.find_overlapping(0x10000 + 30 * 0x100, 0x10000 + 31 * 0x100), nullptr);
+  // Pushed again at a forgotten start: remembered, and found by it.
+  q.push(range(0x10000 + 7 * 0x100, 0x40), free);
+  EXPECT_EQ(q.size(), 296u);
+  q.forget(0x10000 + 7 * 0x100, 0x10000 + 7 * 0x100 + 0x40);
+  EXPECT_EQ(q.size(), 295u);
+}
+
 // Against a plain model, in random order, as the checker drives it: an
 // allocation forgets what it overlaps, a free remembers its range, a use of
 // untracked memory looks a range up. The model keeps the last `capacity`
