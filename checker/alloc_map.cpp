@@ -158,9 +158,9 @@ void AllocMap::release(Slot slot) {
 }
 
 void Quarantine::hash_pending() const {
-  // The pending pushes are the latest `unindexed_` ring slots, oldest first.
+  // The pending pushes are the latest `pending_` ring slots, oldest first.
   const std::size_t n = ring_.size();
-  for (std::size_t k = unindexed_; k > 0; --k) {
+  for (std::size_t k = pending_; k > 0; --k) {
     const std::size_t slot = (last_ + n - (k - 1)) % n;
     Slot& s = ring_[slot];
     if (!s.valid || s.hashed) continue;
@@ -174,7 +174,7 @@ void Quarantine::hash_pending() const {
       unindexed_starts_.push_back(static_cast<std::uint32_t>(slot));
     }
   }
-  unindexed_ = 0;
+  pending_ = 0;
 }
 
 void Quarantine::index_pending() const {
@@ -272,7 +272,7 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
   s.indexed = false;
   ++live_;
   last_ = slot;
-  if (unindexed_ < ring_.size()) ++unindexed_;
+  if (pending_ < ring_.size()) ++pending_;
   max_end_ = std::max(max_end_, range_end(alloc.addr, alloc.size));
 }
 
@@ -290,13 +290,13 @@ void Quarantine::forget(Addr begin, Addr end) {
     return true;
   };
   if (forget_same_start()) return;  // a block freed a while ago
-  if (unindexed_ <= kPendingScan) {
+  if (pending_ <= kPendingScan) {
     // A caching allocator hands out again a block it freed moments ago:
     // that range is among the few latest pushes and is forgotten where it
     // lies.
     const std::size_t n = ring_.size();
     bool covered = false;
-    for (std::size_t k = 0; k < unindexed_; ++k) {
+    for (std::size_t k = 0; k < pending_; ++k) {
       const std::size_t slot = (last_ + n - k) % n;
       const Slot& s = ring_[slot];
       if (s.valid && !s.hashed && s.range.alloc.addr < end &&

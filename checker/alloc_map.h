@@ -248,7 +248,7 @@ class Quarantine {
 
  private:
   using Index = std::map<Addr, std::size_t>;  // start -> ring slot; disjoint
-  // forget() looks at up to this many unindexed pushes in place.
+  // forget() looks at up to this many pending pushes in place.
   static constexpr std::size_t kPendingScan = 16;
   // Enters the pending pushes into the start table; a later push with the
   // start of a remembered range replaces it.
@@ -288,7 +288,7 @@ class Quarantine {
   mutable std::vector<std::uint32_t> unindexed_starts_;
 
   // A valid slot's range is pending (only in the ring, among the latest
-  // `unindexed_` pushes), then hashed (in the start table), then also
+  // `pending_` pushes), then hashed (in the start table), then also
   // indexed (in the ordered index).
   struct Slot {
     FreedRange range;
@@ -299,14 +299,15 @@ class Quarantine {
     Index::iterator where;  // when indexed: erasure needs no walk
   };
   std::size_t capacity_;
-  // Mutable: the index is built lazily by the const lookups. A push only
-  // writes its ring slot; the ordered index sees it at the next lookup
-  // below max_end_, so a program that never reuses freed address space and
-  // never touches freed memory keeps no tree at all.
+  // Mutable: the start table and the index are filled lazily, also by the
+  // const lookup. A push only writes its ring slot; the start table sees it
+  // at the next reallocation below max_end_, the ordered index at the next
+  // lookup that needs overlaps, so a program that never reuses freed
+  // address space and never touches freed memory keeps neither.
   mutable std::vector<Slot> ring_;  // grows to capacity_, then wraps
   std::size_t next_ = 0;    // slot the next push overwrites once full
   std::size_t last_ = 0;    // slot of the latest push
-  mutable std::size_t unindexed_ = 0;  // the latest pushes, pending
+  mutable std::size_t pending_ = 0;  // the latest pushes still pending
   mutable std::size_t live_ = 0;       // valid slots
   mutable Index index_;
   // No remembered range ends above this (it only grows): a range starting
