@@ -547,11 +547,7 @@ bool Checker::lookup_allocation(Addr addr, AllocInfo* out) const {
 bool Checker::used_off_allocation_stream(Addr addr) const {
   const Allocation* a = impl_->live.find_containing(addr);
   if (!a || a->info.addr != addr) return true;
-  const HbState& hb = impl_->hb;
-  for (std::size_t i = 0; i < a->last_use.size(); ++i) {
-    if (!hb.is_live_stream(a->last_use[i].agent, a->info.stream)) return true;
-  }
-  return false;
+  return !a->used_only_by(impl_->hb.live_stream_agent(a->info.stream));
 }
 
 CheckerStats Checker::stats() const {

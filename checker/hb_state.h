@@ -78,11 +78,11 @@ class HbState {
   const VectorClock& clock(AgentId agent) const { return agents_[agent].clock; }
   StreamId stream_id(AgentId agent) const { return agents_[agent].stream; }
   bool is_stream(AgentId agent) const { return agents_[agent].is_stream; }
-  // Whether `agent` is the live agent of stream `id` (not a retired one
-  // whose handle was reused).
-  bool is_live_stream(AgentId agent, StreamId id) const {
-    const Agent& a = agents_[agent];
-    return a.is_stream && a.live && a.stream == id;
+  // The live agent of stream `id`, or kNoAgent before its first reference
+  // (a retired agent whose handle was reused is not it). Creates nothing.
+  AgentId live_stream_agent(StreamId id) const {
+    const auto it = streams_.find(id);
+    return it != streams_.end() ? it->second : kNoAgent;
   }
 
   std::uint64_t live_streams() const { return live_streams_.size(); }
