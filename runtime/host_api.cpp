@@ -15,22 +15,6 @@
 namespace xsc::rt {
 namespace {
 
-// Times one event reported through the host API (an adapter's allocation,
-// free or use) when callback timing is on (verbosity=2).
-class TimedAdapterEvent {
- public:
-  TimedAdapterEvent()
-      : begin_(callback_timing_on.load(std::memory_order_relaxed) ? monotonic_ns() : 0) {}
-  ~TimedAdapterEvent() {
-    if (begin_ != 0) note_adapter_event_time(monotonic_ns() - begin_);
-  }
-  TimedAdapterEvent(const TimedAdapterEvent&) = delete;
-  TimedAdapterEvent& operator=(const TimedAdapterEvent&) = delete;
-
- private:
-  std::uint64_t begin_;
-};
-
 StackId stack_or_capture(std::uint32_t stack) { return stack != 0 ? stack : capture_stack(); }
 
 // Uses and collectives are launches as far as stacks go: the adapter's
@@ -92,7 +76,7 @@ std::uint32_t api_intern_deferred(xsc_deferred_stack stack) {
 
 void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int alloc_kind,
                std::uint32_t stack) {
-  const TimedAdapterEvent timed;
+  const TimedScope scope(note_adapter_event_time);  // verbosity=2
   if (addr == 0 || !enabled() || alloc_kind < 0 || alloc_kind > 2) return;
   Event event;
   event.kind = EventKind::kAlloc;
@@ -106,7 +90,7 @@ void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int
 
 void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int deferred,
               std::uint32_t stack) {
-  const TimedAdapterEvent timed;
+  const TimedScope scope(note_adapter_event_time);  // verbosity=2
   if (addr == 0 || !enabled() || free_kind < 0 || free_kind > 2) return;
   Event event;
   event.kind = EventKind::kFree;
@@ -136,7 +120,7 @@ void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int defer
 }
 
 void api_free_completed(std::uint64_t addr, std::uint32_t stack) {
-  const TimedAdapterEvent timed;
+  const TimedScope scope(note_adapter_event_time);  // verbosity=2
   if (addr == 0 || !enabled()) return;
   Event event;
   event.kind = EventKind::kFreeCompleted;
@@ -147,7 +131,7 @@ void api_free_completed(std::uint64_t addr, std::uint32_t stack) {
 
 void emit_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int access,
               const char* name, std::uint32_t stack, UseWhat what) {
-  const TimedAdapterEvent timed;
+  const TimedScope scope(note_adapter_event_time);  // verbosity=2
   if (addr == 0 || !enabled()) return;
   Session* session = session_unlocked();
   if (session == nullptr) return;

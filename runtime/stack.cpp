@@ -523,11 +523,8 @@ StackId capture_native(Session* session, int depth) {
 // Times `capture` when callback timing is on (verbosity=2).
 template <typename Capture>
 StackId timed(Capture&& capture) {
-  if (!callback_timing_on.load(std::memory_order_relaxed)) return capture();
-  const std::uint64_t begin = monotonic_ns();
-  const StackId id = capture();
-  note_stack_time(monotonic_ns() - begin);
-  return id;
+  const TimedScope scope(note_stack_time);
+  return capture();
 }
 
 }  // namespace

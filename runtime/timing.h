@@ -34,6 +34,24 @@ StartupTimes& startup_times();
 extern std::atomic<bool> callback_timing_on;
 void note_callback_time(std::uint64_t ns);
 
+// Adds the time of its scope to `note` when callback timing is on: one
+// clock read on each side, none otherwise.
+class TimedScope {
+ public:
+  explicit TimedScope(void (*note)(std::uint64_t))
+      : note_(note),
+        begin_(callback_timing_on.load(std::memory_order_relaxed) ? monotonic_ns() : 0) {}
+  ~TimedScope() {
+    if (begin_ != 0) note_(monotonic_ns() - begin_);
+  }
+  TimedScope(const TimedScope&) = delete;
+  TimedScope& operator=(const TimedScope&) = delete;
+
+ private:
+  void (*note_)(std::uint64_t);
+  std::uint64_t begin_;
+};
+
 // Host stacks (counted only with callback timing on): captures by how they
 // were had, and the time spent in them.
 enum class StackHow : int {
