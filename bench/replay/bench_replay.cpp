@@ -239,10 +239,46 @@ const std::vector<Event>& training_loop_events() {
     constexpr int kSteps = 4000;
     constexpr int kBlocksPerStep = 60;
     auto push = [&](Event e) { out->push_back(e); };
-    for (int i = 0; i <= kPoolStreams; ++i) {
+    auto on_stream = [](EventKind kind, StreamId stream) {
       Event e;
-      e.kind = EventKind::kStreamCreate;
-      e.stream = i == kPoolStreams ? kCopy : 0x1000 + static_cast<StreamId>(i) * 0x10;
+      e.kind = kind;
+      e.stream = stream;
+      return e;
+    };
+    auto alloc = [&](Addr addr, std::uint64_t size, StreamId stream) {
+      Event e = on_stream(EventKind::kAlloc, stream);
+      e.addr = addr;
+      e.size = size;
+      e.alloc_kind = AllocKind::kCachingAllocator;
+      push(e);
+    };
+    auto use = [&](Addr addr, StreamId stream, UseWhat what) {
+      Event e = on_stream(EventKind::kUse, stream);
+      e.addr = addr;
+      e.what = what;
+      push(e);
+    };
+    auto event_op = [&](EventKind kind, EventId event, StreamId stream) {
+      Event e = on_stream(kind, stream);
+      e.event = event;
+      push(e);
+    };
+    // A caching-allocator free without record_stream: requested, then
+    // completed at once.
+    auto release = [&](Addr addr, StreamId stream) {
+      Event free = on_stream(EventKind::kFree, stream);
+      free.addr = addr;
+      free.free_kind = FreeKind::kCachingAllocator;
+      free.deferred = true;
+      push(free);
+      Event done;
+      done.kind = EventKind::kFreeCompleted;
+      done.addr = addr;
+      push(done);
+    };
+    for (int i = 0; i <= kPoolStreams; ++i) {
+      Event e = on_stream(EventKind::kStreamCreate,
+                          i == kPoolStreams ? kCopy : 0x1000 + static_cast<StreamId>(i) * 0x10);
       e.stream_flags = StreamFlags::kNonBlocking;
       push(e);
     }
@@ -254,86 +290,27 @@ const std::vector<Event>& training_loop_events() {
     for (int step = 0; step < kSteps; ++step) {
       // The batch: filled on the copy stream, handed to the default stream.
       const Addr batch = kBatches + static_cast<Addr>(step % 2) * (1u << 20);
-      Event a;
-      a.kind = EventKind::kAlloc;
-      a.addr = batch;
-      a.size = 1u << 20;
-      a.stream = kCopy;
-      a.alloc_kind = AllocKind::kCachingAllocator;
-      push(a);
-      Event fill;
-      fill.kind = EventKind::kUse;
-      fill.addr = batch;
-      fill.stream = kCopy;
-      fill.what = UseWhat::kMemcpy;
-      push(fill);
-      Event rec;
-      rec.kind = EventKind::kEventRecord;
-      rec.event = 1;
-      rec.stream = kCopy;
-      push(rec);
-      Event wait = rec;
-      wait.kind = EventKind::kStreamWaitEvent;
-      wait.stream = kLegacyStream;
-      push(wait);
+      alloc(batch, 1u << 20, kCopy);
+      use(batch, kCopy, UseWhat::kMemcpy);
+      event_op(EventKind::kEventRecord, 1, kCopy);
+      event_op(EventKind::kStreamWaitEvent, 1, kLegacyStream);
       // The step's own blocks, on the default stream.
       for (int b = 0; b < kBlocksPerStep; ++b) {
-        Event alloc;
-        alloc.kind = EventKind::kAlloc;
-        alloc.addr = kBlocks + static_cast<Addr>(rng() % 512) * (1u << 16);
-        alloc.size = 1u << 16;
-        alloc.stream = kLegacyStream;
-        alloc.alloc_kind = AllocKind::kCachingAllocator;
-        push(alloc);
+        const Addr block = kBlocks + static_cast<Addr>(rng() % 512) * (1u << 16);
+        alloc(block, 1u << 16, kLegacyStream);
         const int uses = 1 + static_cast<int>(rng() % 3);
         for (int u = 0; u < uses; ++u) {
-          Event use;
-          use.kind = EventKind::kUse;
-          use.addr = alloc.addr;
-          use.stream = kLegacyStream;
-          push(use);
-          if (b % 20 == 0 && u == 0) {
-            Event reads_batch = use;
-            reads_batch.addr = batch;
-            push(reads_batch);
-          }
+          use(block, kLegacyStream, UseWhat::kKernel);
+          if (b % 20 == 0 && u == 0) use(batch, kLegacyStream, UseWhat::kKernel);
         }
-        Event free;
-        free.kind = EventKind::kFree;
-        free.addr = alloc.addr;
-        free.stream = kLegacyStream;
-        free.free_kind = FreeKind::kCachingAllocator;
-        free.deferred = true;
-        push(free);
-        Event done;
-        done.kind = EventKind::kFreeCompleted;
-        done.addr = alloc.addr;
-        push(done);
+        release(block, kLegacyStream);
       }
       // Keepalive: the previous batch goes once the copy stream waited on
       // the default stream's event after the batch's last use.
-      Event last_use;
-      last_use.kind = EventKind::kEventRecord;
-      last_use.event = 2 + static_cast<EventId>(step % 2);
-      last_use.stream = kLegacyStream;
-      push(last_use);
+      event_op(EventKind::kEventRecord, 2 + static_cast<EventId>(step % 2), kLegacyStream);
       if (kept_batch != 0) {
-        Event copy_waits;
-        copy_waits.kind = EventKind::kStreamWaitEvent;
-        copy_waits.event = 2 + static_cast<EventId>((step + 1) % 2);
-        copy_waits.stream = kCopy;
-        push(copy_waits);
-        Event free;
-        free.kind = EventKind::kFree;
-        free.addr = kept_batch;
-        free.stream = kCopy;
-        free.free_kind = FreeKind::kCachingAllocator;
-        free.deferred = true;
-        push(free);
-        Event done;
-        done.kind = EventKind::kFreeCompleted;
-        done.addr = kept_batch;
-        push(done);
+        event_op(EventKind::kStreamWaitEvent, 2 + static_cast<EventId>((step + 1) % 2), kCopy);
+        release(kept_batch, kCopy);
       }
       kept_batch = batch;
     }
