@@ -124,6 +124,9 @@ def tools_for(kind, build):
 # the runtime's launch callbacks on, for comparison.
 PROFILE_TOOLS = [
     ("xsc subscribe-only", "subscribe-only", "launch_callbacks=driver", {}),
+    # Subscribed with no callback enabled: CUPTI's start-up and its share
+    # of context creation, apart from what enabling callbacks adds.
+    ("xsc subscribe-bare", "subscribe-bare", "", {}),
     ("xsc no-stacks", "no-stacks", "", {}),
     ("xsc runtime+driver launch callbacks", "", "launch_callbacks=runtime", {}),
     # PyTorch only: without the allocator adapter (its hooks and the Python

@@ -1011,6 +1011,12 @@ bool subscribe_cupti() {
     }
     return false;
   }
+  // XSC_PROFILE=subscribe-bare: what the subscription costs by itself,
+  // apart from the callbacks enabled on it.
+  if (profile_mode() == ProfileMode::kSubscribeBare) {
+    sub.subscriber = subscriber;
+    return true;
+  }
   const LaunchCallbacks launches = options().launch_callbacks;
   launch_mode.store(launches == LaunchCallbacks::kAuto     ? kCalibrating
                     : launches == LaunchCallbacks::kDriver ? kDriverOnly

@@ -35,6 +35,7 @@ void stop_checking();
 enum class ProfileMode : int {
   kNormal,
   kSubscribeOnly,  // subscribed, callbacks enabled, each returns at once
+  kSubscribeBare,  // subscribed, no callback enabled
   kNoStacks,       // everything but host stack capture
 };
 extern ProfileMode profile_mode_value;

@@ -129,10 +129,11 @@ ProfileMode read_profile_mode() {
   const char* value = std::getenv("XSC_PROFILE");
   if (value == nullptr || *value == '\0') return ProfileMode::kNormal;
   if (std::strcmp(value, "subscribe-only") == 0) return ProfileMode::kSubscribeOnly;
+  if (std::strcmp(value, "subscribe-bare") == 0) return ProfileMode::kSubscribeBare;
   if (std::strcmp(value, "no-stacks") == 0) return ProfileMode::kNoStacks;
   std::fprintf(stderr,
-               "xstream-check: XSC_PROFILE: unknown value '%s' (subscribe-only, no-stacks); "
-               "ignored\n",
+               "xstream-check: XSC_PROFILE: unknown value '%s' (subscribe-only, subscribe-bare, "
+               "no-stacks); ignored\n",
                value);
   return ProfileMode::kNormal;
 }

@@ -6,14 +6,26 @@
 
 #include <cupti.h>
 
+#include <stdlib.h>
+
 static CUpti_CallbackFunc subscribed;
 static void* subscribed_userdata;
 static int token;
+
+/* FAKE_CUPTI_COUNT_ENABLES=1: print at exit how many callbacks were
+ * enabled (the measurement variants enable none or all of them). */
+static int enabled_callbacks;
+static int ever_enabled;  /* a subscriber that enabled nothing gets no calls */
+static void print_enabled(void) {
+  fprintf(stderr, "fake-cupti: %d callbacks enabled\n", enabled_callbacks);
+}
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                            void* userdata) {
   subscribed = callback;
   subscribed_userdata = userdata;
+  const char* count = getenv("FAKE_CUPTI_COUNT_ENABLES");
+  if (count != NULL && count[0] == '1') atexit(print_enabled);
   *subscriber = (CUpti_SubscriberHandle)&token;
   return CUPTI_SUCCESS;
 }
@@ -27,6 +39,8 @@ CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
 CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   (void)subscriber;
+  enabled_callbacks += enable ? 1 : -1;
+  ever_enabled |= enable != 0;
   if (!enable)
     fprintf(stderr, "fake-cupti: off: %s callback %u\n",
             domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime" : "driver", (unsigned)cbid);
@@ -42,7 +56,7 @@ CUptiResult cuptiGetResultString(CUptiResult result, const char** text) {
 /* Calls the subscriber as CUPTI would; 0 when there is none. */
 int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
                     const void* params, void* result) {
-  if (subscribed == NULL) return 0;
+  if (subscribed == NULL || !ever_enabled) return 0;
   CUpti_CallbackData data = {0};
   data.callbackSite = exit_site ? CUPTI_API_EXIT : CUPTI_API_ENTER;
   data.functionName = "fake";
