@@ -73,6 +73,10 @@ bool capture_event(Locked&, const Event& event) {
   }
 }
 
+bool captures_underway(Locked&) {
+  return graphs().active_captures.load(std::memory_order_relaxed) != 0;
+}
+
 bool graph_uses_pending(Locked&) {
   const GraphState& g = graphs();
   return g.active_captures.load(std::memory_order_relaxed) != 0 || !g.graphs.empty() ||

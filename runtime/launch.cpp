@@ -151,15 +151,24 @@ constexpr std::size_t kMaxCandidates = 128;
 // Distinct allocations reported per launch.
 constexpr std::size_t kMaxUses = 256;
 
-// Whether a launch's stack can ever be shown. A use is reported only when
-// it is not ordered before a free on another stream (or before the
-// allocation on another stream). A caching-allocator block is freed on its
-// allocation stream, so a use on that very stream is always ordered before
-// its free: in a PyTorch program most launches use only such blocks, and
-// their stacks (a Python stack costs the GIL) are never needed. Blocks of
-// other kinds can be freed on any stream, or without ordering at all.
-bool use_needs_stack(const AllocInfo& alloc, StreamId stream) {
-  return alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream;
+// A caching-allocator block used by a launch on its own allocation stream.
+// The checker releases a caching block at its allocation stream's point in
+// stream order (whatever stream the free names), which every earlier op of
+// that stream precedes, and such a block is ready at once: a use like this
+// can never take part in a finding. A PyTorch training step makes nearly
+// all of its uses so, several per launch, so a launch leaves them out (it
+// still is one op on its stream) and needs no stack for them (a Python
+// stack costs the GIL). Blocks of other kinds can be freed on any stream,
+// or without ordering at all.
+//
+// Kept while a stream is being captured: captured work runs when its graph
+// is launched, on the stream the graph is launched on. Not covered: a
+// block whose allocation stream is destroyed while the block lives, and
+// whose free is then ordered after a new stream with the same handle; the
+// old stream's uses of it were left out. (A caching allocator that frees to
+// a destroyed stream is broken already; PyTorch never destroys its streams.)
+bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
+  return alloc.kind == AllocKind::kCachingAllocator && alloc.stream == stream;
 }
 
 // The distinct allocations a launch's words point into, in the order first
@@ -226,15 +235,19 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 }
 
 // Looks up every word (`for_each_word` calls its argument on each) and
-// emits the uses of the allocations they point into.
+// emits the uses of the allocations they point into, but for own-stream
+// caching uses when those are left out.
 template <typename ForEachWord>
 void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       ForEachWord&& for_each_word) {
   const Checker& checker = locked.session().checker();
+  const bool keep_own_stream = captures_underway(locked);
   DistinctAllocations found;
   for_each_word([&](std::uint64_t word) {
     AllocInfo alloc;
-    if (checker.lookup_allocation(word, &alloc)) found.add(alloc.addr);
+    if (!checker.lookup_allocation(word, &alloc)) return;
+    if (!keep_own_stream && is_own_stream_caching_use(alloc, stream)) return;
+    found.add(alloc.addr);
   });
   emit_uses(locked, found, stream, name, stack);
 }
@@ -276,28 +289,30 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   auto each_candidate = [&](auto&& fn) {
     for (std::size_t i = 0; i < count; ++i) fn(candidates[i]);
   };
-  // Once caching blocks exist, most launches need no stack: find out under
-  // the lock and, when none is needed, emit under that same lock. A stack
-  // is never captured under the session lock (a Python stack takes the GIL,
-  // which must never be waited for while holding it), so a launch that does
-  // need one releases the lock, captures, and looks its words up again.
+  // Once caching blocks exist, most launches use nothing but own-stream
+  // caching blocks and need no stack: find out under the lock and, when
+  // none is needed, emit under that same lock. A stack is never captured
+  // under the session lock (a Python stack takes the GIL, which must never
+  // be waited for while holding it), so a launch that does need one
+  // releases the lock, captures, and looks its words up again.
   if (!overflow && caching_blocks_seen()) {
     Locked locked;
     if (!locked) return;
     const Checker& checker = locked.session().checker();
-    DistinctAllocations found;
+    const bool keep_own_stream = captures_underway(locked);
     bool needs_stack = false;
     for (std::size_t i = 0; i < count; ++i) {
       AllocInfo alloc;
       if (!checker.lookup_allocation(candidates[i], &alloc)) continue;
-      if (use_needs_stack(alloc, stream)) {
+      // Inside a capture an own-stream use counts where the graph runs,
+      // and is reported with the launch's stack like any other.
+      if (keep_own_stream || !is_own_stream_caching_use(alloc, stream)) {
         needs_stack = true;
         break;
       }
-      found.add(alloc.addr);
     }
     if (!needs_stack) {
-      emit_uses(locked, found, stream, info->name, kNoStack);
+      locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
       return;
     }
   }

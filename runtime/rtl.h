@@ -190,6 +190,9 @@ void install_fatal_signal_report();
 
 // Under the lock: true when `event` was taken into a capture.
 bool capture_event(Locked& locked, const Event& event);
+// Under the lock: whether a stream is being captured (work enqueued on it
+// runs later, when its graph is launched, on the stream it is launched on).
+bool captures_underway(Locked& locked);
 // Under the lock: whether uses may still arrive from graphs (a capture in
 // progress, or a captured graph that can be launched): the checker has not
 // seen them yet.

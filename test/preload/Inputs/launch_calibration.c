@@ -12,6 +12,10 @@
  *   launch_calibration caching 1   caching-allocator blocks (annotated): one
  *                                  used on its allocation stream, one on
  *                                  another stream, then both freed
+ *   launch_calibration captured 1  a caching block used on its allocation
+ *                                  stream inside a capture, the graph
+ *                                  launched on another stream, the block
+ *                                  freed with no ordering
  *   launch_calibration many 1      one launch passing 40 blocks twice each
  *                                  (start, then an interior pointer, in
  *                                  reverse), one passing 300 blocks
@@ -40,6 +44,11 @@ static cudaStream_t make_stream(uintptr_t handle) {
   cudaStreamCreateWithFlags_v5000_params p = {&stream, cudaStreamNonBlocking};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &p);
   return stream;
+}
+
+static void synchronize(cudaStream_t stream) {
+  cudaStreamSynchronize_v3020_params p = {stream};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p);
 }
 
 static int kernel_handle;  /* stands for the CUfunction and the host stub */
@@ -98,23 +107,50 @@ int main(int argc, char** argv) {
     printf("launches: 2\n");
     return 0;
   }
+  if (strcmp(mode, "captured") == 0) {
+    /* Captured work runs where its graph is launched: the own-stream use
+     * made inside the capture is a use on the producer stream once the
+     * graph is launched there, and the free is not ordered after it. */
+    void* block = (void*)(uintptr_t)0x7f0000400000ull;
+    XSC_ANNOTATE_ALLOC(block, 4096, (struct CUstream_st*)consumer);
+    cudaStreamBeginCapture_v10000_params begin = {consumer, cudaStreamCaptureModeGlobal};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, &begin);
+    launch("agree", block, consumer, consumer);
+    cudaGraph_t graph = (cudaGraph_t)(uintptr_t)0x6000;
+    cudaStreamEndCapture_v10000_params end = {consumer, &graph};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, &end);
+    cudaGraphExec_t exec = (cudaGraphExec_t)(uintptr_t)0x6100;
+    cudaGraphInstantiate_v12000_params instantiate = {&exec, graph, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, &instantiate);
+    cudaGraphLaunch_v10000_params run = {exec, producer};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &run);
+    XSC_ANNOTATE_FREE(block, (struct CUstream_st*)consumer);
+    printf("launches: 1\n");
+    return 0;
+  }
   if (strcmp(mode, "many") == 0) {
-    /* Uses are told apart per allocation, however many a launch passes. */
+    /* Uses are told apart per allocation, however many a launch passes.
+     * The blocks are allocated on the producer stream, so that their uses
+     * on the consumer stream are reported (a caching block's uses on its
+     * own allocation stream are left out), and the consumer stream is
+     * synchronized before their frees. */
     enum { kFew = 40, kMany = 300 };
     static void* words[2 * kMany];
     for (int i = 0; i < kFew; ++i) {
       words[i] = (void*)(uintptr_t)(0x7f0001000000ull + 0x10000ull * i);
       words[2 * kFew - 1 - i] = (char*)words[i] + 8;
-      XSC_ANNOTATE_ALLOC(words[i], 0x10000, (struct CUstream_st*)consumer);
+      XSC_ANNOTATE_ALLOC(words[i], 0x10000, (struct CUstream_st*)producer);
     }
     launch_words("agree", words, 2 * kFew, consumer, consumer);
-    for (int i = 0; i < kFew; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)consumer);
+    synchronize(consumer);
+    for (int i = 0; i < kFew; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)producer);
     for (int i = 0; i < kMany; ++i) {
       words[i] = (void*)(uintptr_t)(0x7f0100000000ull + 0x1000ull * i);
-      XSC_ANNOTATE_ALLOC(words[i], 0x1000, (struct CUstream_st*)consumer);
+      XSC_ANNOTATE_ALLOC(words[i], 0x1000, (struct CUstream_st*)producer);
     }
     launch_words("agree", words, kMany, consumer, consumer);
-    for (int i = 0; i < kMany; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)consumer);
+    synchronize(consumer);
+    for (int i = 0; i < kMany; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)producer);
     printf("launches: 2\n");
     return 0;
   }
