@@ -99,16 +99,13 @@ void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int defer
   event.free_kind = static_cast<FreeKind>(free_kind);
   event.deferred = deferred != 0;
   if (stack == 0 && event.free_kind == FreeKind::kCachingAllocator) {
-    // No stack given: the PyTorch adapter leaves a free's stack to the
-    // runtime, since most frees never need one. A caching block is
-    // released on its allocation stream, so one that nothing but that
-    // stream ever used can never be reported as freed unordered: it goes
-    // without a stack. (A raw pointer used after the free would be
-    // reported without the free's stack.) Decided and emitted under one
-    // lock; otherwise captured outside it: the Python stack when this
-    // thread already holds the GIL (a `del` or `resize_(0)` in Python; the
-    // allocator calls us under its own mutex, where the GIL must never be
-    // waited for), else the native stack.
+    // No Python stack: a C++ thread (PyTorch's autograd workers free most
+    // of the backward pass's blocks), whose native stack costs an unwind.
+    // A caching block is released on its allocation stream, so one that
+    // nothing but that stream ever used can never be reported as freed
+    // unordered: it goes without a stack. (A raw pointer used after the
+    // free would be reported without the free's stack.) Decided and
+    // emitted under one lock; otherwise captured outside it, as usual.
     Locked locked;
     if (!locked) return;
     if (!locked.session().checker().used_off_allocation_stream(addr) &&
@@ -118,9 +115,7 @@ void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int defer
       return;
     }
   }
-  event.stack = stack != 0 ? stack
-                : event.free_kind == FreeKind::kCachingAllocator ? capture_sync_stack()
-                                                                 : capture_stack();
+  event.stack = stack_or_capture(stack);
   emit_event(event);
 }
 

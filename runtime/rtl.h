@@ -167,8 +167,7 @@ void on_stream_destroyed(Locked& locked, StreamId stream);
 StackId capture_stack();
 // Stack for a kernel launch: the adapter's Python stack when it has one.
 StackId capture_launch_stack();
-// Stack for an event record, stream wait, synchronization or caching-
-// allocator free: the adapter's
+// Stack for an event record, stream wait or synchronization: the adapter's
 // Python stack only when this thread already holds the GIL (the caching
 // allocator records and queries events under its own mutex, where waiting
 // for the GIL could deadlock), else the native stack.

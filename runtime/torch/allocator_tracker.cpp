@@ -107,12 +107,8 @@ void on_trace_entry(const TraceEntry& entry) {
       // Every caching-allocator free is reported as deferred: when no stream
       // was recorded, FREE_COMPLETED follows at once and the checker treats
       // the pair as an immediate free; otherwise the block is parked until
-      // the allocator's event query succeeds. Its stack is left to the
-      // runtime (stack 0), which takes one only for a block some other
-      // stream used, the Python stack when this thread holds the GIL (the
-      // entry's own context is the allocation's: contexts are recorded at
-      // allocations only).
-      g_api->free(addr, stream, XSC_FREE_CACHING, /*deferred=*/1, /*stack=*/0);
+      // the allocator's event query succeeds.
+      g_api->free(addr, stream, XSC_FREE_CACHING, /*deferred=*/1, stack_of(entry));
       break;
     case TraceEntry::FREE_COMPLETED:
       g_api->free_completed(addr, stack_of(entry));
@@ -149,14 +145,11 @@ InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* sta
     const bool no_stacks = profile != nullptr && std::strcmp(profile, "no-stacks") == 0;
     if (python_usable() && !no_stacks) {
       trace_step("recordHistory");
-      // Contexts at allocations only: a free's stack is wanted only when
-      // the block was used off its allocation stream, which the recorder
-      // (called before the allocator knows which block it frees) cannot
-      // tell, so the runtime takes it from the free's trace entry when
-      // needed. One history entry, so the allocator keeps no trace of its
-      // own worth mentioning.
+      // "all" contexts, so that a free carries the stack of the `del`, not
+      // of the allocation; one history entry, so the allocator keeps no
+      // trace of its own worth mentioning.
       allocator->recordHistory(/*enabled=*/true, &record_context, /*alloc_trace_max_entries=*/1,
-                               alloc_ns::RecordContext::ALLOC, /*clearHistory=*/false,
+                               alloc_ns::RecordContext::ALL, /*clearHistory=*/false,
                                /*skip_actions=*/{});
     }
     trace_step("attachAllocatorTraceTracker");
