@@ -3,10 +3,9 @@
  * which launch_calibration.c makes the calls real CUPTI would make around
  * kernel launches. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cupti.h>
-
-#include <stdlib.h>
 
 static CUpti_CallbackFunc subscribed;
 static void* subscribed_userdata;
