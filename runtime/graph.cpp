@@ -77,10 +77,9 @@ bool captures_underway(Locked&) {
   return graphs().active_captures.load(std::memory_order_relaxed) != 0;
 }
 
-bool graph_uses_pending(Locked&) {
+bool graph_uses_pending(Locked& locked) {
   const GraphState& g = graphs();
-  return g.active_captures.load(std::memory_order_relaxed) != 0 || !g.graphs.empty() ||
-         !g.execs.empty();
+  return captures_underway(locked) || !g.graphs.empty() || !g.execs.empty();
 }
 
 void on_begin_capture(Locked&, StreamId stream) {
