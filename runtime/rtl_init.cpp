@@ -115,6 +115,7 @@ void finish_at_exit() {
     notice(timing_summary());
     notice(timing_points());
     notice(timing_stacks());
+    notice(timing_symbolizer());
   }
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {

@@ -13,6 +13,9 @@ std::atomic<std::uint64_t> stacks_by_how[static_cast<int>(StackHow::kCount)] = {
 std::atomic<std::uint64_t> stack_ns{0};
 std::atomic<std::uint64_t> adapter_events{0};
 std::atomic<std::uint64_t> adapter_event_ns{0};
+std::atomic<std::uint64_t> symbolizer_setup_ns{0};
+std::atomic<std::uint64_t> frames_symbolized{0};
+std::atomic<std::uint64_t> frame_symbolize_ns{0};
 
 double ms_between(std::uint64_t from, std::uint64_t to) {
   return from != 0 && to >= from ? static_cast<double>(to - from) / 1e6 : 0.0;
@@ -51,6 +54,15 @@ void note_stack_time(std::uint64_t ns) { stack_ns.fetch_add(ns, std::memory_orde
 void note_adapter_event_time(std::uint64_t ns) {
   adapter_event_ns.fetch_add(ns, std::memory_order_relaxed);
   adapter_events.fetch_add(1, std::memory_order_relaxed);
+}
+
+void note_symbolizer_setup_time(std::uint64_t ns) {
+  symbolizer_setup_ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
+void note_symbolized_frame_time(std::uint64_t ns) {
+  frame_symbolize_ns.fetch_add(ns, std::memory_order_relaxed);
+  frames_symbolized.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::string timing_summary() {
@@ -96,6 +108,16 @@ std::string timing_stacks() {
                 count(StackHow::kSkipped),
                 static_cast<unsigned long long>(adapter_events.load(std::memory_order_relaxed)),
                 static_cast<double>(adapter_event_ns.load(std::memory_order_relaxed)) / 1e6);
+  return text;
+}
+
+std::string timing_symbolizer() {
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "timing: symbolizer set-up %.1f ms, %llu frames symbolized in %.1f ms",
+                static_cast<double>(symbolizer_setup_ns.load(std::memory_order_relaxed)) / 1e6,
+                static_cast<unsigned long long>(frames_symbolized.load(std::memory_order_relaxed)),
+                static_cast<double>(frame_symbolize_ns.load(std::memory_order_relaxed)) / 1e6);
   return text;
 }
 

@@ -65,11 +65,17 @@ void note_stack(StackHow how);
 void note_stack_time(std::uint64_t ns);
 // Events reported through the host API (the PyTorch allocator adapter's).
 void note_adapter_event_time(std::uint64_t ns);
+// The report's symbolization: setting the symbolizer up (loading elfutils,
+// reading the process's modules) and turning each frame into a name.
+void note_symbolizer_setup_time(std::uint64_t ns);
+void note_symbolized_frame_time(std::uint64_t ns);
 
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
-// split and the points in time, then the host stacks and adapter events.
+// split and the points in time, then the host stacks and adapter events,
+// then the report's symbolization.
 std::string timing_summary();
 std::string timing_points();
 std::string timing_stacks();
+std::string timing_symbolizer();
 
 }  // namespace xsc::rt
