@@ -70,6 +70,17 @@ def python_has(module):
     return out.returncode == 0
 
 
+def python_minor_version():
+    """'3.12' for the Python the tests run, or None."""
+    try:
+        out = subprocess.run([config.python_executable, "-c",
+                              "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
 if config.have_runtime:
     config.available_features.add("runtime")
 if config.have_examples:
@@ -81,6 +92,9 @@ if config.have_runtime and config.have_examples and gpu_present():
         config.available_features.add("multi-gpu")
 if config.have_torch and python_has("torch"):
     config.available_features.add("torch")
+    # The PyTorch adapter reads CPython 3.12's frame records directly.
+    if python_minor_version() == "3.12":
+        config.available_features.add("python3.12")
 if config.have_nccl:
     config.available_features.add("nccl")
 if config.have_clang_plugin and config.clangxx:

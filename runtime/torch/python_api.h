@@ -8,7 +8,8 @@
 // functions whose signatures are identical in CPython 3.11 to 3.13 are used,
 // and objects are touched only through functions (never through struct
 // fields or refcount macros), so no Python.h of a particular version is
-// needed at build time.
+// needed at build time. The one exception is python_frames.cpp, which reads
+// CPython 3.12's frame records in place, only after checking the version.
 #pragma once
 
 extern "C" {
@@ -28,6 +29,11 @@ __attribute__((weak)) _ts* PyGILState_GetThisThreadState(void);
 __attribute__((weak)) int PyGILState_Ensure(void);  // PyGILState_STATE is an int-sized enum
 __attribute__((weak)) void PyGILState_Release(int state);
 __attribute__((weak)) int PyGILState_Check(void);
+
+__attribute__((weak)) extern const unsigned long Py_Version;  // 3.11+: PY_VERSION_HEX
+__attribute__((weak)) _ts* PyThreadState_Get(void);            // needs the GIL
+// 3.12+; the argument is a struct _PyInterpreterFrame*.
+__attribute__((weak)) int PyUnstable_InterpreterFrame_GetLasti(void* frame);
 
 __attribute__((weak)) _frame* PyEval_GetFrame(void);  // borrowed
 __attribute__((weak)) PyCodeObject* PyFrame_GetCode(_frame* frame);  // new reference

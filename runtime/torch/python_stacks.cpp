@@ -1,6 +1,7 @@
 #include "runtime/torch/python_stacks.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "runtime/torch/python_api.h"
+#include "runtime/torch/python_frames.h"
 #include "runtime/torch/trace_steps.h"
 
 namespace xsc::torch_adapter {
@@ -32,14 +34,6 @@ bool python_can_run_source() {
 namespace {
 
 constexpr std::size_t kMaxFrames = 64;
-
-struct FrameKey {
-  void* code;
-  int lasti;
-  bool operator==(const FrameKey& other) const {
-    return code == other.code && lasti == other.lasti;
-  }
-};
 
 std::size_t hash_frames(const FrameKey* frames, std::size_t count) {
   std::size_t h = 1469598103934665603ull;
@@ -186,25 +180,59 @@ std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
   return note_frames(capture_holding_gil());
 }
 
-static int traced_walks = 0;  // trace_first counter
+namespace {
+
+int traced_walks = 0;  // trace_first counter
+
+// The frame reader in use (FrameReader), and how many more captures check
+// the interpreter's frame records against the C API before they are
+// trusted alone. Both change only while the GIL is held.
+std::atomic<int> frame_reader{-1};
+int records_left_to_check = 64;
+
+FrameReader current_frame_reader() {
+  int reader = frame_reader.load(std::memory_order_relaxed);
+  if (reader < 0) {
+    const FrameReader chosen = preferred_frame_reader();
+    trace_step(chosen == FrameReader::kInterpreterFrames
+                   ? "python frames: reading the interpreter's frame records (CPython 3.12)"
+                   : "python frames: reading through the C API");
+    reader = static_cast<int>(chosen);
+    frame_reader.store(reader, std::memory_order_relaxed);
+  }
+  return static_cast<FrameReader>(reader);
+}
+
+// Reads the calling thread's frames with the current reader. While the
+// interpreter's records are still being checked, the C API reads them too;
+// on any difference the C API is used from then on.
+std::size_t read_frames(FrameKey* out, std::size_t max, const xsc_host_api* api) {
+  if (current_frame_reader() == FrameReader::kCApi) return read_frames_c_api(out, max);
+  const std::size_t depth = read_interpreter_frames(out, max);
+  if (records_left_to_check == 0) return depth;
+  FrameKey expected[kMaxFrames];
+  const std::size_t expected_depth = read_frames_c_api(expected, kMaxFrames < max ? kMaxFrames : max);
+  if (expected_depth == depth && std::equal(out, out + depth, expected)) {
+    if (--records_left_to_check == 0)
+      trace_step("python frames: the interpreter's frame records agreed with the C API on 64 stacks");
+    return depth;
+  }
+  frame_reader.store(static_cast<int>(FrameReader::kCApi), std::memory_order_relaxed);
+  records_left_to_check = 0;
+  trace_step("python frames: the interpreter's frame records disagreed with the C API; C API from now on");
+  if (api->notice != nullptr)
+    api->notice("Python stacks: this interpreter's frame records are not laid out as CPython "
+                "3.12's; reading them through the C API instead (slower)");
+  std::copy(expected, expected + expected_depth, out);
+  return expected_depth;
+}
+
+}  // namespace
 
 std::uint32_t PythonStacks::capture_holding_gil() {
   FrameKey walked[kMaxFrames];
-  std::size_t depth = 0;
-  _frame* frame = PyEval_GetFrame();
-  trace_first(&traced_walks, 6, "python stack: innermost frame", reinterpret_cast<std::uintptr_t>(frame));
-  if (frame) Py_IncRef(reinterpret_cast<_object*>(frame));
-  while (frame && depth < kMaxFrames) {
-    PyCodeObject* code = PyFrame_GetCode(frame);
-    walked[depth++] = {code, PyFrame_GetLasti(frame)};
-    // The frame still references its code object, so dropping ours now is
-    // safe while we hold the GIL; the cache takes its own reference below.
-    Py_DecRef(reinterpret_cast<_object*>(code));
-    _frame* back = PyFrame_GetBack(frame);
-    Py_DecRef(reinterpret_cast<_object*>(frame));
-    frame = back;
-  }
-  if (frame) Py_DecRef(reinterpret_cast<_object*>(frame));
+  const std::size_t depth = read_frames(walked, kMaxFrames, api_);
+  trace_first(&traced_walks, 6, "python stack: frames read", depth);
   if (depth == 0) return 0;
 
   const std::size_t hash = hash_frames(walked, depth);

@@ -1,0 +1,45 @@
+// Reading the calling thread's Python frames as (code object, instruction
+// offset) pairs, innermost first. The caller holds the GIL.
+//
+// Two readers give the same pairs:
+//   - the C API (PyEval_GetFrame, PyFrame_GetBack): portable, but since
+//     CPython 3.11 it creates a frame object for every frame it passes that
+//     has none yet. A training step allocates and frees hundreds of times
+//     from fresh frames (each module call is one), so each walk allocates
+//     and later frees a dozen GC-tracked objects, and feeds the cycle
+//     collector's allocation count.
+//   - the interpreter's own frame records (CPython 3.12 only): the thread
+//     state's current frame and each record's link to its caller, read in
+//     place; nothing is created. PythonStacks checks it against the C API on
+//     its first captures and falls back to the C API for good on any
+//     difference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace xsc::torch_adapter {
+
+struct FrameKey {
+  void* code;  // PyCodeObject*, borrowed while the GIL is held
+  int lasti;   // byte offset of the current instruction, as PyFrame_GetLasti; -1 if none
+  bool operator==(const FrameKey& other) const {
+    return code == other.code && lasti == other.lasti;
+  }
+};
+
+enum class FrameReader { kCApi, kInterpreterFrames };
+
+// The reader to use in this process: the interpreter's frame records when
+// the running CPython is 3.12 and provides the functions used, unless
+// XSC_PYTHON_FRAMES=c-api asks for the C API (XSC_PYTHON_FRAMES=direct
+// insists on the frame records where they are readable).
+FrameReader preferred_frame_reader();
+
+// Both fill `out` with at most `max` frames and return how many.
+std::size_t read_frames_c_api(FrameKey* out, std::size_t max);
+std::size_t read_interpreter_frames(FrameKey* out, std::size_t max);
+
+const char* frame_reader_name(FrameReader reader);
+
+}  // namespace xsc::torch_adapter
