@@ -132,6 +132,9 @@ PROFILE_TOOLS = [
     # PyTorch only: without the allocator adapter (its hooks and the Python
     # stacks of allocations, frees and launches), which misses the bug.
     ("xsc no torch adapter", "", "", {"XSC_TORCH_ADAPTER": "/nonexistent/libxstream_torch.so"}),
+    # PyTorch only: Python stacks read through the C API (frame objects
+    # created as it walks) instead of CPython 3.12's frame records.
+    ("xsc C-API Python frames", "", "", {"XSC_PYTHON_FRAMES": "c-api"}),
     # The library preloaded but CUPTI not found: the fixed cost of loading
     # the runtime, apart from CUPTI's and from checking.
     ("xsc without CUPTI", "", "", {"XSC_CUPTI_LIB": "/nonexistent/libcupti.so"}),
@@ -145,7 +148,7 @@ def profile_tools(build, kind):
     lib = os.path.join(build, "lib", "libxstream_check.so")
     tools = []
     for name, mode, options, extra in PROFILE_TOOLS:
-        if "XSC_TORCH_ADAPTER" in extra and kind != "torch":
+        if ("XSC_TORCH_ADAPTER" in extra or "XSC_PYTHON_FRAMES" in extra) and kind != "torch":
             continue
         env = {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0" + (":" + options if options else "")}
         if mode:
