@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #ifdef XSC_HAVE_ELFUTILS
@@ -262,9 +263,20 @@ class ProcessSymbolizer final : public Symbolizer {
     // Timed for verbosity=2 only at report time, so the clock reads cost
     // nothing while the program runs.
     const std::uint64_t begin = monotonic_ns();
-    Frame frame = symbolize_locked(pc);
-    note_symbolized_frame_time(monotonic_ns() - begin);
-    return frame;
+    // A report's stacks share most of their frames (main, the C library's
+    // start-up), and libdwfl finds a name by scanning the module's whole
+    // symbol table: each pc is looked up once while the loaded libraries
+    // stay the same.
+    const unsigned long long loads = loads_now();
+    if (loads != cached_loads_) {
+      cached_.clear();
+      cached_loads_ = loads;
+    }
+    auto it = cached_.find(pc);
+    const bool look_up = it == cached_.end();
+    if (look_up) it = cached_.emplace(pc, symbolize_locked(pc)).first;
+    note_symbolized_frame_time(monotonic_ns() - begin, look_up);
+    return it->second;
   }
 
  private:
@@ -277,8 +289,11 @@ class ProcessSymbolizer final : public Symbolizer {
       frame.pc = pc - module.bias;  // module-relative, as printed
     }
 #ifdef XSC_HAVE_ELFUTILS
-    if (dwfl_ != nullptr) symbolize_dwarf(pc, &frame);
-    if (frame.function.empty() && elf_loaded_ && module.found && !module.path.empty()) {
+    // libdwfl reads a module's symbol tables itself: the ELF tables are for
+    // modules it does not know.
+    const bool dwfl_knows = dwfl_ != nullptr && symbolize_dwarf(pc, &frame);
+    if (!dwfl_knows && frame.function.empty() && elf_loaded_ && module.found &&
+        !module.path.empty()) {
       auto it = tables_.find(module.path);
       if (it == tables_.end())
         it = tables_.emplace(module.path, read_symbol_table(elf_, module.path)).first;
@@ -376,7 +391,8 @@ class ProcessSymbolizer final : public Symbolizer {
     return true;  // kept for the life of the process
   }
 
-  void symbolize_dwarf(std::uint64_t pc, Frame* frame) {
+  // False when libdwfl knows no module at `pc`.
+  bool symbolize_dwarf(std::uint64_t pc, Frame* frame) {
     Dwfl_Module* module = dwfl_api_.addrmodule(dwfl_, pc);
     if (module == nullptr && loads_now() != reported_loads_) {
       // A library loaded since the modules were reported.
@@ -384,7 +400,7 @@ class ProcessSymbolizer final : public Symbolizer {
       report_modules(&ignored);
       module = dwfl_api_.addrmodule(dwfl_, pc);
     }
-    if (module == nullptr) return;
+    if (module == nullptr) return false;
     frame->function = demangle(dwfl_api_.addrname(module, pc));
     if (Dwfl_Line* line = dwfl_api_.getsrc(module, pc)) {
       int lineno = 0;
@@ -392,6 +408,7 @@ class ProcessSymbolizer final : public Symbolizer {
       if (file != nullptr) frame->file = file;
       frame->line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
     }
+    return true;
   }
 
   ElfApi elf_;
@@ -403,6 +420,8 @@ class ProcessSymbolizer final : public Symbolizer {
   std::map<std::string, SymbolTable> tables_;
 #endif
   bool tried_ = false;
+  std::unordered_map<std::uint64_t, Frame> cached_;
+  unsigned long long cached_loads_ = 0;
   std::mutex mu_;
 };
 

@@ -15,6 +15,7 @@ std::atomic<std::uint64_t> adapter_events{0};
 std::atomic<std::uint64_t> adapter_event_ns{0};
 std::atomic<std::uint64_t> symbolizer_setup_ns{0};
 std::atomic<std::uint64_t> frames_symbolized{0};
+std::atomic<std::uint64_t> frames_looked_up{0};
 std::atomic<std::uint64_t> frame_symbolize_ns{0};
 
 double ms_between(std::uint64_t from, std::uint64_t to) {
@@ -60,9 +61,10 @@ void note_symbolizer_setup_time(std::uint64_t ns) {
   symbolizer_setup_ns.fetch_add(ns, std::memory_order_relaxed);
 }
 
-void note_symbolized_frame_time(std::uint64_t ns) {
+void note_symbolized_frame_time(std::uint64_t ns, bool looked_up) {
   frame_symbolize_ns.fetch_add(ns, std::memory_order_relaxed);
   frames_symbolized.fetch_add(1, std::memory_order_relaxed);
+  if (looked_up) frames_looked_up.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::string timing_summary() {
@@ -114,9 +116,11 @@ std::string timing_stacks() {
 std::string timing_symbolizer() {
   char text[200];
   std::snprintf(text, sizeof text,
-                "timing: symbolizer set-up %.1f ms, %llu frames symbolized in %.1f ms",
+                "timing: symbolizer set-up %.1f ms, %llu frames (%llu looked up) symbolized in "
+                "%.1f ms",
                 static_cast<double>(symbolizer_setup_ns.load(std::memory_order_relaxed)) / 1e6,
                 static_cast<unsigned long long>(frames_symbolized.load(std::memory_order_relaxed)),
+                static_cast<unsigned long long>(frames_looked_up.load(std::memory_order_relaxed)),
                 static_cast<double>(frame_symbolize_ns.load(std::memory_order_relaxed)) / 1e6);
   return text;
 }

@@ -68,7 +68,8 @@ void note_adapter_event_time(std::uint64_t ns);
 // The report's symbolization: setting the symbolizer up (loading elfutils,
 // reading the process's modules) and turning each frame into a name.
 void note_symbolizer_setup_time(std::uint64_t ns);
-void note_symbolized_frame_time(std::uint64_t ns);
+// `looked_up`: false when the frame's pc was symbolized before.
+void note_symbolized_frame_time(std::uint64_t ns, bool looked_up);
 
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
 // split and the points in time, then the host stacks and adapter events,
