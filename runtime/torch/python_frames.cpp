@@ -52,10 +52,6 @@ FrameReader preferred_frame_reader() {
   return interpreter_frames_readable() ? FrameReader::kInterpreterFrames : FrameReader::kCApi;
 }
 
-const char* frame_reader_name(FrameReader reader) {
-  return reader == FrameReader::kInterpreterFrames ? "interpreter frame records" : "C API";
-}
-
 std::size_t read_frames_c_api(FrameKey* out, std::size_t max) {
   std::size_t depth = 0;
   _frame* frame = PyEval_GetFrame();

@@ -32,14 +32,11 @@ enum class FrameReader { kCApi, kInterpreterFrames };
 
 // The reader to use in this process: the interpreter's frame records when
 // the running CPython is 3.12 and provides the functions used, unless
-// XSC_PYTHON_FRAMES=c-api asks for the C API (XSC_PYTHON_FRAMES=direct
-// insists on the frame records where they are readable).
+// XSC_PYTHON_FRAMES=c-api asks for the C API.
 FrameReader preferred_frame_reader();
 
 // Both fill `out` with at most `max` frames and return how many.
 std::size_t read_frames_c_api(FrameKey* out, std::size_t max);
 std::size_t read_interpreter_frames(FrameKey* out, std::size_t max);
-
-const char* frame_reader_name(FrameReader reader);
 
 }  // namespace xsc::torch_adapter

@@ -211,18 +211,22 @@ std::size_t read_frames(FrameKey* out, std::size_t max, const xsc_host_api* api)
   const std::size_t depth = read_interpreter_frames(out, max);
   if (records_left_to_check == 0) return depth;
   FrameKey expected[kMaxFrames];
-  const std::size_t expected_depth = read_frames_c_api(expected, kMaxFrames < max ? kMaxFrames : max);
+  const std::size_t expected_depth =
+      read_frames_c_api(expected, kMaxFrames < max ? kMaxFrames : max);
   if (expected_depth == depth && std::equal(out, out + depth, expected)) {
     if (--records_left_to_check == 0)
-      trace_step("python frames: the interpreter's frame records agreed with the C API on 64 stacks");
+      trace_step(
+          "python frames: the interpreter's frame records agreed with the C API on 64 stacks");
     return depth;
   }
   frame_reader.store(static_cast<int>(FrameReader::kCApi), std::memory_order_relaxed);
   records_left_to_check = 0;
-  trace_step("python frames: the interpreter's frame records disagreed with the C API; C API from now on");
+  trace_step(
+      "python frames: the interpreter's frame records disagreed with the C API; C API from now "
+      "on");
   if (api->notice != nullptr)
-    api->notice("Python stacks: this interpreter's frame records are not laid out as CPython "
-                "3.12's; reading them through the C API instead (slower)");
+    api->notice("Python stacks: this interpreter's frame records gave another stack than its "
+                "C API; reading stacks through the C API from now on (slower)");
   std::copy(expected, expected + expected_depth, out);
   return expected_depth;
 }
