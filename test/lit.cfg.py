@@ -1,4 +1,5 @@
 # lit configuration shared by every suite under test/.
+import glob
 import os
 import shutil
 import subprocess
@@ -80,6 +81,32 @@ def python_minor_version():
         return None
     return out.stdout.strip() if out.returncode == 0 else None
 
+
+def embeddable_python_config(minor):
+    """python3.N-config of a CPython 3.N that a test program can embed (its
+    headers and libpython), from PATH or pyenv; None when there is none."""
+    candidates = [shutil.which(f"python{minor}-config")]
+    candidates += sorted(glob.glob(os.path.join(os.path.expanduser("~"), ".pyenv", "versions",
+                                                f"{minor}.*", "bin", f"python{minor}-config")))
+    for candidate in candidates:
+        if not candidate or not os.access(candidate, os.X_OK):
+            continue
+        try:
+            out = subprocess.run([candidate, "--embed", "--ldflags"], capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if out.returncode == 0:
+            return candidate
+    return None
+
+
+# The PyTorch adapter's frame readers, checked against an embedded CPython
+# of each version they read directly (no GPU or torch needed).
+for minor in ("3.12", "3.13"):
+    python_config = embeddable_python_config(minor)
+    if python_config:
+        config.available_features.add("python-embed-" + minor)
+        config.substitutions.append(("%embed_py" + minor.replace(".", "") + "_config", python_config))
 
 if config.have_runtime:
     config.available_features.add("runtime")

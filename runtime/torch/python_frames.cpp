@@ -8,18 +8,22 @@
 namespace xsc::torch_adapter {
 namespace {
 
-// CPython 3.12's layouts, x86-64 and aarch64 (LP64), release builds:
-//   Include/cpython/pystate.h: struct _ts { prev, next, interp; 4-byte
-//     _status; six ints; _PyCFrame* cframe; ... } puts cframe at 56;
-//     struct _PyCFrame { _PyInterpreterFrame* current_frame; ... }.
-//   Include/internal/pycore_frame.h: struct _PyInterpreterFrame { f_code,
-//     previous, f_funcobj, f_globals, f_builtins, f_locals, frame_obj,
-//     prev_instr (8 bytes each), int stacktop, uint16_t return_offset,
-//     char owner; ... } puts owner at 70.
-// These do not change within a minor release. 3.11 and 3.13 differ, so
-// only 3.12 is read this way; any other version uses the C API.
-constexpr std::size_t kThreadStateCFrame = 56;
-constexpr std::size_t kCFrameCurrentFrame = 0;
+// CPython's layouts, LP64 release builds, from its headers (checked with
+// offsetof against 3.12.1's and 3.13.0's):
+//   Include/cpython/pystate.h, struct _ts: 3.12 reaches the current frame
+//     through `_PyCFrame* cframe` at 56 (whose first field is the frame);
+//     3.13 keeps `_PyInterpreterFrame* current_frame` at 72 itself.
+//   Include/internal/pycore_frame.h, struct _PyInterpreterFrame: the code
+//     object (3.12 f_code, 3.13 f_executable) at 0, `previous` at 8, and
+//     after six more pointers, an int and a uint16_t, `char owner` at 70.
+// These do not change within a minor release; 3.11 and 3.14 differ, and
+// read through the C API.
+struct Layout {
+  std::size_t thread_state_frame;  // offset in the thread state
+  bool through_cframe;             // that field is a _PyCFrame*, not a frame
+};
+constexpr Layout kPython312{56, true};
+constexpr Layout kPython313{72, false};
 constexpr std::size_t kFrameCode = 0;
 constexpr std::size_t kFramePrevious = 8;
 constexpr std::size_t kFrameOwner = 70;
@@ -34,13 +38,18 @@ T read_at(const void* base, std::size_t offset) {
   return value;
 }
 
-bool running_python_3_12() {
-  if (&Py_Version == nullptr) return false;  // weak: older than 3.11, or no Python
-  return (Py_Version >> 16) == 0x030C;
+// The running interpreter's layout, or null for a version not listed.
+const Layout* running_layout() {
+  if (&Py_Version == nullptr) return nullptr;  // weak: older than 3.11, or no Python
+  switch (Py_Version >> 16) {
+    case 0x030C: return &kPython312;
+    case 0x030D: return &kPython313;
+    default: return nullptr;
+  }
 }
 
 bool interpreter_frames_readable() {
-  return running_python_3_12() && PyThreadState_Get != nullptr &&
+  return running_layout() != nullptr && PyThreadState_Get != nullptr &&
          PyUnstable_InterpreterFrame_GetLasti != nullptr;
 }
 
@@ -50,6 +59,11 @@ FrameReader preferred_frame_reader() {
   const char* chosen = std::getenv("XSC_PYTHON_FRAMES");
   if (chosen != nullptr && std::strcmp(chosen, "c-api") == 0) return FrameReader::kCApi;
   return interpreter_frames_readable() ? FrameReader::kInterpreterFrames : FrameReader::kCApi;
+}
+
+std::string python_minor_version() {
+  if (&Py_Version == nullptr) return {};
+  return std::to_string(Py_Version >> 24) + "." + std::to_string((Py_Version >> 16) & 0xFF);
 }
 
 std::size_t read_frames_c_api(FrameKey* out, std::size_t max) {
@@ -71,11 +85,12 @@ std::size_t read_frames_c_api(FrameKey* out, std::size_t max) {
 }
 
 std::size_t read_interpreter_frames(FrameKey* out, std::size_t max) {
+  const Layout* layout = running_layout();
+  if (layout == nullptr) return 0;
   _ts* thread = PyThreadState_Get();
   if (thread == nullptr) return 0;
-  const void* cframe = read_at<const void*>(thread, kThreadStateCFrame);
-  if (cframe == nullptr) return 0;
-  void* record = read_at<void*>(cframe, kCFrameCurrentFrame);
+  void* record = read_at<void*>(thread, layout->thread_state_frame);
+  if (layout->through_cframe && record != nullptr) record = read_at<void*>(record, 0);
   std::size_t depth = 0;
   while (record != nullptr && depth < max) {
     if (read_at<char>(record, kFrameOwner) != kFrameOwnedByCStack) {

@@ -8,15 +8,16 @@
 //     from fresh frames (each module call is one), so each walk allocates
 //     and later frees a dozen GC-tracked objects, and feeds the cycle
 //     collector's allocation count.
-//   - the interpreter's own frame records (CPython 3.12 only): the thread
-//     state's current frame and each record's link to its caller, read in
-//     place; nothing is created. PythonStacks checks it against the C API on
+//   - the interpreter's own frame records (CPython 3.12 and 3.13): the
+//     thread state's current frame and each record's link to its caller,
+//     read in place; nothing is created. PythonStacks checks it against the C API on
 //     its first captures and falls back to the C API for good on any
 //     difference.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace xsc::torch_adapter {
 
@@ -31,9 +32,12 @@ struct FrameKey {
 enum class FrameReader { kCApi, kInterpreterFrames };
 
 // The reader to use in this process: the interpreter's frame records when
-// the running CPython is 3.12 and provides the functions used, unless
+// the running CPython is 3.12 or 3.13 and provides the functions used, unless
 // XSC_PYTHON_FRAMES=c-api asks for the C API.
 FrameReader preferred_frame_reader();
+
+// "3.12" for the running interpreter; "" when it does not say.
+std::string python_minor_version();
 
 // Both fill `out` with at most `max` frames and return how many.
 std::size_t read_frames_c_api(FrameKey* out, std::size_t max);

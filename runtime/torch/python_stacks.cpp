@@ -194,9 +194,13 @@ FrameReader current_frame_reader() {
   int reader = frame_reader.load(std::memory_order_relaxed);
   if (reader < 0) {
     const FrameReader chosen = preferred_frame_reader();
-    trace_step(chosen == FrameReader::kInterpreterFrames
-                   ? "python frames: reading the interpreter's frame records (CPython 3.12)"
-                   : "python frames: reading through the C API");
+    if (chosen == FrameReader::kInterpreterFrames) {
+      const std::string what = "python frames: reading the interpreter's frame records (CPython " +
+                               python_minor_version() + ")";
+      trace_step(what.c_str());
+    } else {
+      trace_step("python frames: reading through the C API");
+    }
     reader = static_cast<int>(chosen);
     frame_reader.store(reader, std::memory_order_relaxed);
   }
