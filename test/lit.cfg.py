@@ -102,7 +102,7 @@ def embeddable_python_config(minor):
 
 # The PyTorch adapter's frame readers, checked against an embedded CPython
 # of each version they read directly (no GPU or torch needed).
-for minor in ("3.12", "3.13"):
+for minor in ("3.11", "3.12", "3.13"):
     python_config = embeddable_python_config(minor)
     if python_config:
         config.available_features.add("python-embed-" + minor)

@@ -9,8 +9,8 @@
 // and objects are touched only through functions (never through struct
 // fields or refcount macros), so no Python.h of a particular version is
 // needed at build time. The one exception is python_frames.cpp, which reads
-// CPython 3.12's and 3.13's frame records in place, only after checking the
-// version.
+// the frame records of CPython 3.11 to 3.13 in place, only after checking
+// the version.
 #pragma once
 
 extern "C" {
