@@ -8,11 +8,11 @@
 //     from fresh frames (each module call is one), so each walk allocates
 //     and later frees a dozen GC-tracked objects, and feeds the cycle
 //     collector's allocation count.
-//   - the interpreter's own frame records (CPython 3.12 and 3.13): the
+//   - the interpreter's own frame records (CPython 3.11 to 3.13): the
 //     thread state's current frame and each record's link to its caller,
-//     read in place; nothing is created. PythonStacks checks it against the C API on
-//     its first captures and falls back to the C API for good on any
-//     difference.
+//     read in place; nothing is created. PythonStacks checks them against
+//     the C API on its first captures and falls back to the C API for good
+//     on any difference.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +32,8 @@ struct FrameKey {
 enum class FrameReader { kCApi, kInterpreterFrames };
 
 // The reader to use in this process: the interpreter's frame records when
-// the running CPython is 3.12 or 3.13 and provides the functions used, unless
-// XSC_PYTHON_FRAMES=c-api asks for the C API.
+// the running CPython is 3.11, 3.12 or 3.13 and provides the functions
+// used, unless XSC_PYTHON_FRAMES=c-api asks for the C API.
 FrameReader preferred_frame_reader();
 
 // "3.12" for the running interpreter; "" when it does not say.
