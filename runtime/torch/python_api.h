@@ -43,6 +43,7 @@ __attribute__((weak)) int PyFrame_GetLasti(_frame* frame);
 __attribute__((weak)) int PyCode_Addr2Line(PyCodeObject* code, int byte_offset);
 
 __attribute__((weak)) _object* PyObject_GetAttrString(_object* object, const char* name);
+__attribute__((weak)) _object* PySys_GetObject(const char* name);  // borrowed
 __attribute__((weak)) const char* PyUnicode_AsUTF8(_object* unicode);
 __attribute__((weak)) void PyErr_Clear(void);
 __attribute__((weak)) void Py_IncRef(_object* object);

@@ -24,8 +24,8 @@ namespace {
 //   (PyCodeObject::co_code_adaptive, at 184), and a frame is still being
 //   set up while prev_instr is before _co_firsttraceable (an int at 168,
 //   in 2-byte code units), unless a generator owns it.
-// These do not change within a minor release; 3.10 and 3.14 differ, and
-// read through the C API.
+// These do not change within a minor release of a default (GIL) build;
+// 3.10, 3.14 and free-threaded builds differ, and read through the C API.
 struct Layout {
   std::size_t thread_state_frame;  // offset in the thread state
   bool through_cframe;             // that field is a _PyCFrame*, not a frame
@@ -65,10 +65,25 @@ const Layout* running_layout() {
   }
 }
 
+// A free-threaded build ("t" in sys.abiflags) lays its objects and thread
+// states out differently; its frames are read through the C API.
+bool free_threaded_build() {
+  if (PySys_GetObject == nullptr || PyUnicode_AsUTF8 == nullptr) return true;  // cannot tell
+  _object* flags = PySys_GetObject("abiflags");
+  if (flags == nullptr) return false;  // not a POSIX build: no free-threaded flag to read
+  const char* text = PyUnicode_AsUTF8(flags);
+  if (text == nullptr) {
+    if (PyErr_Clear != nullptr) PyErr_Clear();
+    return true;
+  }
+  return std::strchr(text, 't') != nullptr;
+}
+
 bool interpreter_frames_readable() {
   const Layout* layout = running_layout();
   return layout != nullptr && PyThreadState_Get != nullptr &&
-         (layout->lasti_from_code || PyUnstable_InterpreterFrame_GetLasti != nullptr);
+         (layout->lasti_from_code || PyUnstable_InterpreterFrame_GetLasti != nullptr) &&
+         !free_threaded_build();
 }
 
 // The record's instruction offset in bytes, as PyFrame_GetLasti gives it;

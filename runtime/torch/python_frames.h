@@ -32,8 +32,9 @@ struct FrameKey {
 enum class FrameReader { kCApi, kInterpreterFrames };
 
 // The reader to use in this process: the interpreter's frame records when
-// the running CPython is 3.11, 3.12 or 3.13 and provides the functions
-// used, unless XSC_PYTHON_FRAMES=c-api asks for the C API.
+// the running CPython is a default (not free-threaded) build of 3.11, 3.12
+// or 3.13 and provides the functions used, unless XSC_PYTHON_FRAMES=c-api
+// asks for the C API. Needs the GIL (it reads sys.abiflags).
 FrameReader preferred_frame_reader();
 
 // "3.12" for the running interpreter; "" when it does not say.

@@ -3,7 +3,9 @@
 // the command line calls frame_readers.check() from Python code of many
 // shapes, and each call reads the calling thread's stack both ways.
 //
-// Usage: frame_reader_driver SCRIPT.py
+// Usage: frame_reader_driver [--free-threaded-flags] SCRIPT.py
+// (--free-threaded-flags sets sys.abiflags to "t" first, as a free-threaded
+// build has it, which must steer the adapter to the C API.)
 // Prints the reader this interpreter gets, then, at exit,
 // "checks=N disagreements=M"; a disagreement also prints both stacks.
 // Exit status: 0 when the script ran, made at least one check, and every
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "runtime/torch/python_frames.h"
 
@@ -65,23 +68,26 @@ PyObject* init_module() { return PyModule_Create(&module_def); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: frame_reader_driver SCRIPT.py\n");
+  const bool free_threaded_flags = argc == 3 && std::string(argv[1]) == "--free-threaded-flags";
+  if (argc != 2 && !free_threaded_flags) {
+    std::fprintf(stderr, "usage: frame_reader_driver [--free-threaded-flags] SCRIPT.py\n");
     return 2;
   }
-  FILE* script = std::fopen(argv[1], "r");
+  const char* path = argv[argc - 1];
+  FILE* script = std::fopen(path, "r");
   if (script == nullptr) {
-    std::fprintf(stderr, "frame_reader_driver: cannot open %s\n", argv[1]);
+    std::fprintf(stderr, "frame_reader_driver: cannot open %s\n", path);
     return 2;
   }
   if (PyImport_AppendInittab("frame_readers", &init_module) < 0) return 2;
   Py_Initialize();
+  if (free_threaded_flags && PyRun_SimpleString("import sys; sys.abiflags = 't'") != 0) return 2;
   const bool records = xsc::torch_adapter::preferred_frame_reader() ==
                        FrameReader::kInterpreterFrames;
   std::printf("reader: %s (CPython %s)\n", records ? "interpreter frame records" : "C API",
               xsc::torch_adapter::python_minor_version().c_str());
   std::fflush(stdout);
-  const int failed = PyRun_SimpleFileEx(script, argv[1], /*closeit=*/1);
+  const int failed = PyRun_SimpleFileEx(script, path, /*closeit=*/1);
   std::fflush(stdout);
   if (Py_FinalizeEx() < 0) return 1;
   std::printf("checks=%ld disagreements=%ld\n", checks, disagreements);
