@@ -133,7 +133,7 @@ PROFILE_TOOLS = [
     # stacks of allocations, frees and launches), which misses the bug.
     ("xsc no torch adapter", "", "", {"XSC_TORCH_ADAPTER": "/nonexistent/libxstream_torch.so"}),
     # PyTorch only: Python stacks read through the C API (frame objects
-    # created as it walks) instead of CPython 3.12's frame records.
+    # created as it walks) instead of the interpreter's frame records.
     ("xsc C-API Python frames", "", "", {"XSC_PYTHON_FRAMES": "c-api"}),
     # The library preloaded but CUPTI not found: the fixed cost of loading
     # the runtime, apart from CUPTI's and from checking.

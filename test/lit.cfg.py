@@ -119,7 +119,7 @@ if config.have_runtime and config.have_examples and gpu_present():
         config.available_features.add("multi-gpu")
 if config.have_torch and python_has("torch"):
     config.available_features.add("torch")
-    # The PyTorch adapter reads CPython 3.12's frame records directly.
+    # The GPU test of the frame reader expects the device's CPython 3.12.
     if python_minor_version() == "3.12":
         config.available_features.add("python3.12")
 if config.have_nccl:
