@@ -66,7 +66,9 @@ POOLED_LISTS = ("walls", "native_walls", "pair_ratios", "pair_added", "launch_us
 def pool_into(into, more):
     """Adds the repetitions of `more` (the same workload and tool, another
     run) to `into`. Pairs were formed within each run, so machines that
-    differ from run to run do not mix in a ratio."""
+    differ from run to run do not mix in a ratio; each run's ratio of
+    medians is kept too (see derive)."""
+    into["run_ratios"] = list(into.get("run_ratios") or [into.get("ratio")]) + [more.get("ratio")]
     for key in POOLED_LISTS:
         into[key] = list(into.get(key) or []) + list(more.get(key) or [])
     if more.get("phases_ms"):

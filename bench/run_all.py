@@ -347,6 +347,12 @@ def derive(results):
             r["steady_added_s"] = pairs(r.get("steady_s"), native.get("steady_s"), lambda t, n: t - n)
         base = median_or_none([w for w in r["native_walls"] if w == w]) or r.get("native_median_s")
         r["ratio"] = (r["median_s"] / base) if (base and r["median_s"]) else None
+        # Pooled from runs on machines of different speed (report.py
+        # --pool), the pooled medians say little: the median of each run's
+        # ratio of medians instead.
+        run_ratios = [x for x in r.get("run_ratios") or [] if x is not None]
+        if len(run_ratios) > 1:
+            r["ratio"] = median_or_none(run_ratios)
         r["pair_ratio"] = median_or_none(r["pair_ratios"])
         r["pair_added_s"] = median_or_none(r["pair_added"])
         if r["findings"] is None:
@@ -457,7 +463,8 @@ def steady_lines(results):
 def render_table(meta, results):
     lines = [f"Measured {meta['date']} on {meta['gpu']} (torch {meta['torch']}); "
              "medians of interleaved runs, min–max in brackets; × native is the ratio of the "
-             "medians, pairwise the median of each repetition's ratio.", "",
+             "medians (for rows pooled from several runs, the median of each run's ratio), "
+             "pairwise the median of each repetition's ratio.", "",
              "| workload | tool | runs | wall s (min–max) | × native | pairwise | peak RSS MiB | findings | verdict |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
