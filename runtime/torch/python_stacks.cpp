@@ -187,8 +187,9 @@ int traced_walks = 0;  // trace_first counter
 // The frame reader in use (FrameReader), and how many more captures check
 // the interpreter's frame records against the C API before they are
 // trusted alone. Both change only while the GIL is held.
+constexpr int kRecordsChecked = 64;
 std::atomic<int> frame_reader{-1};
-int records_left_to_check = 64;
+int records_left_to_check = kRecordsChecked;
 
 FrameReader current_frame_reader() {
   int reader = frame_reader.load(std::memory_order_relaxed);
@@ -215,12 +216,14 @@ std::size_t read_frames(FrameKey* out, std::size_t max, const xsc_host_api* api)
   const std::size_t depth = read_interpreter_frames(out, max);
   if (records_left_to_check == 0) return depth;
   FrameKey expected[kMaxFrames];
-  const std::size_t expected_depth =
-      read_frames_c_api(expected, kMaxFrames < max ? kMaxFrames : max);
+  const std::size_t expected_depth = read_frames_c_api(expected, std::min(kMaxFrames, max));
   if (expected_depth == depth && std::equal(out, out + depth, expected)) {
-    if (--records_left_to_check == 0)
-      trace_step(
-          "python frames: the interpreter's frame records agreed with the C API on 64 stacks");
+    if (--records_left_to_check == 0) {
+      const std::string what =
+          "python frames: the interpreter's frame records agreed with the C API on " +
+          std::to_string(kRecordsChecked) + " stacks";
+      trace_step(what.c_str());
+    }
     return depth;
   }
   frame_reader.store(static_cast<int>(FrameReader::kCApi), std::memory_order_relaxed);
