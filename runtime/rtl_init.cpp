@@ -89,6 +89,35 @@ void subscribe_once() {
   });
 }
 
+// The exit status companion (runtime/exit_status/exit_status.c), beside
+// this library. The loader finalizes libraries in their loading order
+// (dependents before their dependencies), so the companion is opened after
+// libcuda and libcupti: its destructor, which ends the process with the
+// status, then runs after theirs. Null when it cannot be opened; the status
+// is then set with _exit from the exit handler, before their teardown.
+using ExitStatusAfterTeardown = void (*)(int);
+ExitStatusAfterTeardown exit_status_after_teardown = nullptr;
+
+void open_exit_status_library() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&open_exit_status_library), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return;
+  std::string path = info.dli_fname;
+  const std::size_t slash = path.rfind('/');
+  path = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) +
+         "libxstream_check_exit.so";
+  // CUPTI's subscription has usually loaded the driver already; where it has
+  // not, loading it here keeps it ahead of the companion. Kept open: the
+  // program loads it anyway, and a machine without it just has nothing to
+  // order.
+  (void)dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return;
+  exit_status_after_teardown = reinterpret_cast<ExitStatusAfterTeardown>(
+      dlsym(library, "xsc_exit_status_after_teardown"));
+}
+
 void finish_at_exit() {
   State& s = state();
   StartupTimes& times = startup_times();
@@ -120,6 +149,12 @@ void finish_at_exit() {
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {
     std::fflush(nullptr);
+    // The process goes on through the CUDA libraries' teardown, and the
+    // companion's destructor ends it with the status.
+    if (exit_status_after_teardown != nullptr) {
+      exit_status_after_teardown(exitcode);
+      return;
+    }
     _exit(exitcode);
   }
 }
@@ -164,6 +199,7 @@ void runtime_init_steps() {
   // (and the CUDA runtime's teardown) have made their last CUDA calls.
   std::atexit(finish_at_exit);
   if (!loaded_for_injection()) subscribe_once();
+  open_exit_status_library();
 }
 
 }  // namespace
