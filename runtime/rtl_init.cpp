@@ -17,6 +17,10 @@
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
+// glibc's registration of exit handlers; atexit() is this with the calling
+// library's handle.
+extern "C" int __cxa_atexit(void (*function)(void*), void* argument, void* dso_handle);
+
 namespace xsc::rt {
 namespace {
 
@@ -89,33 +93,24 @@ void subscribe_once() {
   });
 }
 
-// The exit status companion (runtime/exit_status/exit_status.c), beside
-// this library. The loader finalizes libraries in their loading order
-// (dependents before their dependencies), so the companion is opened after
-// libcuda and libcupti: its destructor, which ends the process with the
-// status, then runs after theirs. Null when it cannot be opened; the status
-// is then set with _exit from the exit handler, before their teardown.
-using ExitStatusAfterTeardown = void (*)(int);
-ExitStatusAfterTeardown exit_status_after_teardown = nullptr;
+// The exit status of a run with findings. Reports are made from an exit
+// handler registered with atexit() in the constructor, which glibc ties to
+// this library: it runs when the loader finalizes this library, before the
+// libraries loaded after it (libcupti, libcuda, cuBLAS, the program's
+// plugins). Ending the process there with _exit would skip their
+// destructors, a change to the program's own exit. The status is set from
+// a second handler, registered with no library handle: it runs after the
+// loader's own exit handler, which __libc_start_main registers later, has
+// finalized every library.
+std::atomic<int> pending_exit_status{-1};
+std::atomic<bool> status_handler_ran{false};
 
-void open_exit_status_library() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&open_exit_status_library), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return;
-  std::string path = info.dli_fname;
-  const std::size_t slash = path.rfind('/');
-  path = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) +
-         "libxstream_check_exit.so";
-  // CUPTI's subscription has usually loaded the driver already; where it has
-  // not, loading it here keeps it ahead of the companion. Kept open: the
-  // program loads it anyway, and a machine without it just has nothing to
-  // order.
-  (void)dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) return;
-  exit_status_after_teardown = reinterpret_cast<ExitStatusAfterTeardown>(
-      dlsym(library, "xsc_exit_status_after_teardown"));
+void exit_with_pending_status(void*) {
+  status_handler_ran.store(true);
+  const int status = pending_exit_status.load();
+  if (status < 0) return;
+  std::fflush(nullptr);
+  _exit(status);
 }
 
 void finish_at_exit() {
@@ -149,10 +144,10 @@ void finish_at_exit() {
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {
     std::fflush(nullptr);
-    // The process goes on through the CUDA libraries' teardown, and the
-    // companion's destructor ends it with the status.
-    if (exit_status_after_teardown != nullptr) {
-      exit_status_after_teardown(exitcode);
+    // The status handler has already run when this library was loaded
+    // after start-up (by the driver, for CUDA_INJECTION64_PATH): exit now.
+    if (!status_handler_ran.load()) {
+      pending_exit_status.store(exitcode);
       return;
     }
     _exit(exitcode);
@@ -195,11 +190,12 @@ void runtime_init_steps() {
     s.enabled.store(false);
     return;
   }
-  // Registered first, so it runs after the application's own exit handlers
-  // (and the CUDA runtime's teardown) have made their last CUDA calls.
+  // The report runs when the loader finalizes this library: after the
+  // program's exit handlers and its own destructors (the statically linked
+  // CUDA runtime's teardown among them) have made their last CUDA calls.
   std::atexit(finish_at_exit);
+  __cxa_atexit(exit_with_pending_status, nullptr, nullptr);
   if (!loaded_for_injection()) subscribe_once();
-  open_exit_status_library();
 }
 
 }  // namespace
