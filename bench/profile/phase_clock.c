@@ -6,17 +6,18 @@
 // exit handler registered from its constructor, and writes them as one line
 // to the file named by XSC_PHASE_FILE:
 //   phases ctor=NS main_return=NS dtor=NS exit_handler=NS
-// glibc runs the destructors of the libraries loaded at start-up before
-// exit handlers registered from their constructors, and the destructors of
-// libraries loaded later with dlopen (libcuda, libcupti) after them, so the
-// line splits exit into the program's exit handlers, the start-up
-// libraries' destructors, and everything after (the dlopened libraries'
-// destructors and the kernel releasing the process), which the launcher
-// times from the process's reaping.
+// glibc runs a handler registered with atexit() from a library when the
+// loader finalizes that library, and finalizes the program first, then the
+// preloaded libraries, then the ones loaded after them (libcupti, libcuda,
+// cuBLAS), dependencies last. Preloaded first, the phase clock's handler
+// marks the end of the program's own exit handlers and destructors (the
+// statically linked CUDA runtime's teardown among them); the launcher times
+// the rest, up to the process's reaping: the checker's report, the other
+// libraries' destructors (the driver's) and the kernel releasing the
+// process.
 //
-// XSC_PHASE_EXIT_EARLY=1 makes the exit handler end the process with
-// _exit(0), skipping the dlopened libraries' destructors, as a checker
-// that ends the process from an exit handler would.
+// XSC_PHASE_EXIT_EARLY=1 makes that handler end the process with _exit(0),
+// skipping the later libraries' destructors, the driver's among them.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -6,10 +6,11 @@ with the C compiler), interleaved (A B C A B C ...). Per variant it prints
 the medians of:
   start      exec and loading, up to the phase clock's constructor
   main       up to main's return (context creation and the program's work)
-  handlers   the program's exit handlers (the CUDA runtime's among them)
-  exit_tail  the rest: the dlopened libraries' destructors (libcuda's,
-             libcupti's), the checker's report when it has one, and the
-             kernel releasing the process
+  handlers   the program's exit handlers and destructors (the statically
+             linked CUDA runtime's teardown among them)
+  exit_tail  the rest: the checker's report when it has one, the later
+             libraries' destructors (libcupti's, libcuda's) and the kernel
+             releasing the process
   cpu        user + system CPU time of the whole process
 and the median difference of the wall time to the native run of the same
 round.
@@ -19,15 +20,12 @@ round.
 Variants: native, native-exit-early (the phase clock ends the process with
 _exit from its exit handler), bare (CUPTI subscribed, no callback), full
 (xstream-check, exitcode=0), full-exitcode (xstream-check with its default
-exit code, 66 on a finding), full-exitcode-early (the same from a copy of
-the build's lib/ without libxstream_check_exit.so, so that the runtime sets
-the status with _exit from its exit handler).
+exit code, 66 on a finding).
 """
 import argparse
 import os
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -51,22 +49,15 @@ def build_phase_clock(workdir):
     return None
 
 
-def variant_table(build, clock, workdir):
+def variant_table(build, clock):
     lib = os.path.join(build, "lib", "libxstream_check.so")
     checked = {"LD_PRELOAD": f"{clock}:{lib}"}
-    alone = os.path.join(workdir, "lib-without-exit-companion")
-    shutil.copytree(os.path.join(build, "lib"), alone, symlinks=True)
-    companion = os.path.join(alone, "libxstream_check_exit.so")
-    if os.path.exists(companion):
-        os.unlink(companion)
-    early = {"LD_PRELOAD": f"{clock}:{os.path.join(alone, 'libxstream_check.so')}"}
     return {
         "native": {"LD_PRELOAD": clock},
         "native-exit-early": {"LD_PRELOAD": clock, "XSC_PHASE_EXIT_EARLY": "1"},
         "bare": dict(checked, XSC_PROFILE="subscribe-bare", XSC_OPTIONS="exitcode=0"),
         "full": dict(checked, XSC_OPTIONS="exitcode=0"),
         "full-exitcode": dict(checked),
-        "full-exitcode-early": early,
     }
 
 
@@ -101,7 +92,7 @@ def main():
         if clock is None:
             print("phase_split: no C compiler to build the phase clock", file=sys.stderr)
             return 2
-        table = variant_table(args.build, clock, workdir)
+        table = variant_table(args.build, clock)
         chosen = [v for v in args.variants.split(",") if v] or list(table)
         unknown = [v for v in chosen if v not in table]
         if unknown:
