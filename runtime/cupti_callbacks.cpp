@@ -42,6 +42,8 @@ struct CuptiApi {
   decltype(&cuptiEnableCallback) enable_callback = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiActivityGetAttribute) get_activity_attribute = nullptr;
+  decltype(&cuptiActivitySetAttribute) set_activity_attribute = nullptr;
 };
 
 // The loaded CUPTI and the runtime's subscriber, for the application's own
@@ -50,6 +52,9 @@ struct Subscription {
   std::mutex mu;
   CuptiApi api;
   CUpti_SubscriberHandle subscriber = nullptr;  // null: not subscribed
+  // CUPTI's own count of activity buffers to pre-allocate per context, to
+  // give back to an application that takes the slot; 0 when unchanged.
+  std::size_t cupti_preallocated_buffers = 0;
 };
 
 Subscription& subscription() {
@@ -87,6 +92,10 @@ bool load_cupti(CuptiApi* api) {
         reinterpret_cast<decltype(api->enable_callback)>(dlsym(library, "cuptiEnableCallback"));
     api->result_string =
         reinterpret_cast<decltype(api->result_string)>(dlsym(library, "cuptiGetResultString"));
+    api->get_activity_attribute = reinterpret_cast<decltype(api->get_activity_attribute)>(
+        dlsym(library, "cuptiActivityGetAttribute"));
+    api->set_activity_attribute = reinterpret_cast<decltype(api->set_activity_attribute)>(
+        dlsym(library, "cuptiActivitySetAttribute"));
     if (api->subscribe != nullptr && api->enable_callback != nullptr) return true;
   }
   return false;
@@ -973,6 +982,52 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   note_callback_time(monotonic_ns() - start);
 }
 
+// Once subscribed, CUPTI pre-allocates buffers for Activity API records
+// (by default 3 of about 3 MB) in every context created from then on. The
+// runtime uses callbacks only: on the buggy example those buffers were
+// about 11 MB of freshly zeroed memory per process, and driver round trips
+// at context creation. The runtime asks for none; CUPTI still allocates
+// buffers when a profiler in the process enables activity records, and an
+// application that takes the CUPTI slot gets the old count back.
+// XSC_CUPTI_DEVICE_BUFFERS=N asks for N instead, to measure the difference.
+void limit_activity_buffers(Subscription& sub) {
+  CuptiApi& api = sub.api;
+  if (api.get_activity_attribute == nullptr || api.set_activity_attribute == nullptr) return;
+  std::size_t wanted = 0;
+  if (const char* text = std::getenv("XSC_CUPTI_DEVICE_BUFFERS"); text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    if (*end != '\0' || value > 64) {
+      std::fprintf(stderr,
+                   "xstream-check: XSC_CUPTI_DEVICE_BUFFERS: '%s' is not a count from 0 to 64; "
+                   "ignored\n",
+                   text);
+      return;
+    }
+    wanted = static_cast<std::size_t>(value);
+  }
+  std::size_t current = 0;
+  std::size_t size = sizeof current;
+  if (api.get_activity_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size,
+                                 &current) != CUPTI_SUCCESS ||
+      current == wanted)
+    return;
+  size = sizeof wanted;
+  if (api.set_activity_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size,
+                                 &wanted) == CUPTI_SUCCESS)
+    sub.cupti_preallocated_buffers = current;
+}
+
+// Gives an application that takes the CUPTI slot CUPTI's own pre-allocation
+// back, for the contexts it creates from then on.
+void restore_activity_buffers(Subscription& sub) {
+  if (sub.cupti_preallocated_buffers == 0 || sub.api.set_activity_attribute == nullptr) return;
+  std::size_t size = sizeof sub.cupti_preallocated_buffers;
+  sub.api.set_activity_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size,
+                                 &sub.cupti_preallocated_buffers);
+  sub.cupti_preallocated_buffers = 0;
+}
+
 }  // namespace
 
 bool subscribe_cupti() {
@@ -1011,6 +1066,7 @@ bool subscribe_cupti() {
     }
     return false;
   }
+  limit_activity_buffers(sub);
   // XSC_PROFILE=subscribe-bare: what the subscription costs by itself,
   // apart from the callbacks enabled on it.
   if (profile_mode() == ProfileMode::kSubscribeBare) {
@@ -1044,6 +1100,7 @@ void yield_cupti_to_application() {
   if (sub.api.unsubscribe != nullptr) {
     ReentrancyGuard guard;
     sub.api.unsubscribe(sub.subscriber);
+    restore_activity_buffers(sub);
   }
   sub.subscriber = nullptr;
   stop_checking();

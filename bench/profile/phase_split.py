@@ -12,6 +12,7 @@ the medians of:
              libraries' destructors (libcupti's, libcuda's) and the kernel
              releasing the process
   cpu        user + system CPU time of the whole process
+  faults     its minor page faults (fresh memory touched)
 and the median difference of the wall time to the native run of the same
 round.
 
@@ -20,7 +21,9 @@ round.
 Variants: native, native-exit-early (the phase clock ends the process with
 _exit from its exit handler), bare (CUPTI subscribed, no callback), full
 (xstream-check, exitcode=0), full-exitcode (xstream-check with its default
-exit code, 66 on a finding).
+exit code, 66 on a finding), bare-cupti-buffers and full-cupti-buffers
+(the same with CUPTI's default of 3 pre-allocated activity buffers per
+context, XSC_CUPTI_DEVICE_BUFFERS=3).
 """
 import argparse
 import os
@@ -58,6 +61,9 @@ def variant_table(build, clock):
         "bare": dict(checked, XSC_PROFILE="subscribe-bare", XSC_OPTIONS="exitcode=0"),
         "full": dict(checked, XSC_OPTIONS="exitcode=0"),
         "full-exitcode": dict(checked),
+        "bare-cupti-buffers": dict(checked, XSC_PROFILE="subscribe-bare", XSC_OPTIONS="exitcode=0",
+                                   XSC_CUPTI_DEVICE_BUFFERS="3"),
+        "full-cupti-buffers": dict(checked, XSC_OPTIONS="exitcode=0", XSC_CUPTI_DEVICE_BUFFERS="3"),
     }
 
 
@@ -74,7 +80,8 @@ def run_once(command, extra_env, phase_file):
     end = time.monotonic_ns()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_ms = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1e3
-    return start, end, proc.returncode, proc.stderr.decode(errors="replace"), cpu_ms
+    faults = after.ru_minflt - before.ru_minflt
+    return start, end, proc.returncode, proc.stderr.decode(errors="replace"), cpu_ms, faults
 
 
 def main():
@@ -102,12 +109,12 @@ def main():
             chosen.insert(0, "native")
         phase_file = os.path.join(workdir, "phases.txt")
         rows = {v: {"wall": [], "added": [], "start": [], "main": [], "handlers": [],
-                    "exit_tail": [], "cpu": []} for v in chosen}
+                    "exit_tail": [], "cpu": [], "faults": []} for v in chosen}
         codes = {v: set() for v in chosen}
         for _ in range(args.reps):
             native_wall = None
             for name in chosen:
-                start, end, code, stderr, cpu_ms = run_once(command, table[name], phase_file)
+                start, end, code, stderr, cpu_ms, faults = run_once(command, table[name], phase_file)
                 codes[name].add(code)
                 wall = (end - start) / 1e6
                 if name == "native":
@@ -130,12 +137,16 @@ def main():
                 row["handlers"].append((handler - main_return) / 1e6)
                 row["exit_tail"].append((end - handler) / 1e6)
                 row["cpu"].append(cpu_ms)
-        keys = ["wall", "added", "start", "main", "handlers", "exit_tail", "cpu"]
-        print("| variant | runs | exit codes | " + " | ".join(f"{k} ms" for k in keys) + " |")
+                row["faults"].append(faults)
+        keys = ["wall", "added", "start", "main", "handlers", "exit_tail", "cpu", "faults"]
+        units = {k: f"{k} ms" for k in keys}
+        units["faults"] = "faults"
+        print("| variant | runs | exit codes | " + " | ".join(units[k] for k in keys) + " |")
         print("|" + " --- |" * (3 + len(keys)))
         for name in chosen:
             row = rows[name]
-            cells = [f"{statistics.median(row[k]):.1f}" if row[k] else "-" for k in keys]
+            cells = [(f"{statistics.median(row[k]):.0f}" if k == "faults" else
+                      f"{statistics.median(row[k]):.1f}") if row[k] else "-" for k in keys]
             codes_text = ",".join(str(c) for c in sorted(codes[name]))
             print(f"| {name} | {len(row['wall'])} | {codes_text} | " + " | ".join(cells) + " |")
     return 0
