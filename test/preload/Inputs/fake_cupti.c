@@ -44,3 +44,23 @@ CUptiResult cuptiGetResultString(CUptiResult result, const char** text) {
   *text = result == CUPTI_SUCCESS ? "CUPTI_SUCCESS" : "CUPTI error";
   return CUPTI_SUCCESS;
 }
+
+/* The one Activity API attribute the runtime sets, with CUPTI's documented
+ * default of 3 buffers pre-allocated per context; changes are logged. */
+static size_t preallocated_buffers = 3;
+
+CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t* size, void* value) {
+  if (attr != CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE || *size != sizeof(size_t))
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  *(size_t*)value = preallocated_buffers;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t* size, void* value) {
+  if (attr != CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE || *size != sizeof(size_t))
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  fprintf(stderr, "fake-cupti: activity buffers pre-allocated per context: %zu -> %zu\n",
+          preallocated_buffers, *(size_t*)value);
+  preallocated_buffers = *(size_t*)value;
+  return CUPTI_SUCCESS;
+}
