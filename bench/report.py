@@ -3,7 +3,7 @@
 docs/performance.md and a bar chart of the ratios to native (PNG).
 
     python3 bench/report.py PERF_JSON [PERF_JSON...] [--pool] \
-        [--earlier TITLE=PERF_JSON] [--lint LINT_MD] [--replay REPLAY_MD] \
+        [--earlier TITLE=PERF_JSON[,...]] [--lint LINT_MD] [--replay REPLAY_MD] \
         [--notes NOTES_MD] [--out docs/performance.md] [--png docs/performance.png]
 
 Several PERF_JSON files (one run_all.py run each, e.g. one per workload
@@ -12,8 +12,8 @@ in the order given. With --pool, a workload measured in several runs gets
 one row holding all their repetitions; its pairwise ratios are still
 formed within each run.
 
---earlier TITLE=PERF_JSON adds an earlier run's table under its own
-heading. LINT_MD and REPLAY_MD are markdown fragments (the lint and replay
+--earlier TITLE=PERF_JSON[,PERF_JSON...] adds an earlier run's table under
+its own heading, several files pooled as with --pool. LINT_MD and REPLAY_MD are markdown fragments (the lint and replay
 benchmarks run on a CPU machine) appended as their own sections.
 """
 import argparse
@@ -145,9 +145,10 @@ def main():
     ap.add_argument("--notes", help="a markdown fragment of findings and analysis")
     ap.add_argument("--pool", action="store_true",
                     help="pool the repetitions of a workload and tool found in several files")
-    ap.add_argument("--earlier", action="append", default=[], metavar="TITLE=PERF_JSON",
+    ap.add_argument("--earlier", action="append", default=[], metavar="TITLE=PERF_JSON[,...]",
                     help="an earlier run shown as a table of its own under TITLE (e.g. "
-                         "workloads not measured again); repeatable")
+                         "workloads not measured again; files separated by commas are pooled); "
+                         "repeatable")
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--png", default="docs/performance.png",
                     help="the chart's path; empty: no chart (no matplotlib needed)")
@@ -158,7 +159,9 @@ def main():
         title, sep, path = item.partition("=")
         if not sep or not title or not path:
             sys.exit(f"report.py: --earlier {item}: expected TITLE=PERF_JSON")
-        earlier.append((title, *merge_runs([path])))
+        # Several files, separated by commas, make one table pooled as --pool does.
+        paths = [p for p in path.split(",") if p]
+        earlier.append((title, *merge_runs(paths, len(paths) > 1)))
 
     parts = ["# Performance", "",
              "Produced by `bench/run_all.py` on the GPU machine (native, xstream-check, "
