@@ -1,5 +1,5 @@
 // Phase clock: a preloaded library that tells where a short program's wall
-// time goes around exit, for bench/profile/phase_split.py.
+// time goes around exit, for bench/profile/startup_split.py --phases.
 //
 // It records CLOCK_MONOTONIC at its constructor, when main returns (by
 // wrapping main through __libc_start_main), at its destructor and at an
