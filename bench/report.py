@@ -13,8 +13,9 @@ one row holding all their repetitions; its pairwise ratios are still
 formed within each run.
 
 --earlier TITLE=PERF_JSON[,PERF_JSON...] adds an earlier run's table under
-its own heading, several files pooled as with --pool. LINT_MD and REPLAY_MD are markdown fragments (the lint and replay
-benchmarks run on a CPU machine) appended as their own sections.
+its own heading, several files pooled as with --pool. LINT_MD and
+REPLAY_MD are markdown fragments (the lint and replay benchmarks run on a
+CPU machine) appended as their own sections.
 """
 import argparse
 import json
