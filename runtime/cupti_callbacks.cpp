@@ -986,9 +986,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 // (by default 3 of about 3 MB) in every context created from then on. The
 // runtime uses callbacks only: on the buggy example those buffers cost
 // about 2,350 page faults (9 MB of freshly zeroed memory) per process, and
-// driver round trips at context creation. The runtime asks for none; CUPTI still allocates
-// buffers when a profiler in the process enables activity records, and an
-// application that takes the CUPTI slot gets the old count back.
+// driver round trips at context creation. The runtime asks for none; CUPTI
+// still allocates buffers when a profiler in the process enables activity
+// records, and an application that takes the CUPTI slot gets the old count
+// back.
 // XSC_CUPTI_DEVICE_BUFFERS=N asks for N instead, to measure the difference.
 void limit_activity_buffers(Subscription& sub) {
   CuptiApi& api = sub.api;
