@@ -8,6 +8,7 @@ std::string_view to_string(FindingKind kind) {
     case FindingKind::kUnorderedFree: return "unordered-free";
     case FindingKind::kUseAfterFree: return "use-after-free";
     case FindingKind::kUseBeforeReady: return "use-before-ready";
+    case FindingKind::kReuseRace: return "reuse-race";
   }
   return "invalid";
 }
@@ -17,6 +18,7 @@ std::string_view rule_id(FindingKind kind) {
     case FindingKind::kUnorderedFree: return "xstream-unordered-free";
     case FindingKind::kUseAfterFree: return "xstream-use-after-free";
     case FindingKind::kUseBeforeReady: return "xstream-use-before-ready";
+    case FindingKind::kReuseRace: return "xstream-reuse-race";
   }
   return "xstream-invalid";
 }

@@ -12,6 +12,9 @@ enum class FindingKind : std::uint8_t {
   kUnorderedFree,   // rule xstream-unordered-free
   kUseAfterFree,    // rule xstream-use-after-free
   kUseBeforeReady,  // rule xstream-use-before-ready
+  kReuseRace,       // rule xstream-reuse-race: memory freed with every use
+                    // ordered, then used again on a stream not ordered
+                    // after an earlier occupant's use
 };
 std::string_view to_string(FindingKind kind);   // "unordered-free", ...
 std::string_view rule_id(FindingKind kind);     // "xstream-unordered-free", ...
@@ -55,13 +58,33 @@ struct LateWait {
   StackId stack = kNoStack;
 };
 
+// The memory came back into use while an earlier occupant's use could
+// still run: the reallocation (absent when a stale pointer made the use)
+// and the first use that was not ordered after the earlier one.
+struct Reuse {
+  bool has_alloc = false;
+  AllocInfo alloc;  // the new occupant
+  UseInfo use;      // the use that races with the earlier occupant's use
+};
+
 struct Finding {
   FindingKind kind = FindingKind::kUnorderedFree;
   AllocInfo alloc;
-  FreeInfo free;        // kUnorderedFree, kUseAfterFree
-  UseInfo use;          // the unordered / stale / too-early use
+  FreeInfo free;        // kUnorderedFree, kUseAfterFree, kReuseRace (the
+                        // earlier occupant's free)
+  UseInfo use;          // the unordered / stale / too-early use; for
+                        // kReuseRace the earlier occupant's use
   bool has_late_wait = false;
   LateWait late_wait;   // kUnorderedFree only
+  // kUnorderedFree: the memory was reused while the use could still run
+  // (always set for kReuseRace, where reuse.use is the racing use).
+  bool has_reuse = false;
+  Reuse reuse;
+  // kUnorderedFree only: a latent free-before-wait, that is an unordered
+  // free whose memory this run never reused while the use could still run.
+  // Reported as a finding only under strict=1; otherwise counted and
+  // written as a note-level result.
+  bool latent = false;
   std::uint64_t count = 1;  // occurrences merged into this finding
 };
 
