@@ -1,0 +1,1450 @@
+"""The stream-ordering check for PyTorch code: an abstract interpreter over
+each function's structured control flow (Python's own `ast`), forward and
+path-merging, with the facts and transfer rules of the C++ check
+(clang-plugin/analysis/dataflow.cpp). Branches are joined where they meet;
+loops are iterated to a fixpoint.
+
+Values are frozensets of atoms, what an expression may evaluate to:
+  ("t", site, gen)      a tensor storage allocated here (gen 0: the newest
+                        from its site, gen 1: older ones still alive)
+  ("s", key)            a CUDA stream
+  ("e", site)           an event recorded at a record site; ("ev",) one not
+                        recorded yet
+  ("c", site)           a list or deque made here (its content is in the state)
+  ("tup", fields, elems) a tuple or NamedTuple of values
+  ("p", path)           something not made here, named by its path
+  ("none",)             None
+A storage is freed when the last binding that reaches it goes (del,
+rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
+"""
+import ast
+
+from .facts import Buffer, State, join_states, new_use
+
+CURRENT = "<current>"  # the stream current when the function is entered
+NONE = ("none",)
+EMPTY = frozenset()
+NONE_VALUE = frozenset((NONE,))
+
+# Inlining: helpers of the same module, as on the C++ side.
+MAX_INLINE_DEPTH = 3
+MAX_INLINE_LINES = 200
+MAX_LOOP_ROUNDS = 12
+
+STREAM_CONTEXTS = {"torch.cuda.stream", "torch.cuda.StreamContext", "torch.cuda.streams.StreamContext",
+                   "torch.stream", "torch.xpu.stream", "torch.accelerator.stream"}
+STREAM_FACTORIES = {"torch.cuda.Stream", "torch.Stream", "torch.cuda.ExternalStream",
+                    "torch.cuda.streams.Stream"}
+CURRENT_STREAM = {"torch.cuda.current_stream", "torch.accelerator.current_stream",
+                  "torch.cuda.default_stream"}
+EVENT_FACTORIES = {"torch.cuda.Event", "torch.Event", "torch.cuda.streams.Event"}
+DEVICE_SYNC = {"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cuda.ipc_collect"}
+TENSOR_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace",
+                    "empty_strided", "tensor", "as_tensor", "eye", "randperm", "normal", "logspace"}
+LIKE_FACTORIES = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+                  "randint_like"}
+# torch.X callables that do not return a new tensor (or return none of ours).
+TORCH_NON_TENSOR = {"no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_tensor",
+                    "is_floating_point", "is_complex", "is_grad_enabled", "device", "Size", "dtype",
+                    "get_default_dtype", "set_default_dtype", "manual_seed", "numel", "compile",
+                    "is_storage", "typename", "finfo", "iinfo", "get_device", "is_nonzero",
+                    "result_type", "promote_types", "can_cast", "is_inference_mode_enabled",
+                    "use_deterministic_algorithms", "Generator", "Event", "Stream", "autocast",
+                    "_assert", "equal", "allclose", "is_same_size", "broadcast_shapes", "save", "load"}
+TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.ops.", "torch.special.", "torch.linalg.", "torch.fft.",
+                     "torch._C._nn.", "torch._foreach_")
+DIST_PREFIX = "torch.distributed."
+# Tensor methods that return a view of the same storage (no kernel).
+VIEW_METHODS = {"view", "view_as", "narrow", "reshape", "reshape_as", "expand", "expand_as", "transpose",
+                "t", "permute", "unsqueeze", "squeeze", "flatten", "unflatten", "select", "split",
+                "chunk", "unbind", "tensor_split", "as_strided", "detach", "diagonal", "movedim",
+                "moveaxis", "swapaxes", "swapdims", "unfold", "split_with_sizes", "hsplit", "vsplit",
+                "__getitem__", "real", "imag", "view_as_real", "narrow_copy_view", "requires_grad_",
+                "share_memory_", "pin_memory_", "retain_grad", "align_to", "refine_names", "rename"}
+VIEW_ATTRIBUTES = {"data", "T", "mT", "H", "mH", "real", "imag"}
+# Tensor methods that only read metadata (no kernel, no new tensor).
+METADATA_METHODS = {"size", "numel", "dim", "ndimension", "stride", "storage_offset", "data_ptr",
+                    "element_size", "is_contiguous", "get_device", "is_pinned", "nelement", "nbytes",
+                    "is_floating_point", "is_complex", "is_set_to", "is_shared", "untyped_storage",
+                    "storage", "_typed_storage", "register_hook", "__len__", "dim_order", "is_sparse",
+                    "has_names", "is_inference", "_is_view", "_base", "is_meta", "type_as_str",
+                    "_version", "untyped_storage_size"}
+# Tensor methods that copy to the host and so wait for the current stream.
+HOST_SYNC_METHODS = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__"}
+# Conversions that may return the tensor itself.
+MAYBE_SELF_METHODS = {"to", "cuda", "contiguous", "type", "float", "half", "bfloat16", "double", "int",
+                      "long", "bool", "char", "short", "byte", "type_as", "to_dense", "coalesce"}
+NEW_TENSOR_METHODS = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided"}
+CONTAINER_ADD = {"append", "appendleft", "add", "insert", "extend", "extendleft", "put", "put_nowait"}
+CONTAINER_TAKE = {"pop", "popleft", "popitem", "get", "get_nowait"}
+CONTAINER_FACTORIES = {"collections.deque", "queue.Queue", "queue.SimpleQueue", "collections.OrderedDict",
+                       "collections.defaultdict"}
+PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", "zip", "enumerate",
+                         "filter", "dict", "set", "frozenset"}
+# Builtins that neither run GPU work nor keep their arguments.
+HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "repr", "str", "hash",
+                     "getattr", "hasattr", "callable", "range", "int", "float", "bool", "min", "max",
+                     "sum", "any", "all", "abs", "round", "format", "divmod", "map", "super", "object",
+                     "vars", "dir", "iter", "open", "ord", "chr", "hex", "bin", "oct", "slice", "setattr",
+                     "delattr", "NotImplementedError", "ValueError", "RuntimeError", "AssertionError",
+                     "TypeError", "KeyError", "IndexError", "Exception", "divmod", "pow", "sorted"}
+
+
+# The same calls on a device module held in a variable (FSDP's
+# `self._device_handle`, `torch.get_device_module()`).
+DEVICE_MODULE_CALLS = {"Stream": "torch.cuda.Stream", "current_stream": "torch.cuda.current_stream",
+                       "default_stream": "torch.cuda.default_stream", "Event": "torch.cuda.Event",
+                       "synchronize": "torch.cuda.synchronize"}
+
+
+class GaveUp(Exception):
+    """No fixpoint within the budget: the function is not reported."""
+
+
+def dotted(node):
+    """'a.b.c' for a chain of names and attributes, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def tensor_atoms(value):
+    return [a for a in value if a[0] == "t"]
+
+
+def has_kind(value, kind):
+    return any(a[0] == kind for a in value)
+
+
+def collect_imports(tree):
+    """Local name -> canonical dotted name, for every import in the module."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    aliases[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                aliases[a.asname or a.name] = node.module + "." + a.name
+    return aliases
+
+
+def mentions_streams(node):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            name = n.attr
+        elif isinstance(n, ast.Name):
+            name = n.id
+        else:
+            continue
+        if "stream" in name.lower():
+            return True
+    return False
+
+
+class Module:
+    """What the functions of one file share: imports, helpers to inline,
+    NamedTuple fields, which functions deal with streams at all."""
+
+    def __init__(self, tree, path, lines):
+        self.tree = tree
+        self.path = path
+        self.lines = lines
+        self.aliases = collect_imports(tree)
+        self.functions = {}  # module-level defs
+        self.classes = {}  # name -> {method name: def}
+        self.tuple_fields = {}  # NamedTuple/dataclass name -> field names
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = {n.name: n for n in node.body
+                                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                if self._is_record_class(node):
+                    self.tuple_fields[node.name] = tuple(
+                        n.target.id for n in node.body
+                        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+        self._stream_cache = {}
+
+    def _is_record_class(self, node):
+        for base in node.bases:
+            name = self.canonical(dotted(base) or "")
+            if name in ("typing.NamedTuple", "NamedTuple"):
+                return True
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if self.canonical(dotted(target) or "").endswith("dataclass"):
+                return True
+        return False
+
+    def canonical(self, name):
+        if not name:
+            return name
+        root, _, rest = name.partition(".")
+        full = self.aliases.get(root)
+        if full is None:
+            return name
+        return full + ("." + rest if rest else "")
+
+    def is_module_name(self, name):
+        return name.partition(".")[0] in self.aliases
+
+    def deals_with_streams(self, func, class_name, depth=0):
+        """Whether the function, or a helper it calls, names a stream: a
+        use on another stream needs one."""
+        key = id(func)
+        if key in self._stream_cache:
+            return self._stream_cache[key]
+        self._stream_cache[key] = False  # recursion
+        result = mentions_streams(func)
+        if not result and depth < MAX_INLINE_DEPTH:
+            for n in ast.walk(func):
+                if isinstance(n, ast.Call):
+                    callee = self.resolve_callee(n.func, class_name)
+                    if callee is not None and callee is not func and \
+                            self.deals_with_streams(callee, class_name, depth + 1):
+                        result = True
+                        break
+        self._stream_cache[key] = result
+        return result
+
+    def resolve_callee(self, func, class_name):
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+                and class_name is not None:
+            return self.classes.get(class_name, {}).get(func.attr)
+        return None
+
+
+class Frame:
+    """One function being interpreted: the analyzed one (depth 0) or a helper
+    inlined into it."""
+
+    def __init__(self, func, fid, depth, class_name, chain, self_outer):
+        self.func = func
+        self.fid = fid
+        self.depth = depth
+        self.class_name = class_name
+        self.chain = chain  # ids of the call expressions that inlined it
+        self.self_outer = self_outer  # `self` is the analyzed function's self
+        self.returns = []  # (state, value)
+        self.loops = []  # [(breaks, continues)]
+        self.streams = [CURRENT]  # stream contexts, innermost last
+        self.globals = set()
+        self.captured = set()
+        if func is not None:
+            for n in ast.walk(func):
+                if isinstance(n, (ast.Global, ast.Nonlocal)):
+                    self.globals.update(n.names)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not func:
+                    # A closure keeps what it names alive, past the function.
+                    for m in ast.walk(n):
+                        if isinstance(m, ast.Name):
+                            self.captured.add(m.id)
+
+
+class RawFree:
+    __slots__ = ("free_site", "buffer", "free_stream", "use_site", "use_stream", "how")
+
+    def __init__(self, free_site, buffer, free_stream, use_site, use_stream, how):
+        self.free_site = free_site
+        self.buffer = buffer
+        self.free_stream = free_stream
+        self.use_site = use_site
+        self.use_stream = use_stream
+        self.how = how
+
+
+class FunctionAnalysis:
+    """Interprets one function (with its helpers inlined) and collects the
+    frees not ordered after a use on another stream."""
+
+    def __init__(self, module, func, class_name, qualname):
+        self.m = module
+        self.func = func
+        self.class_name = class_name
+        self.qualname = qualname
+        self.sites = {}  # (node id, chain) -> site number
+        self.site_nodes = []  # site number -> (node, kind)
+        self.found = {}  # (free site, use site, stream) -> RawFree
+        self.late = {}  # (free site, use site, stream) -> wait site
+        self.st = None
+        self.frames = []
+        self.next_fid = 0
+        self.steps = 0
+
+    # ----- sites and keys -------------------------------------------------
+    @property
+    def f(self):
+        return self.frames[-1]
+
+    def site(self, node, kind=""):
+        chain = self.f.chain
+        key = (id(node), chain, kind)
+        s = self.sites.get(key)
+        if s is None:
+            s = len(self.site_nodes)
+            self.sites[key] = s
+            # Inside an inlined helper, report at the call in the analyzed function.
+            self.site_nodes.append((chain[0][1] if chain else node, kind))
+        return s
+
+    def key(self, name):
+        """The binding key of a local name or attribute path."""
+        root = name.partition(".")[0]
+        if root in self.f.globals:
+            return "g:" + name
+        if root == "self" and self.f.self_outer:
+            return "0:" + name
+        return "%d:%s" % (self.f.fid, name)
+
+    @property
+    def ctx(self):
+        return self.f.streams[-1]
+
+    # ----- entry ----------------------------------------------------------
+    def run(self, is_module=False):
+        fid = self.next_fid
+        self.next_fid += 1
+        self.frames.append(Frame(self.func, fid, 0, None if is_module else self.class_name, (), True))
+        self.st = State()
+        body = self.func.body
+        self.exec_block(body)
+        if not is_module:
+            self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
+        return self.found, self.late
+
+    # ----- statements -----------------------------------------------------
+    def exec_block(self, stmts):
+        for s in stmts:
+            if self.st is None:
+                return
+            self.exec_stmt(s)
+
+    def exec_stmt(self, s):
+        self.steps += 1
+        if self.steps > 200000:
+            raise GaveUp()
+        t = type(s)
+        if t is ast.Expr:
+            if isinstance(s.value, (ast.Yield, ast.YieldFrom, ast.Await)):
+                self.escape(self.eval(s.value.value) if s.value.value is not None else EMPTY)
+            else:
+                self.eval(s.value)
+        elif t is ast.Assign:
+            value = self.eval(s.value, hint=s.targets[0])
+            for target in s.targets:
+                self.assign(target, value, s)
+        elif t is ast.AnnAssign:
+            if s.value is not None:
+                self.assign(s.target, self.eval(s.value, hint=s.target), s)
+        elif t is ast.AugAssign:
+            target = self.eval(s.target)
+            value = self.eval(s.value)
+            if tensor_atoms(target):
+                self.use(target, s)  # in place: same storage
+                self.use(value, s)
+            elif has_kind(target, "c"):
+                self.container_add(target, value, s)
+            else:
+                self.assign(s.target, self.binop(target, value, s), s)
+        elif t is ast.Delete:
+            for target in s.targets:
+                self.delete(target, s)
+        elif t is ast.If:
+            self.exec_if(s)
+        elif t in (ast.For, ast.AsyncFor, ast.While):
+            self.exec_loop(s)
+        elif t in (ast.With, ast.AsyncWith):
+            self.exec_with(s)
+        elif t is ast.Return:
+            value = self.eval(s.value) if s.value is not None else NONE_VALUE
+            self.f.returns.append((self.st, value, s))
+            self.st = None
+        elif t is ast.Raise:
+            if s.exc is not None:
+                self.eval(s.exc)
+            self.st = None
+        elif t is ast.Break:
+            if self.f.loops:
+                self.f.loops[-1][0].append(self.st)
+            self.st = None
+        elif t is ast.Continue:
+            if self.f.loops:
+                self.f.loops[-1][1].append(self.st)
+            self.st = None
+        elif t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+            self.exec_try(s)
+        elif t is ast.Match:
+            self.eval(s.subject)
+            before = self.st
+            outs = []
+            for case in s.cases:
+                self.st = before.copy()
+                self.exec_block(case.body)
+                outs.append(self.st)
+            outs.append(before)
+            self.st = join_states(outs)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            # A nested function keeps what it names alive (see Frame.captured).
+            for name in self.f.captured:
+                v = self.st.names.get(self.key(name))
+                if v:
+                    self.escape(v)
+            if t is not ast.ClassDef:
+                self.st.names[self.key(s.name)] = EMPTY
+        elif t is ast.Assert:
+            pass
+        # Import, Pass, Global, Nonlocal: nothing to do.
+
+    def exec_if(self, s):
+        self.eval(s.test)
+        before = self.st
+        self.st = self.narrow(before.copy(), s.test, True)
+        self.exec_block(s.body)
+        then = self.st
+        self.st = self.narrow(before, s.test, False)
+        self.exec_block(s.orelse)
+        self.st = join_states([then, self.st])
+
+    def narrow(self, st, test, truth):
+        """On each branch of `x is None` / `x is not None` / `x`, drop what x
+        cannot be there (the first round of a keepalive loop)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.narrow(st, test.operand, not truth)
+        if isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And) == truth:
+                for v in test.values:
+                    st = self.narrow(st, v, truth)
+            return st
+        name, is_none = None, None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            name = dotted(test.left)
+            if isinstance(test.ops[0], ast.Is):
+                is_none = truth
+            elif isinstance(test.ops[0], ast.IsNot):
+                is_none = not truth
+        elif dotted(test) is not None:
+            name = dotted(test)
+            is_none = False if truth else None  # falsy: None, or an empty list
+        if name is None or is_none is None:
+            return st
+        k = self.key(name)
+        v = st.names.get(k)
+        if v is None:
+            return st
+        if is_none:
+            if NONE in v:
+                st.names[k] = NONE_VALUE
+        elif NONE in v:
+            st.names[k] = v - NONE_VALUE
+        return st
+
+    def exec_loop(self, s):
+        is_for = not isinstance(s, ast.While)
+        elems = EMPTY
+        if is_for:
+            elems = self.elements(self.eval(s.iter))
+        forever = not is_for and isinstance(s.test, ast.Constant) and bool(s.test.value)
+        entry = self.st
+        head = entry
+        for _ in range(MAX_LOOP_ROUNDS):
+            self.f.loops.append(([], []))
+            self.st = head.copy()
+            if is_for:
+                self.assign(s.target, elems, s)
+                cond = None
+            else:
+                self.eval(s.test)
+                cond = self.st.copy()
+                self.st = self.narrow(self.st, s.test, True)
+            self.exec_block(s.body)
+            breaks, continues = self.f.loops.pop()
+            new_head = join_states([entry, self.st] + continues)
+            if new_head == head:
+                break
+            head = new_head
+        else:
+            raise GaveUp()
+        if is_for:
+            exit_state = head.copy()
+        elif forever:
+            exit_state = None
+        else:
+            exit_state = self.narrow(cond, s.test, False)
+            self.st = exit_state
+            self.query_loop_sync(s.test)
+            exit_state = self.st
+        self.st = exit_state
+        if s.orelse:
+            self.exec_block(s.orelse)
+        self.st = join_states([self.st] + breaks)
+
+    def query_loop_sync(self, test):
+        """`while not e.query(): ...` ends with the host past e (or the stream)."""
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+            return
+        call = test.operand
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "query"):
+            return
+        self.host_wait_on(call.func.value, test)
+
+    def exec_with(self, s):
+        pushed = 0
+        for item in s.items:
+            stream = self.stream_context(item.context_expr)
+            if stream is not False:
+                self.f.streams.append(stream)
+                pushed += 1
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, EMPTY, s)
+            else:
+                value = self.eval(item.context_expr)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, EMPTY if tensor_atoms(value) else value, s)
+        self.exec_block(s.body)
+        for _ in range(pushed):
+            self.f.streams.pop()
+
+    def stream_context(self, expr):
+        """The stream a `with` makes current (None: unknown), or False when
+        the context manager is not a stream context."""
+        if isinstance(expr, ast.Call):
+            name = self.m.canonical(dotted(expr.func) or "")
+            # torch.cuda.stream(s), and a device module's: device_handle.stream(s)
+            if name in STREAM_CONTEXTS or (isinstance(expr.func, ast.Attribute) and expr.func.attr == "stream"
+                                           and not tensor_atoms(self.eval(expr.func.value))):
+                arg = expr.args[0] if expr.args else next(
+                    (k.value for k in expr.keywords if k.arg == "stream"), None)
+                if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+                    return self.ctx
+                keys = self.stream_keys(self.eval(arg), arg)
+                if len(keys) == 1:
+                    return next(iter(keys))
+                return None
+            return False
+        value = self.eval(expr)
+        keys = {a[1] for a in value if a[0] == "s"}
+        if not keys:
+            # `with stream:` on a stream made elsewhere (torch.Stream is a context manager)
+            keys = {a[1] for a in value if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
+        if keys:
+            return next(iter(keys)) if len(keys) == 1 else None
+        return False
+
+    def exec_try(self, s):
+        before = self.st.copy()
+        self.exec_block(s.body)
+        body_out = self.st
+        outs = []
+        if s.handlers:
+            entry = join_states([before, body_out])
+            for h in s.handlers:
+                self.st = entry.copy()
+                if h.name:
+                    self.st.names[self.key(h.name)] = EMPTY
+                self.exec_block(h.body)
+                outs.append(self.st)
+        self.st = body_out
+        if s.orelse and self.st is not None:
+            self.exec_block(s.orelse)
+        self.st = join_states([self.st] + outs)
+        if s.finalbody:
+            if self.st is None:
+                # Every path left (return, raise): the finally's effects still
+                # happen, but on paths this walk does not follow further.
+                return
+            self.exec_block(s.finalbody)
+
+    # ----- bindings -------------------------------------------------------
+    def assign(self, target, value, stmt):
+        t = type(target)
+        if t is ast.Name:
+            k = self.key(target.id)
+            old = self.st.names.get(k)
+            if target.id in self.f.captured or target.id in self.f.globals:
+                self.escape(value)
+            self.st.names[k] = value
+            if old:
+                self.drop(old - value, stmt, target.id, "rebind")
+        elif t in (ast.Tuple, ast.List):
+            n = len(target.elts)
+            parts = [set() for _ in range(n)]
+            for atom in value:
+                if atom[0] == "tup" and len(atom[2]) == n:
+                    for i, elem in enumerate(atom[2]):
+                        parts[i] |= elem
+                elif atom[0] == "t":  # split/chunk: views of one storage
+                    for p in parts:
+                        p.add(atom)
+                elif atom[0] == "c":
+                    for p in parts:
+                        p |= self.st.containers.get(atom, EMPTY)
+            for elt, part in zip(target.elts, parts):
+                if isinstance(elt, ast.Starred):
+                    elt = elt.value
+                self.assign(elt, frozenset(part), stmt)
+        elif t is ast.Attribute:
+            self.eval(target.value)
+            path = dotted(target)
+            if tensor_atoms(value) or has_kind(value, "c") or has_kind(value, "tup"):
+                self.escape(value)
+            if path is not None:
+                self.st.names[self.key(path)] = value
+        elif t is ast.Subscript:
+            base = self.eval(target.value)
+            self.eval(target.slice)
+            if has_kind(base, "c"):
+                self.container_add(base, value, stmt)
+            elif tensor_atoms(base):
+                self.use(base, stmt)  # t[i] = v is a copy kernel
+                self.use(value, stmt)
+            else:
+                self.escape(value)
+        elif t is ast.Starred:
+            self.assign(target.value, value, stmt)
+
+    def delete(self, target, stmt):
+        if isinstance(target, ast.Name):
+            k = self.key(target.id)
+            old = self.st.names.pop(k, None)
+            if old:
+                self.drop(old, stmt, target.id, "del")
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.delete(elt, stmt)
+        elif isinstance(target, ast.Subscript):
+            base = self.eval(target.value)
+            self.eval(target.slice)
+            # del q[0]: the oldest entry of a local queue goes
+            if has_kind(base, "c") and isinstance(target.slice, ast.Constant):
+                for c in [a for a in base if a[0] == "c"]:
+                    taken = self.st.containers.get(c, EMPTY)
+                    self.st.containers[c] = EMPTY
+                    self.drop(taken, stmt, dotted(target.value) or "entry", "del")
+
+    def reachable(self, roots):
+        """Every atom reachable from `roots` through tuples and containers."""
+        seen = set()
+        stack = list(roots)
+        containers = self.st.containers
+        while stack:
+            a = stack.pop()
+            if a in seen:
+                continue
+            seen.add(a)
+            kind = a[0]
+            if kind == "tup":
+                for elem in a[2]:
+                    stack.extend(elem)
+            elif kind == "c":
+                stack.extend(containers.get(a, EMPTY))
+        return seen
+
+    def held(self):
+        roots = []
+        for v in self.st.names.values():
+            roots.extend(v)
+        return self.reachable(roots)
+
+    def drop(self, value, stmt, name, how):
+        """A binding to `value` went: free what nothing else reaches."""
+        gone = [a for a in self.reachable(value) if a[0] == "t"]
+        if not gone:
+            return
+        held = self.held()
+        for atom in gone:
+            if atom in held:
+                continue
+            buf = self.st.buffers.get(atom)
+            if buf is None or buf.escaped:
+                continue
+            if buf.stored and how != "del":
+                del self.st.buffers[atom]
+                continue
+            self.free(atom, self.site(stmt, "free"), name, how)
+
+    def escape(self, value):
+        for atom in self.reachable(value):
+            if atom[0] == "t":
+                buf = self.st.buffers.get(atom)
+                if buf is not None and not buf.escaped:
+                    buf = buf.copy()
+                    buf.escaped = True
+                    self.st.buffers[atom] = buf
+
+    def finish_frame(self, frame, fallthrough, value, end_node):
+        """The function returns: its locals go, except what it returns."""
+        exits = [(st, v, node) for st, v, node in frame.returns]
+        if fallthrough is not None:
+            exits.append((fallthrough, NONE_VALUE if value is None else value, end_node))
+        prefix = "%d:" % frame.fid
+        outs, values = [], []
+        for st, v, node in exits:
+            self.st = st
+            local_roots, keep_roots = [], list(v)
+            for k, val in st.names.items():
+                if k.startswith(prefix):
+                    (keep_roots if "." in k else local_roots).extend(val)
+                else:
+                    keep_roots.extend(val)
+            keep = self.reachable(keep_roots)
+            names = {}
+            for k, val in st.names.items():
+                if k.startswith(prefix) and "." not in k:
+                    for a in self.reachable(val):
+                        names.setdefault(a, k[len(prefix):])
+            for atom in sorted(self.reachable(local_roots) - keep, key=repr):
+                if atom[0] != "t":
+                    continue
+                buf = st.buffers.get(atom)
+                if buf is None or buf.escaped or buf.stored:
+                    continue
+                self.free(atom, self.site(node, "exit"), names.get(atom, "tensor"), "exit")
+            for k in [k for k in st.names if k.startswith(prefix)]:
+                del st.names[k]
+            outs.append(self.st)
+            values.append(v)
+        self.st = join_states(outs)
+        return frozenset().union(*values) if values else NONE_VALUE
+
+    # ----- dataflow transfer (the C++ check's ops) -------------------------
+    def alloc(self, node, stream):
+        """A new storage from this site; the previous one from the same site,
+        if still alive, joins the summary of older ones."""
+        site = self.site(node, "alloc")
+        new = ("t", site, 0)
+        st = self.st
+        if new in st.buffers:
+            old = ("t", site, 1)
+            if new in self.held():
+                moved = st.buffers.pop(new)
+                prev = st.buffers.get(old)
+                st.buffers[old] = moved if prev is None else prev.join(moved)
+                self.rename(new, old)
+            else:
+                del st.buffers[new]
+        st.buffers[new] = Buffer(alloc=frozenset((stream,)) if stream is not None else frozenset())
+        return frozenset((new,))
+
+    def rename(self, old, new):
+        def sub(value):
+            if not any(a == old or a[0] in ("tup", "c") for a in value):
+                return value
+            out = set()
+            for a in value:
+                if a == old:
+                    out.add(new)
+                elif a[0] == "tup":
+                    out.add(("tup", a[1], tuple(sub(e) for e in a[2])))
+                else:
+                    out.add(a)
+            return frozenset(out)
+
+        st = self.st
+        for k, v in list(st.names.items()):
+            st.names[k] = sub(v)
+        for k, v in list(st.containers.items()):
+            st.containers[k] = sub(v)
+
+    def use(self, value, node):
+        stream = self.ctx
+        if stream is None:
+            return
+        atoms = [a for a in self.reachable(value) if a[0] == "t"]
+        if not atoms:
+            return
+        site = self.site(node, "use")
+        for atom in atoms:
+            buf = self.st.buffers.get(atom)
+            if buf is None:
+                continue
+            buf = buf.copy()
+            buf.uses[site] = new_use(stream)
+            self.st.buffers[atom] = buf
+
+    def all_uses(self, fn):
+        st = self.st
+        for atom, buf in list(st.buffers.items()):
+            if not buf.uses:
+                continue
+            changed = None
+            for site, use in buf.uses.items():
+                new = fn(use)
+                if new is not use:
+                    if changed is None:
+                        changed = dict(buf.uses)
+                    changed[site] = new
+            if changed is not None:
+                nb = buf.copy()
+                nb.uses = changed
+                st.buffers[atom] = nb
+
+    def record(self, stream, node):
+        site = self.site(node, "record")
+        if stream is None:
+            return frozenset((("ev",),))
+
+        def capture(use):
+            if use.ordered_on(stream):
+                if site in use.captures:
+                    return use
+                return use._replace(captures=use.captures | {site})
+            if site in use.captures:  # this record replaces an older one
+                return use._replace(captures=use.captures - {site})
+            return use
+
+        self.all_uses(capture)
+        self.st.open = {k: capture(u) for k, u in self.st.open.items()}
+        return frozenset((("e", site),))
+
+    def wait(self, streams, event, node):
+        records = frozenset(a[1] for a in event if a[0] == "e")
+        if not records or not streams:
+            return
+        site = self.site(node, "wait")
+        for stream in streams:
+            def order(use):
+                if records <= use.captures and stream not in use.ordered:
+                    return use._replace(ordered=use.ordered | {stream})
+                return use
+            self.order_all(stream, order, site)
+
+    def wait_stream(self, streams, other, node):
+        if other is None or not streams:
+            return
+        site = self.site(node, "wait")
+        for stream in streams:
+            def order(use):
+                if use.ordered_on(other) and stream not in use.ordered:
+                    return use._replace(ordered=use.ordered | {stream})
+                return use
+            self.order_all(stream, order, site)
+
+    def order_all(self, stream, order, wait_site):
+        self.all_uses(order)
+        kept = {}
+        for key, use in self.st.open.items():
+            use = order(use)
+            if key[2] == stream and use.ordered_on(stream):
+                self.late.setdefault(key, wait_site)  # a wait after the free
+            else:
+                kept[key] = use
+        self.st.open = kept
+
+    def host_sync(self, synced):
+        self.all_uses(lambda u: u._replace(host=True) if not u.host and synced(u) else u)
+        # A host wait after the free ends the hazard but is not "the wait".
+        self.st.open = {k: u for k, u in self.st.open.items() if not synced(u)}
+
+    def host_wait_on(self, expr, node):
+        value = self.eval(expr)
+        records = frozenset(a[1] for a in value if a[0] == "e")
+        if records:
+            self.host_sync(lambda u: records <= u.captures)
+            return
+        if has_kind(value, "ev"):
+            return
+        for stream in self.stream_keys(value, expr):
+            self.host_sync(lambda u, s=stream: u.ordered_on(s))
+
+    def free(self, atom, site, name, how, keep=False):
+        buf = self.st.buffers.get(atom)
+        if buf is None:
+            return
+        for fs in buf.alloc:
+            for use_site, use in buf.uses.items():
+                if use.ordered_on(fs) or use.stream in buf.recorded:
+                    continue
+                key = (site, use_site, fs)
+                self.st.open[key] = use
+                if self.f.depth == 0 and key not in self.found:
+                    self.found[key] = RawFree(site, name, fs, use_site, use.stream, how)
+        if keep:
+            nb = buf.copy()
+            nb.uses = {}
+            self.st.buffers[atom] = nb
+        else:
+            del self.st.buffers[atom]
+
+    def container_add(self, container, value, node):
+        for c in container:
+            if c[0] == "c":
+                self.st.containers[c] = self.st.containers.get(c, EMPTY) | value
+
+    # ----- streams --------------------------------------------------------
+    def stream_keys(self, value, node):
+        """The streams an expression may be."""
+        keys = {a[1] for a in value if a[0] == "s"}
+        if keys:
+            return keys
+        paths = {a[1] for a in value if a[0] == "p"}
+        if len(paths) == 1:
+            return paths
+        return set()
+
+    def stream_of(self, node):
+        """One stream, or None when it is unknown or could be several."""
+        keys = self.stream_keys(self.eval(node), node)
+        return next(iter(keys)) if len(keys) == 1 else None
+
+    # ----- expressions ----------------------------------------------------
+    def elements(self, value):
+        """What iterating over a value yields."""
+        out = set()
+        for a in value:
+            kind = a[0]
+            if kind == "c":
+                out |= self.st.containers.get(a, EMPTY)
+            elif kind == "tup":
+                for e in a[2]:
+                    out |= e
+            elif kind == "t":
+                out.add(a)  # rows of a tensor: views
+        return frozenset(out)
+
+    def eval(self, node, hint=None):
+        t = type(node)
+        if t is ast.Name:
+            v = self.st.names.get(self.key(node.id))
+            if v is not None:
+                return v
+            return frozenset((("p", self.m.canonical(node.id)),))
+        if t is ast.Constant:
+            return NONE_VALUE if node.value is None else EMPTY
+        if t is ast.Attribute:
+            return self.eval_attribute(node)
+        if t is ast.Call:
+            return self.eval_call(node, hint)
+        if t is ast.Subscript:
+            base = self.eval(node.value)
+            self.eval(node.slice)
+            out = set(tensor_atoms(base))  # slicing: a view
+            idx = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            for a in base:
+                if a[0] == "tup":
+                    if isinstance(idx, int) and -len(a[2]) <= idx < len(a[2]):
+                        out |= a[2][idx]
+                    else:
+                        for e in a[2]:
+                            out |= e
+                elif a[0] == "c":
+                    out |= self.st.containers.get(a, EMPTY)
+            return frozenset(out)
+        if t is ast.BinOp:
+            return self.binop(self.eval(node.left), self.eval(node.right), node)
+        if t is ast.UnaryOp:
+            v = self.eval(node.operand)
+            if isinstance(node.op, ast.Not):
+                return EMPTY
+            return self.binop(v, EMPTY, node)
+        if t is ast.BoolOp:
+            out = EMPTY
+            for v in node.values:
+                out = out | self.eval(v)
+            return out
+        if t is ast.Compare:
+            vals = [self.eval(node.left)] + [self.eval(c) for c in node.comparators]
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return EMPTY
+            if any(tensor_atoms(v) for v in vals):
+                return self.binop(frozenset().union(*vals), EMPTY, node)
+            return EMPTY
+        if t is ast.IfExp:
+            self.eval(node.test)
+            return self.eval(node.body) | self.eval(node.orelse)
+        if t is ast.Tuple:
+            elems = tuple(self.eval(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
+            return frozenset((("tup", None, elems),))
+        if t in (ast.List, ast.Set):
+            content = EMPTY
+            for e in node.elts:
+                content = content | self.eval(e.value if isinstance(e, ast.Starred) else e)
+            return self.new_container(node, content)
+        if t is ast.Dict:
+            content = EMPTY
+            for k, v in zip(node.keys, node.values):
+                if k is not None:
+                    self.eval(k)
+                content = content | self.eval(v)
+            return self.new_container(node, content)
+        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            return self.eval_comprehension(node)
+        if t is ast.NamedExpr:
+            v = self.eval(node.value)
+            self.assign(node.target, v, node)
+            return v
+        if t is ast.Starred:
+            return self.eval(node.value)
+        if t is ast.Lambda:
+            return EMPTY
+        if t in (ast.Await, ast.Yield, ast.YieldFrom):
+            if node.value is not None:
+                v = self.eval(node.value)
+                if t is not ast.Await:
+                    self.escape(v)
+                return v if t is ast.Await else EMPTY
+            return EMPTY
+        if t is ast.JoinedStr:
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    self.eval(v.value)
+            return EMPTY
+        if t is ast.Slice:
+            for part in (node.lower, node.upper, node.step):
+                if part is not None:
+                    self.eval(part)
+            return EMPTY
+        return EMPTY
+
+    def new_container(self, node, content):
+        c = ("c", self.site(node, "container"))
+        self.st.containers[c] = content
+        return frozenset((c,))
+
+    def eval_comprehension(self, node):
+        saved = dict(self.st.names)
+        for gen in node.generators:
+            elems = self.elements(self.eval(gen.iter))
+            self.assign_quiet(gen.target, elems)
+            for cond in gen.ifs:
+                self.eval(cond)
+        if isinstance(node, ast.DictComp):
+            self.eval(node.key)
+            content = self.eval(node.value)
+        else:
+            content = self.eval(node.elt)
+        # The comprehension's own names do not outlive it.
+        for k in list(self.st.names):
+            if k not in saved:
+                del self.st.names[k]
+        for k, v in saved.items():
+            self.st.names[k] = v
+        if isinstance(node, ast.GeneratorExp):
+            return frozenset((("tup", None, (content,)),))
+        return self.new_container(node, content)
+
+    def assign_quiet(self, target, value):
+        if isinstance(target, ast.Name):
+            self.st.names[self.key(target.id)] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.assign_quiet(elt.value if isinstance(elt, ast.Starred) else elt, value)
+
+    def binop(self, left, right, node):
+        operands = left | right
+        if not tensor_atoms(operands):
+            return EMPTY
+        self.use(operands, node)
+        return self.alloc(node, self.ctx)
+
+    def eval_attribute(self, node):
+        path = dotted(node)
+        if path is not None:
+            v = self.st.names.get(self.key(path))
+            if v is not None:
+                return v
+        base = self.eval(node.value)
+        out = set()
+        for a in base:
+            if a[0] == "tup" and a[1] is not None and node.attr in a[1]:
+                out |= a[2][a[1].index(node.attr)]
+        if node.attr in VIEW_ATTRIBUTES:
+            out.update(tensor_atoms(base))
+        if out:
+            return frozenset(out)
+        if tensor_atoms(base) or has_kind(base, "tup") or has_kind(base, "c"):
+            return EMPTY
+        if path is not None:
+            return frozenset((("p", self.m.canonical(path)),))
+        return EMPTY
+
+    def eval_args(self, node):
+        args = [self.eval(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        return args, kwargs
+
+    def eval_call(self, node, hint=None):
+        func = node.func
+        name = dotted(func)
+        canon = self.m.canonical(name) if name else None
+        if canon is not None and self.m.is_module_name(name) and self.key(name.partition(".")[0]) \
+                not in self.st.names:
+            return self.call_module_function(canon, node, hint)
+        if isinstance(func, ast.Attribute):
+            return self.call_method(func, node)
+        if isinstance(func, ast.Name) and self.key(func.id) not in self.st.names:
+            callee = self.m.functions.get(func.id)
+            if callee is not None:
+                args, kwargs = self.eval_args(node)
+                result = self.inline(callee, node, args, kwargs, None)
+                if result is not None:
+                    return result
+                return self.unknown_call(node, args, kwargs)
+            if func.id in self.m.tuple_fields:
+                args, kwargs = self.eval_args(node)
+                fields = self.m.tuple_fields[func.id]
+                elems = list(args[:len(fields)]) + [EMPTY] * max(0, len(fields) - len(args))
+                for k, v in kwargs.items():
+                    if k in fields:
+                        elems[fields.index(k)] = v
+                return frozenset((("tup", fields, tuple(elems)),))
+            if func.id in PASS_THROUGH_BUILTINS:
+                args, kwargs = self.eval_args(node)
+                out = EMPTY
+                for a in args:
+                    out = out | a
+                if func.id in ("list", "dict", "set") and (args or not kwargs):
+                    return self.new_container(node, self.elements(out) if args else EMPTY)
+                return out
+            if func.id in HARMLESS_BUILTINS:
+                self.eval_args(node)
+                return EMPTY
+        self.eval(func)
+        args, kwargs = self.eval_args(node)
+        return self.unknown_call(node, args, kwargs)
+
+    def unknown_call(self, node, args, kwargs):
+        """A call this analysis does not know: its tensor arguments are used on
+        the current stream, and it may keep them."""
+        values = list(args) + list(kwargs.values())
+        if not values:
+            return EMPTY
+        everything = frozenset().union(*values)
+        self.use(everything, node)
+        for atom in self.reachable(everything):
+            if atom[0] == "t":
+                buf = self.st.buffers.get(atom)
+                if buf is not None and not buf.stored:
+                    buf = buf.copy()
+                    buf.stored = True
+                    self.st.buffers[atom] = buf
+        return EMPTY
+
+    def call_module_function(self, canon, node, hint):
+        if canon in STREAM_CONTEXTS:
+            self.eval_args(node)
+            return EMPTY
+        if canon in STREAM_FACTORIES:
+            self.eval_args(node)
+            name = dotted(hint) if hint is not None else None
+            return frozenset((("s", name or "stream@%d" % node.lineno),))
+        if canon in CURRENT_STREAM:
+            self.eval_args(node)
+            if canon.endswith("default_stream"):
+                return frozenset((("s", CURRENT),))
+            return frozenset((("s", self.ctx),)) if self.ctx is not None else EMPTY
+        if canon in EVENT_FACTORIES:
+            self.eval_args(node)
+            return frozenset((("ev",),))
+        if canon in DEVICE_SYNC:
+            self.eval_args(node)
+            self.host_sync(lambda u: True)
+            return EMPTY
+        if canon in CONTAINER_FACTORIES:
+            args, kwargs = self.eval_args(node)
+            return self.new_container(node, self.elements(args[0]) if args else EMPTY)
+        args, kwargs = self.eval_args(node)
+        values = list(args) + list(kwargs.values())
+        everything = frozenset().union(*values) if values else EMPTY
+        if canon.startswith(DIST_PREFIX):
+            self.use(everything, node)  # collectives: enqueued on the current stream
+            return EMPTY
+        short = canon[len("torch."):] if canon.startswith("torch.") else None
+        is_torch_op = short is not None and (
+            ("." not in short and short not in TORCH_NON_TENSOR and not short.startswith("_"))
+            or canon.startswith(TENSOR_NAMESPACES))
+        if not is_torch_op:
+            if short is not None and short.startswith("cuda."):
+                return EMPTY
+            return self.unknown_call(node, args, kwargs)
+        self.use(everything, node)
+        if short in TENSOR_FACTORIES or short in LIKE_FACTORIES:
+            if self.on_host(node) or (short in LIKE_FACTORIES and not tensor_atoms(everything)
+                                      and "device" not in kwargs):
+                return EMPTY
+            if short in TENSOR_FACTORIES and "device" not in kwargs:
+                return EMPTY  # the default device: the host, unless set otherwise
+            return self.alloc(node, self.ctx)
+        if short.startswith("_foreach_") and short.endswith("_"):
+            return EMPTY
+        if tensor_atoms(everything):
+            return self.alloc(node, self.ctx)
+        return EMPTY
+
+    def on_host(self, node):
+        for k in node.keywords:
+            if k.arg == "device":
+                v = k.value
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    return not v.value.startswith("cuda")
+                if isinstance(v, ast.Call) and self.m.canonical(dotted(v.func) or "") == "torch.device" \
+                        and v.args and isinstance(v.args[0], ast.Constant):
+                    return not str(v.args[0].value).startswith("cuda")
+        return False
+
+    def call_method(self, func, node):
+        meth = func.attr
+        recv_node = func.value
+        # t.untyped_storage().resize_(0) frees the storage whoever else holds it.
+        if meth in ("resize_", "_resize_") and isinstance(recv_node, ast.Call) and \
+                isinstance(recv_node.func, ast.Attribute) and \
+                recv_node.func.attr in ("untyped_storage", "storage", "_typed_storage"):
+            return self.storage_resize(recv_node.func.value, node)
+        # A helper method of the same class, inlined.
+        if isinstance(recv_node, ast.Name) and recv_node.id == "self" and self.f.class_name is not None:
+            callee = self.m.classes.get(self.f.class_name, {}).get(meth)
+            if callee is not None:
+                args, kwargs = self.eval_args(node)
+                result = self.inline(callee, node, args, kwargs, recv_node)
+                if result is not None:
+                    return result
+                return self.unknown_call(node, args, kwargs)
+        recv = self.eval(recv_node)
+        if not tensor_atoms(recv) and not has_kind(recv, "c"):
+            # A device module by another name (device_handle = torch.cuda).
+            generic = DEVICE_MODULE_CALLS.get(meth)
+            if generic is not None and not has_kind(recv, "s") and not has_kind(recv, "e"):
+                path = (dotted(recv_node) or "").lower()
+                if meth != "synchronize" or not ("stream" in path or "event" in path):
+                    return self.call_module_function(generic, node, None)
+        if meth == "wait_event":
+            streams = self.stream_keys(recv, recv_node)
+            args, kwargs = self.eval_args(node)
+            event = args[0] if args else kwargs.get("event", EMPTY)
+            self.wait(streams, event, node)
+            return EMPTY
+        if meth == "wait_stream":
+            streams = self.stream_keys(recv, recv_node)
+            other = self.stream_of(node.args[0]) if node.args else None
+            self.wait_stream(streams, other, node)
+            return EMPTY
+        if meth == "record_event":
+            self.eval_args(node)
+            keys = self.stream_keys(recv, recv_node)
+            return self.record(next(iter(keys)) if len(keys) == 1 else None, node)
+        if meth == "record_stream":
+            stream = self.stream_of(node.args[0]) if node.args else None
+            if stream is not None:
+                for atom in tensor_atoms(recv):
+                    buf = self.st.buffers.get(atom)
+                    if buf is not None:
+                        buf = buf.copy()
+                        buf.recorded = buf.recorded | {stream}
+                        self.st.buffers[atom] = buf
+            return EMPTY
+        is_tensor = bool(tensor_atoms(recv))
+        is_event = has_kind(recv, "e") or has_kind(recv, "ev")
+        if meth == "record" and not is_tensor:
+            if node.args or node.keywords:
+                arg = node.args[0] if node.args else node.keywords[0].value
+                stream = self.stream_of(arg)
+            else:
+                stream = self.ctx
+            event = self.record(stream, node)
+            path = dotted(recv_node)
+            if path is not None:
+                self.st.names[self.key(path)] = event
+            return EMPTY
+        if meth == "wait" and is_event:
+            if node.args:
+                streams = self.stream_keys(self.eval(node.args[0]), node.args[0])
+            else:
+                streams = {self.ctx} if self.ctx is not None else set()
+            self.wait(streams, recv, node)
+            return EMPTY
+        if meth == "synchronize" and not is_tensor:
+            self.eval_args(node)
+            if not is_event and not has_kind(recv, "s"):
+                path = dotted(recv_node) or ""
+                if "event" in path.lower():
+                    return EMPTY
+            self.host_wait_on(recv_node, node)
+            return EMPTY
+        if has_kind(recv, "c") and not is_tensor:
+            return self.container_method(recv, meth, node)
+        args, kwargs = self.eval_args(node)
+        if is_tensor:
+            return self.tensor_method(recv, meth, node, args, kwargs)
+        if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and self.moves_to_device(node)):
+            self.use(frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY, node)
+            return self.alloc(node, self.ctx)
+        if meth in CONTAINER_ADD:
+            # Kept by something that is not a local container: never freed here.
+            for v in args:
+                self.escape(v)
+            return EMPTY
+        if meth in CONTAINER_TAKE or meth in ("wait", "query", "is_completed", "get", "keys", "values",
+                                              "items", "format", "join", "split", "startswith"):
+            return EMPTY
+        return self.unknown_call(node, args, kwargs)
+
+    def moves_to_device(self, node):
+        for a in list(node.args) + [k.value for k in node.keywords]:
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("cuda"):
+                return True
+            text = dotted(a) or ""
+            if "device" in text.lower():
+                return True
+        return any(k.arg in ("device", "non_blocking") for k in node.keywords)
+
+    def tensor_method(self, recv, meth, node, args, kwargs):
+        others = frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY
+        mine = frozenset(tensor_atoms(recv))
+        if meth in VIEW_METHODS:
+            return mine
+        if meth in METADATA_METHODS:
+            return EMPTY
+        if meth in NEW_TENSOR_METHODS:
+            self.use(others, node)
+            return self.alloc(node, self.ctx)
+        self.use(mine | others, node)
+        if meth in HOST_SYNC_METHODS or (meth == "cpu" and "non_blocking" not in kwargs):
+            ctx = self.ctx
+            if ctx is not None:
+                self.host_sync(lambda u: u.ordered_on(ctx))
+            return EMPTY
+        if meth.endswith("_") and not meth.startswith("_"):
+            return mine  # in place
+        if meth in MAYBE_SELF_METHODS:
+            return mine | self.alloc(node, self.ctx)
+        return self.alloc(node, self.ctx)
+
+    def container_method(self, recv, meth, node):
+        args, kwargs = self.eval_args(node)
+        if meth in CONTAINER_ADD:
+            value = args[-1] if args else EMPTY
+            if meth in ("extend", "extendleft"):
+                value = self.elements(value)
+            self.container_add(recv, value, node)
+            return EMPTY
+        if meth in CONTAINER_TAKE:
+            # The taken entry is no longer the container's: a queue hands its
+            # oldest entry over (entries of one site are one summary here).
+            out = EMPTY
+            for c in recv:
+                if c[0] == "c":
+                    out = out | self.st.containers.get(c, EMPTY)
+                    self.st.containers[c] = EMPTY
+            return out
+        if meth == "clear":
+            for c in recv:
+                if c[0] == "c":
+                    taken = self.st.containers.get(c, EMPTY)
+                    self.st.containers[c] = EMPTY
+                    self.drop(taken, node, "entries", "del")
+            return EMPTY
+        if meth == "copy":
+            out = EMPTY
+            for c in recv:
+                if c[0] == "c":
+                    out = out | self.st.containers.get(c, EMPTY)
+            return self.new_container(node, out)
+        if meth in ("values", "items", "keys"):
+            return self.elements(recv) if meth != "keys" else EMPTY
+        return EMPTY
+
+    def storage_resize(self, tensor_node, node):
+        target = self.eval(tensor_node)
+        args, kwargs = self.eval_args(node)
+        size = node.args[0] if node.args else None
+        atoms = tensor_atoms(target)
+        if isinstance(size, ast.Constant) and size.value == 0:
+            name = dotted(tensor_node) or "storage"
+            for atom in atoms:
+                self.free(atom, self.site(node, "free"), name, "resize")
+            return EMPTY
+        # Resized up: a new allocation on the current stream, held by the
+        # tensor (FSDP's flat parameters). One not made here is kept escaped:
+        # only an explicit resize_(0) frees it.
+        path = dotted(tensor_node)
+        stream = self.ctx
+        if atoms:
+            for atom in atoms:
+                buf = self.st.buffers.get(atom)
+                if buf is not None:
+                    buf = buf.copy()
+                    buf.alloc = frozenset((stream,)) if stream is not None else frozenset()
+                    buf.uses = {}
+                    self.st.buffers[atom] = buf
+        elif path is not None:
+            new = self.alloc(node, stream)
+            for atom in new:
+                self.st.buffers[atom].escaped = True
+            self.st.names[self.key(path)] = new
+        return EMPTY
+
+    # ----- inlining -------------------------------------------------------
+    def inline(self, callee, node, args, kwargs, self_node):
+        """Interprets a helper of the same module in place; None when it is
+        not inlined (too deep, recursive, too long, a generator)."""
+        if self.f.depth >= MAX_INLINE_DEPTH or any(fr.func is callee for fr in self.frames):
+            return None
+        if isinstance(callee, ast.AsyncFunctionDef):
+            return None
+        if (callee.end_lineno or callee.lineno) - callee.lineno > MAX_INLINE_LINES:
+            return None
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(callee)):
+            return None
+        if not self.m.deals_with_streams(callee, self.f.class_name) and not any(
+                self.reachable(v) & set(self.st.buffers) for v in list(args) + list(kwargs.values())):
+            # Nothing of ours goes in and no stream is named: a plain call.
+            return None
+        fid = self.next_fid
+        self.next_fid += 1
+        chain = self.f.chain + ((id(node), node),) if self.f.chain else ((id(node), node),)
+        frame = Frame(callee, fid, self.f.depth + 1, self.f.class_name, chain,
+                      self_node is not None and self.f.self_outer)
+        frame.streams = [self.ctx]
+        params = callee.args
+        positional = list(params.posonlyargs) + list(params.args)
+        if self_node is not None and positional:
+            positional = positional[1:]
+        before = self.st.copy()
+        self.frames.append(frame)
+        try:
+            defaults = list(params.defaults)
+            first_default = len(positional) - len(defaults)
+            for i, p in enumerate(positional):
+                if i < len(args):
+                    value = args[i]
+                elif p.arg in kwargs:
+                    value = kwargs[p.arg]
+                elif i >= first_default:
+                    value = self.eval(defaults[i - first_default])
+                else:
+                    value = EMPTY
+                self.st.names[self.key(p.arg)] = value
+            for p, d in zip(params.kwonlyargs, params.kw_defaults):
+                if p.arg in kwargs:
+                    value = kwargs[p.arg]
+                elif d is not None:
+                    value = self.eval(d)
+                else:
+                    value = EMPTY
+                self.st.names[self.key(p.arg)] = value
+            for extra in (params.vararg, params.kwarg):
+                if extra is not None:
+                    self.st.names[self.key(extra.arg)] = EMPTY
+            self.exec_block(callee.body)
+            result = self.finish_frame(frame, self.st, None, node)
+        finally:
+            self.frames.pop()
+        if self.st is None:
+            # Every path raised: what follows the call runs only where a
+            # caller catches; carry on from before the call.
+            self.st = before
+            return EMPTY
+        return result

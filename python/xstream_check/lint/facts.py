@@ -1,0 +1,114 @@
+"""The dataflow facts of the Python check, the same as the C++ check's
+(clang-plugin/analysis/dataflow.cpp): for every use of a buffer still
+reachable at a point, which streams are ordered after it, which event records
+capture it, and whether the host has waited for it.
+
+Joins keep a use present on either incoming path (it may exist) but only the
+ordering facts true on both (they must hold). So a free reports a use when on
+at least one path nothing orders the free's stream after it."""
+from typing import NamedTuple
+
+
+class Use(NamedTuple):
+    stream: str
+    ordered: frozenset  # streams whose later work runs after the use
+    captures: frozenset  # record sites whose event completes after it
+    host: bool = False  # the host has waited for it
+
+    def join(self, other):
+        # A use the host has waited for is ordered before everything that
+        # follows, so joining it with another path keeps that path's facts.
+        if other.host:
+            return self
+        if self.host:
+            return other
+        if self is other:
+            return self
+        return Use(self.stream, self.ordered & other.ordered, self.captures & other.captures, False)
+
+    def ordered_on(self, stream):
+        return self.host or stream in self.ordered
+
+
+def new_use(stream):
+    return Use(stream, frozenset((stream,)), frozenset())
+
+
+class Buffer:
+    """What is known about one tensor storage (an allocation site, and
+    generation: the newest one, or a summary of older ones still alive)."""
+
+    __slots__ = ("alloc", "uses", "recorded", "escaped", "stored")
+
+    def __init__(self, alloc=frozenset(), uses=None, recorded=frozenset(), escaped=False, stored=False):
+        self.alloc = alloc  # may: streams it was allocated on
+        self.uses = uses if uses is not None else {}  # use site -> Use
+        self.recorded = recorded  # must: streams named by record_stream
+        self.escaped = escaped  # stored where it outlives the function: never freed here
+        self.stored = stored  # passed to an unknown function that may keep it
+
+    def copy(self):
+        return Buffer(self.alloc, dict(self.uses), self.recorded, self.escaped, self.stored)
+
+    def join(self, other):
+        uses = dict(self.uses)
+        for site, use in other.uses.items():
+            mine = uses.get(site)
+            uses[site] = use if mine is None else mine.join(use)
+        return Buffer(self.alloc | other.alloc, uses, self.recorded & other.recorded,
+                      self.escaped or other.escaped, self.stored or other.stored)
+
+    def __eq__(self, other):
+        return (self.alloc == other.alloc and self.uses == other.uses and self.recorded == other.recorded
+                and self.escaped == other.escaped and self.stored == other.stored)
+
+
+def join_dicts(into, other, join_value):
+    for key, value in other.items():
+        mine = into.get(key)
+        if mine is None:
+            into[key] = value
+        elif mine is not value:
+            into[key] = join_value(mine, value)
+
+
+class State:
+    """The abstract state at one program point.
+
+    names: binding key -> value (a frozenset of atoms, see analysis.py)
+    buffers: buffer atom -> Buffer
+    containers: container atom -> value held by the container
+    open: (free site, use site, stream) -> Use, a free already made, kept so
+          that a later wait that orders it is found."""
+
+    __slots__ = ("names", "buffers", "containers", "open")
+
+    def __init__(self, names=None, buffers=None, containers=None, open_frees=None):
+        self.names = names if names is not None else {}
+        self.buffers = buffers if buffers is not None else {}
+        self.containers = containers if containers is not None else {}
+        self.open = open_frees if open_frees is not None else {}
+
+    def copy(self):
+        return State(dict(self.names), {k: b.copy() for k, b in self.buffers.items()},
+                     dict(self.containers), dict(self.open))
+
+    def __eq__(self, other):
+        return (self.names == other.names and self.buffers == other.buffers
+                and self.containers == other.containers and self.open == other.open)
+
+
+def join_states(states):
+    """Joins the reachable states (None: unreachable); None if none is."""
+    live = [s for s in states if s is not None]
+    if not live:
+        return None
+    out = live[0].copy()
+    for s in live[1:]:
+        join_dicts(out.names, s.names, frozenset.union)
+        join_dicts(out.containers, s.containers, frozenset.union)
+        for key, buf in s.buffers.items():
+            mine = out.buffers.get(key)
+            out.buffers[key] = buf.copy() if mine is None else mine.join(buf)
+        join_dicts(out.open, s.open, Use.join)
+    return out

@@ -1,0 +1,208 @@
+"""Findings of the Python check, worded and grouped as the C++ check's
+(clang-plugin/analysis/analyzer.cpp): one warning per free, at the free, with
+notes at the unordered uses, or at the late wait and the use."""
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .analysis import CURRENT, FunctionAnalysis, GaveUp, Module
+
+RULE_FREE_BEFORE_WAIT = "xstream-free-before-wait"
+RULE_UNORDERED_FREE = "xstream-unordered-free"
+# At most this many uses are shown as notes under one warning.
+MAX_NOTED_USES = 3
+
+
+@dataclass
+class Note:
+    path: str
+    line: int
+    col: int  # 1-based, in bytes as clang counts
+    message: str
+
+
+@dataclass
+class Finding:
+    rule: str
+    path: str
+    line: int
+    col: int
+    message: str
+    notes: list = field(default_factory=list)
+    # Stable identity for fingerprints: does not move with line numbers.
+    function: str = ""
+    buffer: str = ""
+    free_stream: str = ""
+    use_stream: str = ""
+
+    @property
+    def identity(self):
+        return "|".join((self.function, self.buffer, self.free_stream, self.use_stream))
+
+
+@dataclass
+class ParseError:
+    path: str
+    line: int
+    message: str
+
+
+def stream_name(key):
+    if key == CURRENT:
+        return "the current stream"
+    if key is None:
+        return "an unknown stream"
+    return "stream '%s'" % key
+
+
+FREED = {
+    "del": "is freed",
+    "rebind": "is freed by this assignment",
+    "resize": "is freed by resize_(0)",
+}
+
+
+def findings_for(analysis, found, late, path, lines):
+    def loc(site):
+        node, _ = analysis.site_nodes[site]
+        return node.lineno, node.col_offset + 1  # ast's columns count UTF-8 bytes, as clang's
+
+    by_free = {}
+    for key in sorted(found):
+        by_free.setdefault(key[0], []).append(found[key])
+    out = []
+    for free_site, entries in sorted(by_free.items()):
+        late_entries = [e for e in entries if (e.free_site, e.use_site, e.free_stream) in late]
+        unordered = [e for e in entries if (e.free_site, e.use_site, e.free_stream) not in late]
+        first = entries[0]
+        buf = "'%s'" % first.buffer
+        if first.how == "exit":
+            freed = "is freed when '%s' returns" % analysis.func.name
+        else:
+            freed = FREED.get(first.how, "is freed")
+        line, col = loc(free_site)
+
+        def base(rule, e):
+            return Finding(rule, path, line, col, "", [], analysis.qualname, buf, stream_name(e.free_stream),
+                           stream_name(e.use_stream))
+
+        if late_entries:
+            e = late_entries[0]
+            f = base(RULE_FREE_BEFORE_WAIT, e)
+            fs = stream_name(e.free_stream)
+            f.message = "%s %s on %s before %s waits for its use on %s" % (
+                buf, freed, fs, fs, stream_name(e.use_stream))
+            noted = set()
+            what = "the del" if first.how == "del" else "the free"
+            for le in late_entries[:MAX_NOTED_USES]:
+                wait = late[(le.free_site, le.use_site, le.free_stream)]
+                if wait not in noted:
+                    noted.add(wait)
+                    f.notes.append(Note(path, *loc(wait), "move this wait before %s" % what))
+                f.notes.append(Note(path, *loc(le.use_site), "%s is used on %s here, and the wait orders %s after it"
+                                    % (buf, stream_name(le.use_stream), stream_name(le.free_stream))))
+            out.append(f)
+        if unordered:
+            e = unordered[0]
+            f = base(RULE_UNORDERED_FREE, e)
+            fs = stream_name(e.free_stream)
+            f.message = "%s %s on %s while %s may still be using it; nothing orders %s after that use" % (
+                buf, freed, fs, stream_name(e.use_stream), fs)
+            for u in unordered[:MAX_NOTED_USES]:
+                us = stream_name(u.use_stream)
+                f.notes.append(Note(path, *loc(u.use_site),
+                                    "%s is used on %s here; record an event on %s after this use and make %s "
+                                    "wait on it before the free" % (buf, us, us, stream_name(u.free_stream))))
+            out.append(f)
+    return out
+
+
+NOLINT = re.compile(r"#.*\bNOLINT(?:\(([^)]*)\))?")
+
+
+def suppressed(lines, finding):
+    if not 0 < finding.line <= len(lines):
+        return False
+    m = NOLINT.search(lines[finding.line - 1])
+    if not m:
+        return False
+    if m.group(1) is None:
+        return True
+    rules = [r.strip() for r in m.group(1).split(",")]
+    return any(r == finding.rule or (r.endswith("*") and finding.rule.startswith(r[:-1])) for r in rules)
+
+
+def functions_of(tree):
+    """(function, class name, qualified name) for every def, nested ones too."""
+    out = []
+
+    def visit(body, prefix, class_name):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = prefix + node.name
+                out.append((node, class_name, qual))
+                visit(node.body, qual + ".", None)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, prefix + node.name + ".", node.name)
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                for part in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(node, part, None)
+                    if inner:
+                        if part == "handlers":
+                            for h in inner:
+                                visit(h.body, prefix, class_name)
+                        else:
+                            visit(inner, prefix, class_name)
+
+    visit(tree.body, "", None)
+    return out
+
+
+def check_tree(tree, path, source):
+    """Findings for a parsed module, in source order."""
+    if "stream" not in source and "Stream" not in source:
+        return []  # a use on another stream needs a stream
+    lines = source.splitlines()
+    module = Module(tree, path, lines)
+    findings = []
+    seen = set()
+    targets = [(f, c, q) for f, c, q in functions_of(tree) if module.deals_with_streams(f, c)]
+    targets.append((tree, None, "<module>"))
+    for func, class_name, qual in targets:
+        analysis = FunctionAnalysis(module, func, class_name, qual)
+        try:
+            found, late = analysis.run(is_module=func is tree)
+        except (GaveUp, RecursionError):
+            continue
+        for f in findings_for(analysis, found, late, path, lines):
+            key = (f.line, f.col, f.rule)
+            if key in seen or suppressed(lines, f):
+                continue
+            seen.add(key)
+            findings.append(f)
+    findings.sort(key=lambda f: (f.line, f.col, f.rule))
+    return findings
+
+
+def check_source(source, path):
+    """(findings, error): error is a ParseError when the file does not parse."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        return [], ParseError(path, e.lineno or 1, e.msg or "invalid syntax")
+    except ValueError as e:  # null bytes
+        return [], ParseError(path, 1, str(e))
+    return check_tree(tree, path, source), None
+
+
+def check_file(path):
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as e:
+        return [], ParseError(path, 0, "cannot read: " + (e.strerror or str(e)))
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return [], ParseError(path, data[:e.start].count(b"\n") + 1, "not UTF-8: " + e.reason)
+    return check_source(source, path)

@@ -1,0 +1,79 @@
+"""SARIF 2.1.0 output of the Python front end, laid out as xstream-lint's
+(clang-plugin/lint/sarif.cpp): the same rules, paths relative to a source
+root, fingerprints from a finding's identity (function, buffer, streams) so
+that they do not change when lines move."""
+import hashlib
+import json
+import os
+from urllib.parse import quote
+
+from .report import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE
+
+RULES = [
+    (RULE_FREE_BEFORE_WAIT, "FreeBeforeWait",
+     "Buffer freed before its allocation stream waits for another stream's use",
+     "The buffer is freed on its stream before that stream waits on the event that follows the last use on "
+     "another stream. Work allocated on the freeing stream in between can reuse the memory while the other "
+     "stream still reads or writes it. Move the wait before the free."),
+    (RULE_UNORDERED_FREE, "UnorderedFree",
+     "Buffer freed while another stream may still use it",
+     "The buffer is used by work on another stream and then freed on its stream with nothing ordering the "
+     "freeing stream after that use. Record an event on the using stream after the last use and make the "
+     "freeing stream wait on it before the free (or keep a reference and wait later, synchronize the host, "
+     "or free on the using stream)."),
+]
+# The driver's fingerprints are xxh3 (LLVM's); the standard library has none,
+# so this front end's fingerprints have a name of their own.
+FINGERPRINT = "xstreamPythonFindingHash/v1"
+
+
+def _uri(path):
+    return quote(path, safe="/-_.~:")
+
+
+def _artifact(path, root):
+    path = os.path.abspath(path)
+    if root and path.startswith(root + os.sep):
+        return {"uri": _uri(path[len(root) + 1:]), "uriBaseId": "%SRCROOT%"}
+    return {"uri": "file://" + _uri(path)}
+
+
+def _physical(path, line, col, root):
+    region = {"startLine": line}
+    if col:
+        region["startColumn"] = col
+    return {"artifactLocation": _artifact(path, root), "region": region}
+
+
+def render(findings, version, root):
+    root = os.path.abspath(root).rstrip(os.sep) if root else ""
+    rules, index = [], {}
+    for rid, name, short, full in RULES:
+        index[rid] = len(rules)
+        rules.append({"id": rid, "name": name, "shortDescription": {"text": short},
+                      "fullDescription": {"text": full}, "defaultConfiguration": {"level": "warning"},
+                      "properties": {"tags": ["correctness", "cuda", "concurrency"]}})
+    results, occurrences = [], {}
+    for f in findings:
+        result = {"ruleId": f.rule, "ruleIndex": index[f.rule], "level": "warning",
+                  "message": {"text": f.message},
+                  "locations": [{"physicalLocation": _physical(f.path, f.line, f.col, root)}]}
+        if f.notes:
+            result["relatedLocations"] = [
+                {"id": i, "physicalLocation": _physical(n.path, n.line, n.col, root), "message": {"text": n.message}}
+                for i, n in enumerate(f.notes)]
+        rel = os.path.abspath(f.path)
+        if root and rel.startswith(root + os.sep):
+            rel = rel[len(root) + 1:]
+        identity = "|".join((f.rule, rel, f.identity))
+        occurrences[identity] = n = occurrences.get(identity, 0) + 1
+        digest = hashlib.blake2b(identity.encode(), digest_size=8).hexdigest().upper()
+        result["partialFingerprints"] = {FINGERPRINT: "%s:%d" % (digest, n)}
+        results.append(result)
+    run = {"tool": {"driver": {"name": "xstream-lint", "version": version, "semanticVersion": version,
+                               "rules": rules}}}
+    if root:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": "file://" + _uri(root) + "/"}}
+    run["results"] = results
+    log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2) + "\n"
