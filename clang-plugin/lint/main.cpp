@@ -22,6 +22,7 @@
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "lint/compile_args.h"
+#include "lint/python_inputs.h"
 #include "lint/sarif.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -239,6 +240,12 @@ int main(int argc, const char** argv) {
           &llvm::errs()))
     return 2;
   if (opt_sources.empty()) fail("no input files");
+  std::vector<std::string> python_inputs;  // .py files and directories: the Python check
+  for (auto it = opt_sources.begin(); it != opt_sources.end();) {
+    if (!is_python_input(*it)) { ++it; continue; }
+    python_inputs.push_back(*it);
+    it = opt_sources.erase(it);
+  }
   if (!opt_output.empty() && opt_format != Format::kSarif) fail("--output needs --format=sarif");
 
   LintRun run;
@@ -251,7 +258,8 @@ int main(int argc, const char** argv) {
     run.fixed_config = &explicit_config;
   }
 
-  std::unique_ptr<clang::tooling::CompilationDatabase> db = load_database(std::move(fixed));
+  std::unique_ptr<clang::tooling::CompilationDatabase> db;
+  if (!opt_sources.empty()) db = load_database(std::move(fixed));
 
   std::vector<std::string> sources;
   bool missing = false;
@@ -287,6 +295,8 @@ int main(int argc, const char** argv) {
     tool_status = tool.run(&factory);
   }
 
+  PythonCheckResult python = run_python_check(python_inputs, argv[0], run.results);
+
   if (opt_format == Format::kSarif) {
     std::string root = opt_source_root;
     if (root.empty()) {
@@ -311,6 +321,7 @@ int main(int argc, const char** argv) {
     }
   }
 
-  if (missing || run.config_error || diagnostics.compile_errors > 0 || tool_status != 0) return 2;
-  return run.findings > 0 ? 1 : 0;
+  if (missing || run.config_error || diagnostics.compile_errors > 0 || tool_status != 0 || python.error)
+    return 2;
+  return run.findings + python.findings > 0 ? 1 : 0;
 }

@@ -427,6 +427,9 @@ class FunctionAnalysis:
                 for v in test.values:
                     st = self.narrow(st, v, truth)
             return st
+        emptied = self.container_test(test, truth)
+        if emptied is not None:
+            return self.empty_container(st, emptied)
         name, is_none = None, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
                 isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
@@ -445,11 +448,55 @@ class FunctionAnalysis:
         if v is None:
             return st
         if is_none:
-            if NONE in v:
+            if NONE in v and v != NONE_VALUE:
                 st.names[k] = NONE_VALUE
+                self.forget_unreachable(st)
         elif NONE in v:
             st.names[k] = v - NONE_VALUE
         return st
+
+    def container_test(self, test, truth):
+        """The name of a local container that `test` being `truth` says is
+        empty (`while q:` ends, `if not q`, `len(q) == 0`), or None."""
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "len" \
+                and len(test.args) == 1:
+            test = test.args[0]
+        elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Call) \
+                and isinstance(test.left.func, ast.Name) and test.left.func.id == "len" \
+                and len(test.left.args) == 1 and isinstance(test.comparators[0], ast.Constant) \
+                and test.comparators[0].value == 0:
+            op = test.ops[0]
+            if isinstance(op, (ast.Gt, ast.NotEq)):
+                return self.container_test(test.left.args[0], truth)
+            if isinstance(op, ast.Eq):
+                return self.container_test(test.left.args[0], not truth)
+            return None
+        name = dotted(test)
+        if name is None or truth:
+            return None
+        v = self.st.names.get(self.key(name)) if self.st is not None else None
+        if v and all(a[0] == "c" for a in v):
+            return name
+        return None
+
+    def empty_container(self, st, name):
+        v = st.names.get(self.key(name), EMPTY)
+        changed = False
+        for c in v:
+            if c[0] == "c" and st.containers.get(c):
+                st.containers[c] = EMPTY
+                changed = True
+        if changed:
+            self.forget_unreachable(st)
+        return st
+
+    def forget_unreachable(self, st):
+        """On a path where the name was None, what only it held never existed."""
+        saved, self.st = self.st, st
+        held = self.held()
+        self.st = saved
+        for atom in [a for a in st.buffers if a not in held]:
+            del st.buffers[atom]
 
     def exec_loop(self, s):
         is_for = not isinstance(s, ast.While)
@@ -471,14 +518,20 @@ class FunctionAnalysis:
                 self.st = self.narrow(self.st, s.test, True)
             self.exec_block(s.body)
             breaks, continues = self.f.loops.pop()
-            new_head = join_states([entry, self.st] + continues)
+            ends = [self.st] + continues
+            new_head = join_states([entry] + ends)
             if new_head == head:
                 break
             head = new_head
         else:
             raise GaveUp()
         if is_for:
-            exit_state = head.copy()
+            # No round at all: what was iterated over was empty.
+            zero_trip = entry.copy()
+            iterated = dotted(s.iter)
+            if iterated is not None and all(a[0] == "c" for a in entry.names.get(self.key(iterated), (NONE,))):
+                zero_trip = self.empty_container(zero_trip, iterated)
+            exit_state = join_states([zero_trip] + ends)
         elif forever:
             exit_state = None
         else:
