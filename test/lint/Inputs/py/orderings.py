@@ -1,0 +1,177 @@
+# Each way to order the freeing stream (or the host) after a use on another
+# stream, with a twin where the ordering misses the use.
+import torch
+
+
+def event_wait_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done = side.record_event()
+    torch.cuda.current_stream().wait_event(done)
+    del buf
+
+
+def event_wait_wrong_stream(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done = side.record_event()
+    side.wait_event(done)
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def event_record_clean(side):
+    buf = torch.empty(512, device="cuda")
+    done = torch.cuda.Event()
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done.record(side)
+    torch.cuda.current_stream().wait_event(done)
+    del buf
+
+
+def event_record_on_current(side):
+    buf = torch.empty(512, device="cuda")
+    done = torch.cuda.Event()
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done.record()
+    torch.cuda.current_stream().wait_event(done)
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def wait_stream_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    torch.cuda.current_stream().wait_stream(side)
+    del buf
+
+
+def wait_stream_reversed(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    side.wait_stream(torch.cuda.current_stream())
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def record_stream_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    buf.record_stream(side)
+    del buf
+
+
+def record_stream_other(side, other):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    buf.record_stream(other)
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def device_sync_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    torch.cuda.synchronize()
+    del buf
+
+
+def device_sync_after_free(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+    torch.cuda.synchronize()
+
+
+def stream_sync_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    side.synchronize()
+    del buf
+
+
+def stream_sync_wrong_stream(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    torch.cuda.current_stream().synchronize()
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def event_sync_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+        done = torch.cuda.current_stream().record_event()
+    done.synchronize()
+    del buf
+
+
+def event_sync_recorded_elsewhere(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done = torch.cuda.current_stream().record_event()
+    done.synchronize()
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def query_loop_clean(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done = side.record_event()
+    while not done.query():
+        pass
+    del buf
+
+
+def query_once(side):
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    done = side.record_event()
+    if not done.query():
+        print("still running")
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def freed_on_the_using_stream(side):
+    # Allocated on side, used on the current stream that side then waits for.
+    with torch.cuda.stream(side):
+        buf = torch.empty(512, device="cuda")
+    torch.cuda.current_stream().wait_stream(side)
+    buf.add_(1)
+    side.wait_stream(torch.cuda.current_stream())
+    del buf
+
+
+class Prefetcher:
+    """Streams kept on self."""
+
+    def __init__(self):
+        self.copy_stream = torch.cuda.Stream()
+
+    def prefetch_clean(self, host):
+        with torch.cuda.stream(self.copy_stream):
+            dev = host.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.copy_stream)
+        out = dev * 2
+        self.copy_stream.wait_stream(torch.cuda.current_stream())
+        del dev
+        return out
+
+    def prefetch_buggy(self, host):
+        with torch.cuda.stream(self.copy_stream):
+            dev = host.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.copy_stream)
+        out = dev * 2
+        del dev  # CHECK: [[@LINE]]:9: warning: 'dev' is freed on stream 'self.copy_stream' while the current stream may still be using it; nothing orders stream 'self.copy_stream' after that use [xstream-unordered-free]
+        return out
