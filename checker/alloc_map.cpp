@@ -118,6 +118,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   a.ready_epoch = 0;
   a.last_use.clear();
   a.last_use_info.clear();
+  a.inherited.clear();
   index_.insert(RangeIndex::Entry{info.addr, end, slot});
   add_start(info.addr, end, slot);
   return &a;
@@ -154,6 +155,7 @@ void AllocMap::release(Slot slot) {
   if (slot == kNoSlot) return;
   slab_[slot].last_use.clear();
   slab_[slot].last_use_info.clear();
+  slab_[slot].inherited.clear();
   free_slots_.push_back(slot);
 }
 
@@ -165,9 +167,9 @@ void Quarantine::hash_pending() const {
     Slot& s = ring_[slot];
     if (!s.valid || s.hashed) continue;
     // Same start as a remembered range: the later free replaces it.
-    if (const std::uint32_t same = find_start(s.range.alloc.addr); same != kNoRingSlot)
+    if (const std::uint32_t same = find_start(s.range.begin); same != kNoRingSlot)
       erase_slot(same);
-    add_start(s.range.alloc.addr, static_cast<std::uint32_t>(slot));
+    add_start(s.range.begin, static_cast<std::uint32_t>(slot));
     s.hashed = true;
     if (!s.listed) {
       s.listed = true;
@@ -184,7 +186,7 @@ void Quarantine::index_pending() const {
     s.listed = false;
     if (!s.valid || s.indexed) continue;
     // Starts are unique among hashed ranges, so the start is free here.
-    const auto [it, fresh] = index_.try_emplace(s.range.alloc.addr, slot);
+    const auto [it, fresh] = index_.try_emplace(s.range.begin, slot);
     if (!fresh) continue;
     s.indexed = true;
     s.where = it;
@@ -247,14 +249,19 @@ void Quarantine::erase_slot(std::size_t slot) const {
   if (!s.valid) return;
   s.valid = false;
   --live_;
-  if (s.hashed) remove_start(s.range.alloc.addr);
+  if (s.hashed) remove_start(s.range.begin);
   s.hashed = false;
   if (s.indexed) index_.erase(s.where);
   s.indexed = false;
 }
 
-void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
-  if (capacity_ == 0 || alloc.size == 0) return;
+void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free, std::vector<PastUse>* past) {
+  push_part(alloc, free, alloc.addr, range_end(alloc.addr, alloc.size), past);
+}
+
+void Quarantine::push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
+                           std::vector<PastUse>* past) {
+  if (capacity_ == 0 || begin >= end) return;
   std::size_t slot;
   if (ring_.size() < capacity_) {
     slot = ring_.size();
@@ -267,25 +274,34 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free) {
   Slot& s = ring_[slot];
   s.range.alloc = alloc;
   s.range.free = free;
+  s.range.begin = begin;
+  s.range.end = end;
+  s.range.leftover = alloc.addr != begin || range_end(alloc.addr, alloc.size) != end;
+  s.range.past.clear();
+  if (past) s.range.past.swap(*past);
   s.valid = true;
   s.hashed = false;
   s.indexed = false;
   ++live_;
   last_ = slot;
   if (pending_ < ring_.size()) ++pending_;
-  max_end_ = std::max(max_end_, range_end(alloc.addr, alloc.size));
+  max_end_ = std::max(max_end_, end);
 }
 
-void Quarantine::forget(Addr begin, Addr end) {
+void Quarantine::forget(Addr begin, Addr end, std::vector<FreedRange>* carry) {
   if (begin >= end || begin >= max_end_ || live_ == 0) return;
+  auto take = [&](std::size_t slot) {
+    if (carry) carry->push_back(ring_[slot].range);
+  };
   // Remembered ranges are disjoint: one that starts at `begin` and covers
   // [begin, end) is the only one that range overlaps.
   auto covers = [&](const FreedRange& r) {
-    return r.alloc.addr == begin && end <= range_end(r.alloc.addr, r.alloc.size);
+    return r.begin == begin && end <= r.end;
   };
   auto forget_same_start = [&] {
     const std::uint32_t same = find_start(begin);
     if (same == kNoRingSlot || !covers(ring_[same].range)) return false;
+    take(same);
     erase_slot(same);
     return true;
   };
@@ -299,9 +315,10 @@ void Quarantine::forget(Addr begin, Addr end) {
     for (std::size_t k = 0; k < pending_; ++k) {
       const std::size_t slot = (last_ + n - k) % n;
       const Slot& s = ring_[slot];
-      if (s.valid && !s.hashed && s.range.alloc.addr < end &&
-          range_end(s.range.alloc.addr, s.range.alloc.size) > begin) {
+      if (s.valid && !s.hashed && s.range.begin < end &&
+          s.range.end > begin) {
         covered = covered || covers(s.range);
+        take(slot);
         erase_slot(slot);
       }
     }
@@ -314,11 +331,12 @@ void Quarantine::forget(Addr begin, Addr end) {
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);
-    if (ring_[prev->second].range.end() > begin) it = prev;
+    if (ring_[prev->second].range.end > begin) it = prev;
   }
   while (it != index_.end() && it->first < end) {
     const std::size_t slot = it->second;
     ++it;
+    take(slot);
     erase_slot(slot);  // erases the node `it` has moved past
   }
 }
@@ -329,7 +347,7 @@ const FreedRange* Quarantine::find_overlapping(Addr begin, Addr end) const {
   auto it = index_.upper_bound(begin);
   if (it != index_.begin()) {
     auto prev = std::prev(it);
-    if (ring_[prev->second].range.end() > begin) return &ring_[prev->second].range;
+    if (ring_[prev->second].range.end > begin) return &ring_[prev->second].range;
   }
   if (it != index_.end() && it->first < end) return &ring_[it->second].range;
   return nullptr;

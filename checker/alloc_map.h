@@ -12,13 +12,17 @@
 // other heap block.
 //
 // Freed ranges go to a bounded FIFO quarantine, remembered for
-// use-after-free until they are pushed out or reallocated.
+// use-after-free until they are pushed out or reallocated. Memory carries
+// the uses of its earlier occupants (PastUse) until they are ordered: a
+// freed range holds them, and an allocation that reuses the range inherits
+// them, so a later use can be checked against them.
 #pragma once
 
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "checker/event.h"
@@ -33,6 +37,24 @@ namespace xsc {
 struct UseEpoch {
   AgentId agent = kNoAgent;  // the stream (or host thread) that used it
   Epoch epoch = 0;           // that agent's epoch at the use
+};
+
+inline constexpr std::uint32_t kNoSite = ~std::uint32_t{0};
+
+// A use made by an earlier occupant of some memory, which later uses of the
+// memory on other agents must be ordered after. It keeps the occupant's
+// allocation and free for the reports.
+struct PastUse {
+  AgentId agent = kNoAgent;  // who used it...
+  Epoch epoch = 0;           // ...at this epoch of theirs
+  // When the occupant's free was not ordered after this use: the
+  // unordered-free site (checker) it counts towards; else kNoSite.
+  std::uint32_t site = kNoSite;
+  bool raced = false;        // a later use was found racing with it
+  AgentId raced_by = kNoAgent;  // the agent last reported racing with it
+  UseInfo use;
+  AllocInfo alloc;
+  FreeInfo free;
 };
 
 // An allocation's last use per agent, agents and epochs kept apart (struct
@@ -128,6 +150,9 @@ struct alignas(64) Allocation {
   LastUseEpochs last_use;                  // one entry per agent...
   AllocInfo info;
   InlineVector<UseInfo, 4> last_use_info;  // ...and what that use was
+  // Uses of earlier occupants of this memory not known to be ordered for
+  // every agent yet; empty for memory used for the first time.
+  std::vector<PastUse> inherited;
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
@@ -227,7 +252,16 @@ class AllocMap {
 struct FreedRange {
   AllocInfo alloc;
   FreeInfo free;
-  Addr end() const { return alloc.addr + alloc.size; }
+  // The memory remembered: the allocation's range, or what is left of it
+  // after an allocation took part of it.
+  Addr begin = 0;
+  Addr end = 0;
+  // What is left of a freed range after an allocation took part of it. A
+  // use of it is not called a use after free (the allocator may have handed
+  // it out in a way this checker did not see), but the memory still carries
+  // its past uses.
+  bool leftover = false;
+  std::vector<PastUse> past;  // the uses the memory carries (see PastUse)
 };
 
 class Quarantine {
@@ -239,11 +273,19 @@ class Quarantine {
   // overlaps before it becomes live, live ranges are disjoint, and only a
   // live (or deferred, once live) range is ever freed and pushed. A range
   // with the same start as a remembered one replaces it.
-  void push(const AllocInfo& alloc, const FreeInfo& free);
-  // Forgets every remembered range overlapping [begin, end) (reallocated).
-  void forget(Addr begin, Addr end);
+  // `past` is taken (swapped with storage the ring slot no longer needs).
+  void push(const AllocInfo& alloc, const FreeInfo& free, std::vector<PastUse>* past = nullptr);
+  // Remembers [begin, end), a part of the freed allocation `alloc`.
+  void push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
+                 std::vector<PastUse>* past);
+  // Forgets every remembered range overlapping [begin, end) (reallocated),
+  // appending copies of them to *carry when it is given.
+  void forget(Addr begin, Addr end, std::vector<FreedRange>* carry = nullptr);
   // The first remembered range overlapping [begin, end), or null.
   const FreedRange* find_overlapping(Addr begin, Addr end) const;
+  FreedRange* find_overlapping(Addr begin, Addr end) {
+    return const_cast<FreedRange*>(std::as_const(*this).find_overlapping(begin, end));
+  }
   std::size_t size() const { return live_; }
 
  private:

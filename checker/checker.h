@@ -17,6 +17,12 @@ namespace xsc {
 struct CheckerConfig {
   bool check_use_after_free = true;
   bool check_use_before_ready = true;
+  bool check_reuse_race = true;
+  // The checklist rule: every free must be ordered after every use, whether
+  // or not this run hands the memory out again while a use may still run.
+  // Off: such a free is a finding only when it does (a reuse hazard), and
+  // is otherwise counted as a latent free-before-wait.
+  bool strict = false;
   // Freed ranges remembered for use-after-free, oldest dropped first.
   std::size_t quarantine_entries = 1 << 16;
 };
@@ -47,10 +53,17 @@ class Checker {
   // in order of first occurrence. Late-wait notes are attached as the waits
   // arrive, so read this after finish() for the final picture.
   const std::vector<Finding>& findings() const;
+  // Latent free-before-wait, one per (free site, use site), after finish():
+  // unordered frees whose memory this run never reused while the use could
+  // still run. Empty under strict, where they are findings.
+  const std::vector<Finding>& latent() const;
   ParkedBlockStats parked_blocks() const;
   // The live allocation containing `addr` (interior pointers included).
   // Producers use it to tell pointer-valued kernel arguments from other words.
-  bool lookup_allocation(Addr addr, AllocInfo* out) const;
+  // *carries_past_uses (when given) says whether the memory still carries
+  // uses of earlier occupants by agents other than its allocation stream:
+  // then every use of it, on its allocation stream too, can race with them.
+  bool lookup_allocation(Addr addr, AllocInfo* out, bool* carries_past_uses = nullptr) const;
   // Whether the live allocation starting at `addr` was used by anything but
   // its own allocation stream (another stream, a host access). True when no
   // live allocation starts there. A free on the allocation stream of one

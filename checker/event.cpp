@@ -12,7 +12,8 @@ constexpr std::array<std::string_view, kNumEventKinds> kEventKindNames = {
     "stream-create", "stream-destroy", "alloc",       "free",
     "free-completed", "use",           "event-record", "stream-wait-event",
     "stream-sync",   "event-sync",     "device-sync", "host-func",
-    "graph-launch",  "thread-name",
+    "graph-launch",  "thread-name",    "host-func-run", "host-func-done",
+    "thread-create", "thread-start",
 };
 constexpr std::array<std::string_view, 2> kStreamFlagsNames = {"blocking",
                                                                "non-blocking"};

@@ -40,12 +40,22 @@ enum class EventKind : std::uint8_t {
   kStreamSync,      // host thread synchronizes with stream
   kEventSync,       // host thread synchronizes with event
   kDeviceSync,      // host thread synchronizes with every stream
-  kHostFunc,        // a host function enqueued on stream (an op on it)
+  kHostFunc,        // a host function enqueued on stream (an op on it);
+                    // event: its token (0: not followed), which the
+                    // kHostFuncRun / kHostFuncDone of its call name
   kGraphLaunch,     // graph (name) launched on stream; its captured work
                     // follows as kUse events on that stream with `graph` set
   kThreadName,      // names host thread `thread` (name)
+  // Trace version 2:
+  kHostFuncRun,     // host function `event` (token) starts running on
+                    // `thread`: ordered after its stream's earlier work
+  kHostFuncDone,    // host function `event` returned on `thread`: every
+                    // host action after this one is ordered after it
+  kThreadCreate,    // `thread` starts a thread; event: token
+  kThreadStart,     // `thread` begins, started by the kThreadCreate with
+                    // the same token
 };
-inline constexpr int kNumEventKinds = 14;
+inline constexpr int kNumEventKinds = 18;
 
 enum class StreamFlags : std::uint8_t {
   kBlocking = 0,     // cudaStreamDefault: synchronizes with the legacy stream
@@ -61,7 +71,7 @@ enum class AllocKind : std::uint8_t {
 enum class FreeKind : std::uint8_t {
   kStreamOrdered,     // cudaFreeAsync(p, stream): an op on `stream`
   kCachingAllocator,  // a host action; block reusable on its allocation stream
-  kSynchronous,       // cudaFree: NOT an ordering point
+  kSynchronous,       // cudaFree: synchronizes the device first
 };
 
 enum class Access : std::uint8_t { kRead, kWrite, kUnknown };
@@ -78,7 +88,8 @@ struct Event {
   ThreadId thread = 0;     // host thread that made the call
   StackId stack = kNoStack;  // host (or Python) stack of the call
   StreamId stream = kLegacyStream;
-  EventId event = 0;       // kEventRecord / kStreamWaitEvent / kEventSync
+  EventId event = 0;       // kEventRecord / kStreamWaitEvent / kEventSync;
+                           // a token for host functions and thread starts
   Addr addr = 0;
   std::uint64_t size = 0;  // bytes; 0 on a kUse means "the whole allocation"
   NameId name = kNoName;   // kernel/op name (kUse), graph (kGraphLaunch),

@@ -60,6 +60,8 @@ AgentId HbState::thread_agent_lookup(ThreadId id) {
     agents_[agent].thread = id;
     dense_threads_[id] = agent;
     ++thread_count_;
+    thread_agents_.push_back(agent);
+    frontier_valid_ = false;
     return agent;
   }
   auto it = sparse_threads_.find(id);
@@ -68,6 +70,8 @@ AgentId HbState::thread_agent_lookup(ThreadId id) {
   agents_[agent].thread = id;
   sparse_threads_.emplace(id, agent);
   ++thread_count_;
+  thread_agents_.push_back(agent);
+  frontier_valid_ = false;
   return agent;
 }
 
@@ -120,22 +124,74 @@ void HbState::wait_event(AgentId stream, EventId event) {
 }
 
 void HbState::sync_stream(AgentId thread, AgentId stream) {
+  frontier_valid_ = false;
   ++agents_[thread].version;
   agents_[thread].clock.join(agents_[stream].clock);
 }
 
 void HbState::sync_event(AgentId thread, EventId event) {
   if (const VectorClock* snapshot = event_snapshot(event)) {
+    frontier_valid_ = false;
     ++agents_[thread].version;
     agents_[thread].clock.join(*snapshot);
   }
 }
 
 void HbState::sync_device(AgentId thread) {
+  frontier_valid_ = false;
   ++agents_[thread].version;
   VectorClock& clock = agents_[thread].clock;
   for (AgentId stream : live_streams_) clock.join(agents_[stream].clock);
   clock.join(retired_);
+}
+
+void HbState::host_func_enqueued(EventId token, AgentId stream) {
+  if (token != 0) host_funcs_[token].assign(agents_[stream].clock);
+}
+
+void HbState::host_func_run(AgentId thread, EventId token) {
+  auto it = host_funcs_.find(token);
+  if (it == host_funcs_.end()) return;
+  ++agents_[thread].version;
+  agents_[thread].clock.join(it->second);
+}
+
+void HbState::host_func_done(AgentId thread, EventId token) {
+  host_funcs_.erase(token);
+  completed_.join(agents_[thread].clock);
+  ++completed_version_;
+  // The returning thread knows all of it already.
+  agents_[thread].completed_seen = completed_version_;
+}
+
+void HbState::catch_up_slow(AgentId thread) {
+  Agent& t = agents_[thread];
+  t.completed_seen = completed_version_;
+  ++t.version;
+  t.clock.join(completed_);
+}
+
+void HbState::thread_create(AgentId thread, EventId token) {
+  thread_starts_[token].assign(agents_[thread].clock);
+}
+
+void HbState::thread_start(AgentId thread, EventId token) {
+  auto it = thread_starts_.find(token);
+  if (it == thread_starts_.end()) return;
+  ++agents_[thread].version;
+  agents_[thread].clock.join(it->second);
+  thread_starts_.erase(it);
+}
+
+const VectorClock& HbState::thread_frontier() {
+  if (frontier_valid_) return frontier_;
+  frontier_valid_ = true;
+  frontier_.clear();
+  if (thread_agents_.empty()) return frontier_;
+  frontier_.assign(agents_[thread_agents_.front()].clock);
+  for (std::size_t i = 1; i < thread_agents_.size(); ++i)
+    frontier_.meet(agents_[thread_agents_[i]].clock);
+  return frontier_;
 }
 
 }  // namespace xsc

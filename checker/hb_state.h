@@ -9,6 +9,11 @@
 //    are exempt.
 //  * A recorded event snapshots its stream; a wait joins that snapshot into
 //    the waiting stream; a host sync joins it (or a stream) into the thread.
+//  * A host function runs after its stream's earlier work: the thread that
+//    runs it joins the stream's snapshot taken when it was enqueued. Once it
+//    has returned, every host thread's later actions are ordered after it
+//    (the work is complete, as a successful event query shows).
+//  * A thread starts after what its creator did before creating it.
 // Destroying a stream retires its agent: a later stream with the same handle
 // is a new agent, since CUDA reuses handle values.
 #pragma once
@@ -75,6 +80,25 @@ class HbState {
   void sync_event(AgentId thread, EventId event);
   void sync_device(AgentId thread);
 
+  // Host functions (kHostFunc with a token, kHostFuncRun, kHostFuncDone).
+  void host_func_enqueued(EventId token, AgentId stream);
+  void host_func_run(AgentId thread, EventId token);
+  void host_func_done(AgentId thread, EventId token);
+  // Threads (kThreadCreate, kThreadStart).
+  void thread_create(AgentId thread, EventId token);
+  void thread_start(AgentId thread, EventId token);
+  // Joins what completed host functions made known to every thread, when
+  // `thread` has not yet: call before any action of `thread`.
+  void catch_up(AgentId thread) {
+    if (agents_[thread].completed_seen != completed_version_) catch_up_slow(thread);
+  }
+
+  // A lower bound, per agent, of what every host thread's clock holds: a
+  // use at or below it is ordered before every later action of any thread
+  // and of any stream (an op joins its enqueuing thread's clock). Recomputed
+  // lazily; a new thread lowers it (its clock starts empty).
+  const VectorClock& thread_frontier();
+
   const VectorClock& clock(AgentId agent) const { return agents_[agent].clock; }
   StreamId stream_id(AgentId agent) const { return agents_[agent].stream; }
   bool is_stream(AgentId agent) const { return agents_[agent].is_stream; }
@@ -105,12 +129,14 @@ class HbState {
     bool is_stream = false;
     bool blocking = true;
     bool live = true;
+    std::uint64_t completed_seen = 0;  // threads: completed_version_ joined
   };
 
   Epoch enqueue_joining(AgentId stream, AgentId thread);
   AgentId stream_agent_lookup(StreamId id);
   AgentId thread_agent_lookup(ThreadId id);
   AgentId new_agent(bool is_stream);
+  void catch_up_slow(AgentId thread);
   AgentId new_stream(StreamId id, StreamFlags flags);
   void retire(AgentId agent);
 
@@ -142,6 +168,16 @@ class HbState {
   // Joined clocks of retired streams: their work still completes, and a
   // device-wide synchronization waits for it.
   VectorClock retired_;
+  // Snapshots by token: a host function's stream when it was enqueued, a
+  // creating thread when it started another.
+  std::unordered_map<EventId, VectorClock> host_funcs_;
+  std::unordered_map<EventId, VectorClock> thread_starts_;
+  // What returned host functions knew; every thread joins it (catch_up).
+  VectorClock completed_;
+  std::uint64_t completed_version_ = 0;
+  std::vector<AgentId> thread_agents_;
+  VectorClock frontier_;
+  bool frontier_valid_ = false;
 };
 
 }  // namespace xsc

@@ -59,6 +59,10 @@ bool apply_one(std::string_view name, std::string_view value, Options* o, std::s
     if (!parse_bool(value, &o->use_after_free)) return bad_value("0 or 1");
   } else if (name == "use_before_ready") {
     if (!parse_bool(value, &o->use_before_ready)) return bad_value("0 or 1");
+  } else if (name == "reuse_race") {
+    if (!parse_bool(value, &o->reuse_race)) return bad_value("0 or 1");
+  } else if (name == "strict") {
+    if (!parse_bool(value, &o->strict)) return bad_value("0 or 1");
   } else if (name == "launch_callbacks") {
     if (value == "auto") o->launch_callbacks = LaunchCallbacks::kAuto;
     else if (value == "runtime") o->launch_callbacks = LaunchCallbacks::kRuntime;

@@ -85,6 +85,7 @@ std::string_view headline(FindingKind kind) {
     case FindingKind::kUnorderedFree: return "unordered free";
     case FindingKind::kUseAfterFree: return "use after free";
     case FindingKind::kUseBeforeReady: return "use before ready";
+    case FindingKind::kReuseRace: return "reuse race";
   }
   return "finding";
 }
@@ -111,18 +112,85 @@ std::string fix_advice(const Finding& f) {
              " after the allocation and make " + use_stream +
              " wait on it before the use (or use the buffer on " + describe_stream(f.alloc.stream) +
              ")";
+    case FindingKind::kReuseRace: {
+      const std::string racing = describe_stream(f.reuse.use.stream);
+      return "make " + racing + " wait for " + use_stream +
+             " (record an event on it after its last use of this memory, or wait_stream) before "
+             "this use, or allocate the buffer under " + racing + " after that wait";
+    }
   }
   return "";
 }
 
 StackId primary_stack(const Finding& f) {
-  return f.kind == FindingKind::kUnorderedFree ? f.free.stack : f.use.stack;
+  switch (f.kind) {
+    case FindingKind::kUnorderedFree: return f.free.stack;
+    case FindingKind::kReuseRace: return f.reuse.use.stack;
+    default: return f.use.stack;
+  }
+}
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string_view base_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// `prefix` followed by an upper-case letter: cudaFreeAsync, cuMemFree_v2.
+bool api_name(std::string_view fn, std::string_view prefix) {
+  return fn.size() > prefix.size() && starts_with(fn, prefix) && fn[prefix.size()] >= 'A' &&
+         fn[prefix.size()] <= 'Z';
+}
+
+}  // namespace
+
+std::string_view cuda_frame_role(const Frame& frame) {
+  const std::string_view fn = frame.function;
+  const std::string_view file = frame.file;
+  const std::string_view module = base_name(frame.module);
+  // nvcc's generated launch stubs, and the file it generates them in.
+  if (fn.find("__device_stub__") != std::string_view::npos || ends_with(file, ".cudafe1.stub.c"))
+    return "kernel launch stub";
+  if (starts_with(module, "libcuda.so")) return "CUDA driver";
+  if (starts_with(module, "libcudart")) return "CUDA runtime";
+  // The runtime's inline templates (cudaLaunchKernel<T>, cudaMallocAsync<T>)
+  // compiled into the program, with the toolkit's headers as their files.
+  const std::string_view header = base_name(file);
+  if (header == "cuda_runtime.h" || header == "cuda_runtime_api.h") return "CUDA runtime";
+  // A statically linked runtime carries no line information: its entry
+  // points and internals are known by name.
+  if (file.empty() && (starts_with(fn, "__cudart") || api_name(fn, "cuda"))) return "CUDA runtime";
+  if (file.empty() && api_name(fn, "cu")) return "CUDA driver";
+  return "";
 }
 
 std::size_t locating_frame(const std::vector<Frame>& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i)
+    if (!frames[i].file.empty() && cuda_frame_role(frames[i]).empty()) return i;
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (cuda_frame_role(frames[i]).empty()) return i;
+  for (std::size_t i = 0; i < frames.size(); ++i)
     if (!frames[i].file.empty()) return i;
   return 0;
+}
+
+std::uint64_t latent_sites(const ReportContext& context) {
+  return context.latent ? context.latent->size() : 0;
+}
+
+std::string latent_summary(const ReportContext& context) {
+  const std::uint64_t n = latent_sites(context);
+  if (n == 0) return "";
+  return "; " + std::to_string(n) + " latent free-before-wait (strict=1 reports them)";
 }
 
 std::string frame_text(const Frame& frame) {
@@ -192,6 +260,10 @@ std::string fingerprint(const Finding& f, const NameTable& names, const StackDep
   if (f.kind != FindingKind::kUseBeforeReady) add_site(fnv, stacks, f.free.stack);
   else add_site(fnv, stacks, f.alloc.stack);
   add_site(fnv, stacks, f.use.stack);
+  if (f.kind == FindingKind::kReuseRace) {
+    fnv.add(names.get(f.reuse.use.name));
+    add_site(fnv, stacks, f.reuse.use.stack);
+  }
   char buf[20];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, fnv.h);
   return buf;

@@ -26,6 +26,10 @@ struct ReportContext {
   std::uint64_t suppressed = 0;   // findings dropped by suppressions
   ParkedBlockStats parked;        // record_stream advisory input
   bool advisory = true;           // print the parked-block advisory
+  // Latent free-before-wait (Checker::latent): counted on the closing line,
+  // note-level results in JSON and SARIF. Null: none.
+  const std::vector<Finding>* latent = nullptr;
+  bool strict = false;            // strict=1 was in force
 };
 
 void write_report(ReportFormat format, const std::vector<Finding>& findings,
@@ -55,9 +59,20 @@ std::string fix_advice(const Finding& finding);
 // The stack that locates the finding: the free for an unordered free, the
 // use otherwise.
 StackId primary_stack(const Finding& finding);
-// Index of the frame that best locates a stack: the innermost one with a
-// source file, else the innermost one (0 when empty).
+// Index of the frame that best locates a stack: the innermost one outside
+// the CUDA runtime, the driver and kernel launch stubs that has a source
+// file, else the innermost one outside them, else the innermost with a
+// source file (0 when empty). Like ThreadSanitizer's interceptor frames,
+// those frames name the API, not the user's code.
 std::size_t locating_frame(const std::vector<Frame>& frames);
+// What a CUDA frame is, for marking it in a stack: "CUDA runtime", "CUDA
+// driver", "kernel launch stub"; empty for the user's frames.
+std::string_view cuda_frame_role(const Frame& frame);
+// The number of latent free-before-wait sites in `context` (0 when none).
+std::uint64_t latent_sites(const ReportContext& context);
+// ", K latent free-before-wait (strict=1 reports them)" when there are
+// latent ones, "" otherwise: the closing line's tail.
+std::string latent_summary(const ReportContext& context);
 // "FILE:LINE in FUNC" for SUMMARY lines; "<unknown>" without frames.
 std::string site_text(const std::vector<Frame>& frames);
 // "func /path/file.py:57", "func (module+0x1a2b)" or "<unknown>".

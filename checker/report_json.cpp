@@ -61,10 +61,18 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
                        std::ostream& out) {
   const NameTable& names = *ctx.names;
   const StackDepot& stacks = *ctx.stacks;
-  for (const Finding& f : findings) {
+  std::vector<const Finding*> all;
+  for (const Finding& f : findings) all.push_back(&f);
+  if (ctx.latent)
+    for (const Finding& f : *ctx.latent) all.push_back(&f);
+  for (const Finding* finding : all) {
+    const Finding& f = *finding;
     json j;
     j["kind"] = std::string(to_string(f.kind));
     j["rule"] = std::string(rule_id(f.kind));
+    // A latent free-before-wait outside strict is a note, not a finding.
+    j["level"] = f.latent && !ctx.strict ? "note" : "error";
+    j["latent"] = f.latent;
     j["count"] = f.count;
     j["pid"] = ctx.pid;
     if (ctx.rank >= 0) j["rank"] = ctx.rank;
@@ -103,10 +111,39 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
     } else {
       j["late_wait"] = nullptr;
     }
+    if (f.has_reuse) {
+      json reuse;
+      if (f.reuse.has_alloc) {
+        reuse["alloc"] = {{"addr", f.reuse.alloc.addr},
+                          {"size", f.reuse.alloc.size},
+                          {"stream", f.reuse.alloc.stream},
+                          {"kind", kind_name(f.reuse.alloc.kind)},
+                          {"thread", f.reuse.alloc.thread},
+                          {"stack", stack_json(stacks, f.reuse.alloc.stack)}};
+      } else {
+        reuse["alloc"] = nullptr;
+      }
+      const UseInfo& u = f.reuse.use;
+      reuse["use"] = {{"addr", u.addr},
+                      {"size", u.size},
+                      {"stream", u.stream},
+                      {"what", what_name(u.what)},
+                      {"name", names.get(u.name)},
+                      {"access", access_name(u.access)},
+                      {"graph", u.graph},
+                      {"thread", u.thread},
+                      {"stack", stack_json(stacks, u.stack)}};
+      j["reuse"] = reuse;
+    } else {
+      j["reuse"] = nullptr;
+    }
     j["fix"] = fix_advice(f);
     out << j.dump() << '\n';
   }
-  json summary = {{"findings", findings.size()}, {"suppressed", ctx.suppressed}, {"pid", ctx.pid}};
+  json summary = {{"findings", findings.size()},
+                  {"suppressed", ctx.suppressed},
+                  {"latent", latent_sites(ctx)},
+                  {"pid", ctx.pid}};
   if (ctx.rank >= 0) summary["rank"] = ctx.rank;
   const ParkedBlockStats& p = ctx.parked;
   summary["parked"] = {{"deferred_frees", p.deferred_frees},

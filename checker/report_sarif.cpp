@@ -29,6 +29,12 @@ constexpr RuleDescription kRules[] = {
      "A stream uses a stream-ordered allocation before it is ordered after the allocation.",
      "A stream-ordered allocation is valid only on its allocation stream until another stream is "
      "ordered after it; the use may run before the memory is available."},
+    {FindingKind::kReuseRace, "ReuseRace",
+     "Memory is used again on a stream not ordered after an earlier buffer's use of it.",
+     "The memory was freed after every use of the earlier buffer was ordered on its allocation "
+     "stream, then handed out again and used on another stream that never waited for that "
+     "stream: the two uses may run at the same time. Make the using stream wait first, or "
+     "allocate the buffer under it after the wait."},
 };
 
 std::size_t rule_index(FindingKind kind) {
@@ -75,6 +81,11 @@ std::string result_message(const Finding& f, const NameTable& names) {
     case FindingKind::kUseBeforeReady:
       return "Use by " + use + " is not ordered after the allocation on " +
              describe_stream(f.alloc.stream) + ". Fix: " + fix_advice(f) + ".";
+    case FindingKind::kReuseRace:
+      return "Use by " + describe_use(f.reuse.use, names) + " on " +
+             describe_stream(f.reuse.use.stream) +
+             " is not ordered after the earlier use of this memory by " + use + ". Fix: " +
+             fix_advice(f) + ".";
   }
   return "";
 }
@@ -96,12 +107,24 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
   }
 
   json results = json::array();
-  for (const Finding& f : findings) {
+  std::vector<const Finding*> all;
+  for (const Finding& f : findings) all.push_back(&f);
+  if (ctx.latent)
+    for (const Finding& f : *ctx.latent) all.push_back(&f);
+  for (const Finding* finding : all) {
+    const Finding& f = *finding;
+    // A latent free-before-wait outside strict is a note: this run never
+    // used the memory again while the use could still run.
+    const bool note = f.latent && !ctx.strict;
     json result;
     result["ruleId"] = std::string(rule_id(f.kind));
     result["ruleIndex"] = rule_index(f.kind);
-    result["level"] = "error";
-    result["message"] = {{"text", result_message(f, names)}};
+    result["level"] = note ? "note" : "error";
+    std::string message = result_message(f, names);
+    if (f.latent)
+      message += " This run never used the memory again while the use could still run "
+                 "(a latent free-before-wait).";
+    result["message"] = {{"text", message}};
     json primary = location(stacks, primary_stack(f), "");
     result["locations"] = primary.is_null() ? json::array() : json::array({primary});
 
@@ -114,16 +137,25 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
     };
     if (f.kind != FindingKind::kUnorderedFree && f.kind != FindingKind::kUseBeforeReady)
       add_related(f.free.stack, "free on " + describe_stream(f.free.stream));
-    if (f.kind == FindingKind::kUnorderedFree)
-      add_related(f.use.stack, "last use: " + describe_use(f.use, names) + " on " + describe_stream(f.use.stream));
+    if (f.kind == FindingKind::kUnorderedFree || f.kind == FindingKind::kReuseRace)
+      add_related(f.use.stack, std::string(f.kind == FindingKind::kReuseRace ? "earlier use: " : "last use: ") +
+                                   describe_use(f.use, names) + " on " + describe_stream(f.use.stream));
     add_related(f.alloc.stack, "allocation on " + describe_stream(f.alloc.stream));
     if (f.has_late_wait)
       add_related(f.late_wait.stack, "late wait on " + describe_stream(f.late_wait.stream) +
                                          ": move it before the free");
+    if (f.has_reuse) {
+      if (f.reuse.has_alloc)
+        add_related(f.reuse.alloc.stack, "allocated again on " + describe_stream(f.reuse.alloc.stream));
+      if (f.kind != FindingKind::kReuseRace)
+        add_related(f.reuse.use.stack, "used again by " + describe_use(f.reuse.use, names) + " on " +
+                                           describe_stream(f.reuse.use.stream) +
+                                           " while the last use may still run");
+    }
     if (!related.empty()) result["relatedLocations"] = related;
     result["partialFingerprints"] = {{"xstreamFingerprint/v1", fingerprint(f, names, stacks)}};
     result["occurrenceCount"] = f.count;
-    result["properties"] = {{"pid", ctx.pid}};
+    result["properties"] = {{"pid", ctx.pid}, {"latent", f.latent}};
     if (ctx.rank >= 0) result["properties"]["rank"] = ctx.rank;
     results.push_back(std::move(result));
   }
@@ -132,7 +164,8 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
   json notes = json::array();
   notes.push_back({{"level", "note"},
                    {"message", {{"text", std::to_string(findings.size()) + " finding(s) (" +
-                                             std::to_string(ctx.suppressed) + " suppressed)"}}}});
+                                             std::to_string(ctx.suppressed) + " suppressed)" +
+                                             latent_summary(ctx)}}}});
   if (ctx.advisory && ctx.parked.max_parked > 0) {
     json note = {{"level", "note"},
                  {"message",

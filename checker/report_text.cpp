@@ -21,8 +21,12 @@ void print_stack(std::ostream& out, const StackDepot& stacks, StackId id) {
     out << "    <no stack recorded>\n";
     return;
   }
-  for (std::size_t i = 0; i < frames.size(); ++i)
-    out << "    #" << i << ' ' << frame_text(frames[i]) << '\n';
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    out << "    #" << i << ' ' << frame_text(frames[i]);
+    const std::string_view role = cuda_frame_role(frames[i]);
+    if (!role.empty()) out << " [" << role << ']';
+    out << '\n';
+  }
 }
 
 std::string access_suffix(Access access) {
@@ -56,6 +60,22 @@ std::string free_detail(const Finding& f) {
   return text;
 }
 
+// The reallocation and the racing use of a finding that has them.
+void print_reuse(std::ostream& out, const Finding& f, const NameTable& names,
+                 const StackDepot& stacks, std::string_view earlier) {
+  const Reuse& r = f.reuse;
+  if (r.has_alloc) {
+    out << "  The memory was allocated again: " << r.alloc.size << " bytes at " << hex(r.alloc.addr)
+        << " on " << describe_stream(r.alloc.stream) << " by thread " << thread_name(r.alloc.thread)
+        << " (" << alloc_kind_word(r.alloc.kind) << "):\n";
+    print_stack(out, stacks, r.alloc.stack);
+  }
+  out << "  and used on " << describe_stream(r.use.stream) << " by " << describe_use(r.use, names)
+      << access_suffix(r.use.access) << " by thread " << thread_name(r.use.thread) << " while "
+      << earlier << " may still run:\n";
+  print_stack(out, stacks, r.use.stack);
+}
+
 void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx) {
   const NameTable& names = *ctx.names;
   const StackDepot& stacks = *ctx.stacks;
@@ -73,6 +93,10 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
           << ":\n";
       print_stack(out, stacks, f.use.stack);
       print_alloc(out, f, stacks);
+      if (f.has_reuse) print_reuse(out, f, names, stacks, "that use");
+      if (f.latent)
+        out << "  note: this run never used the memory again while that use could still run "
+               "(a latent free-before-wait, reported under strict)\n";
       if (f.has_late_wait) {
         out << "  note: the wait that would have ordered this use came after the free; move it "
                "before the free:\n";
@@ -101,6 +125,29 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
           << ":\n";
       print_stack(out, stacks, f.alloc.stack);
       break;
+    case FindingKind::kReuseRace: {
+      const Reuse& r = f.reuse;
+      out << "  Use of " << hex(r.use.addr) << " (" << (r.use.size != 0 ? r.use.size : r.alloc.size)
+          << " bytes) on " << describe_stream(r.use.stream) << " by " << describe_use(r.use, names)
+          << access_suffix(r.use.access) << " by thread " << thread_name(r.use.thread) << ":\n";
+      print_stack(out, stacks, r.use.stack);
+      out << "  is not ordered after the earlier use of this memory on "
+          << describe_stream(f.use.stream) << " by " << use_text << access_suffix(f.use.access)
+          << " by thread " << thread_name(f.use.thread) << ":\n";
+      print_stack(out, stacks, f.use.stack);
+      out << "  That use was made through an earlier buffer, " << f.alloc.size << " bytes at "
+          << hex(f.alloc.addr) << ", freed on " << describe_stream(f.free.stream) << " by thread "
+          << thread_name(f.free.thread) << " (" << free_detail(f)
+          << ") after every use was ordered:\n";
+      print_stack(out, stacks, f.free.stack);
+      if (r.has_alloc) {
+        out << "  The memory was allocated again: " << r.alloc.size << " bytes at "
+            << hex(r.alloc.addr) << " on " << describe_stream(r.alloc.stream) << " by thread "
+            << thread_name(r.alloc.thread) << " (" << alloc_kind_word(r.alloc.kind) << "):\n";
+        print_stack(out, stacks, r.alloc.stack);
+      }
+      break;
+    }
   }
   out << "  fix: " << fix_advice(f) << '\n';
   if (f.count > 1) out << "  seen " << f.count << " times\n";
@@ -115,7 +162,7 @@ void write_text_report(const std::vector<Finding>& findings, const ReportContext
                        std::ostream& out) {
   for (const Finding& f : findings) print_finding(out, f, ctx);
   out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
-      << " suppressed)\n";
+      << " suppressed)" << latent_summary(ctx) << '\n';
   const ParkedBlockStats& parked = ctx.parked;
   if (ctx.advisory && parked.max_parked > 0) {
     char mib[32];

@@ -19,6 +19,8 @@ CheckerConfig checker_config(const Options& options) {
   CheckerConfig config;
   config.check_use_after_free = options.use_after_free;
   config.check_use_before_ready = options.use_before_ready;
+  config.check_reuse_race = options.reuse_race;
+  config.strict = options.strict;
   return config;
 }
 
@@ -115,6 +117,11 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
     kept.push_back(f);
   }
 
+  // A suppressed latent free is left out silently: it is no finding.
+  std::vector<Finding> kept_latent;
+  for (const Finding& f : s.checker.latent())
+    if (!s.suppressions.suppresses(f, s.names, s.stacks)) kept_latent.push_back(f);
+
   ReportContext context;
   context.names = &s.names;
   context.stacks = &s.stacks;
@@ -123,6 +130,8 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   context.suppressed = suppressed;
   context.parked = s.checker.parked_blocks();
   context.advisory = s.options.advisory;
+  context.latent = &kept_latent;
+  context.strict = s.options.strict;
   const bool advisory_due = context.advisory && context.parked.max_parked > 0;
   const bool clean = kept.empty() && suppressed == 0 && !advisory_due && s.options.verbosity < 1;
   // Every checked process (fork and exec children too) ends here: a clean

@@ -20,6 +20,7 @@ bool parse_kind(std::string_view text, bool* any, FindingKind* kind) {
   else if (text == "unordered_free") *kind = FindingKind::kUnorderedFree;
   else if (text == "use_after_free") *kind = FindingKind::kUseAfterFree;
   else if (text == "use_before_ready") *kind = FindingKind::kUseBeforeReady;
+  else if (text == "reuse_race") *kind = FindingKind::kReuseRace;
   else return false;
   return true;
 }
@@ -46,6 +47,12 @@ std::vector<std::string> subjects(const Finding& f, const NameTable& names, cons
   if (f.kind != FindingKind::kUseBeforeReady) add_stack(f.free.stack);
   add_stack(f.use.stack);
   if (f.has_late_wait) add_stack(f.late_wait.stack);
+  if (f.has_reuse) {
+    add_stack(f.reuse.use.stack);
+    if (f.reuse.has_alloc) add_stack(f.reuse.alloc.stack);
+    std::string_view racing = names.get(f.reuse.use.name);
+    if (!racing.empty()) out.emplace_back(racing);
+  }
   std::string_view op = names.get(f.use.name);
   if (!op.empty()) out.emplace_back(op);
   return out;

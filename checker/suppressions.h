@@ -1,7 +1,7 @@
 // Suppressions: findings the user has decided to accept.
 //
 // A suppressions file has one rule per line, `kind:pattern`, where kind is
-// unordered_free, use_after_free, use_before_ready or `*`, and pattern is a
+// unordered_free, use_after_free, use_before_ready, reuse_race or `*`, and pattern is a
 // glob (fnmatch: `*`, `?`, `[...]`) matched against every function name and
 // source file (full path and base name) of the finding's stacks and against
 // the kernel / operation name of its use. `#` starts a comment line; blank

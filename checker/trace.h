@@ -16,7 +16,10 @@
 namespace xsc {
 
 inline constexpr std::string_view kTraceFormatName = "xstream-trace";
-inline constexpr std::uint64_t kTraceVersion = 1;
+inline constexpr std::uint64_t kTraceVersion = 2;
+// The oldest version a reader still reads (version 1 lacks the host
+// function and thread start kinds, and nothing else).
+inline constexpr std::uint64_t kOldestTraceVersion = 1;
 
 struct TraceHeader {
   std::uint64_t version = kTraceVersion;

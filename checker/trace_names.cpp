@@ -24,6 +24,10 @@ constexpr Table<EventKind, kNumEventKinds> kEventKinds = {{
     {EventKind::kHostFunc, "host_func"},
     {EventKind::kGraphLaunch, "graph_launch"},
     {EventKind::kThreadName, "thread_name"},
+    {EventKind::kHostFuncRun, "host_func_run"},
+    {EventKind::kHostFuncDone, "host_func_done"},
+    {EventKind::kThreadCreate, "thread_create"},
+    {EventKind::kThreadStart, "thread_start"},
 }};
 constexpr Table<StreamFlags, 2> kStreamFlags = {{
     {StreamFlags::kBlocking, "blocking"},

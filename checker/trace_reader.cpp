@@ -313,6 +313,7 @@ class Reader {
   simdjson::ondemand::parser stream_parser_;
   std::uint64_t line_no_ = 0;
   bool seen_header_ = false;
+  std::uint64_t version_ = kTraceVersion;  // the header's
   std::unordered_map<std::uint64_t, NameId> name_ids_;
   std::unordered_map<std::uint64_t, StackId> stack_ids_;
   // Direct-mapped caches in front of the two maps: nearly every event names
@@ -551,9 +552,10 @@ bool Reader::header(simdjson::dom::element root) {
   auto version_field = object["version"];
   if (version_field.error()) return fail("header lacks field 'version'");
   if (version_field.get_uint64().get(version)) return fail("header field 'version' must be an unsigned integer");
-  if (version != kTraceVersion)
-    return fail("unsupported trace version " + std::to_string(version) + " (this reader reads version " +
-                std::to_string(kTraceVersion) + ")");
+  if (version < kOldestTraceVersion || version > kTraceVersion)
+    return fail("unsupported trace version " + std::to_string(version) + " (this reader reads versions " +
+                std::to_string(kOldestTraceVersion) + " to " + std::to_string(kTraceVersion) + ")");
+  version_ = version;
   TraceHeader h;
   h.version = version;
   auto pid_field = object["pid"];
@@ -765,9 +767,13 @@ bool Reader::event(const Fields& f, EventKind kind) {
       break;
     case EventKind::kStreamDestroy:
     case EventKind::kStreamSync:
+      if (!require(f, kS, what)) return false;
+      e.stream = f.s;
+      break;
     case EventKind::kHostFunc:
       if (!require(f, kS, what)) return false;
       e.stream = f.s;
+      e.event = f.e;  // the token, optional
       break;
     case EventKind::kAlloc:
       if (!require(f, kA | kN | kS, what) || !enum_field(kAk, f.ak, &e.alloc_kind) || !check_range())
@@ -814,6 +820,16 @@ bool Reader::event(const Fields& f, EventKind kind) {
       break;
     case EventKind::kThreadName:
       if (!require(f, kNm, what) || !map_name(f.nm, &e.name)) return false;
+      break;
+    case EventKind::kHostFuncRun:
+    case EventKind::kHostFuncDone:
+    case EventKind::kThreadCreate:
+    case EventKind::kThreadStart:
+      if (version_ < 2)
+        return fail("event kind '" + std::string(what) + "' needs trace version 2");
+      if (!require(f, kE, what)) return false;
+      e.event = f.e;
+      e.stream = f.s;  // host functions: the stream they were enqueued on
       break;
   }
   e.stack = map_stack(f.sk);

@@ -122,8 +122,11 @@ void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot
       break;
     case EventKind::kStreamDestroy:
     case EventKind::kStreamSync:
+      field(out, "s", e.stream);
+      break;
     case EventKind::kHostFunc:
       field(out, "s", e.stream);
+      if (e.event != 0) field(out, "e", e.event);
       break;
     case EventKind::kAlloc:
       field(out, "a", e.addr);
@@ -166,6 +169,15 @@ void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot
       break;
     case EventKind::kThreadName:
       field(out, "nm", e.name);
+      break;
+    case EventKind::kHostFuncRun:
+    case EventKind::kHostFuncDone:
+      field(out, "s", e.stream);
+      field(out, "e", e.event);
+      break;
+    case EventKind::kThreadCreate:
+    case EventKind::kThreadStart:
+      field(out, "e", e.event);
       break;
   }
   out += "}\n";

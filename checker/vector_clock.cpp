@@ -22,6 +22,13 @@ void VectorClock::join(const VectorClock& other) {
   for (std::size_t i = 0; i < n; ++i) mine[i] = std::max(mine[i], theirs[i]);
 }
 
+void VectorClock::meet(const VectorClock& other) {
+  // Missing components read as 0, so the result is no longer than `other`.
+  if (epochs_.size() > other.epochs_.size()) epochs_.resize(other.epochs_.size());
+  for (std::size_t i = 0; i < epochs_.size(); ++i)
+    epochs_[i] = std::min(epochs_[i], other.epochs_[i]);
+}
+
 void VectorClock::assign(const VectorClock& other) {
   // vector::operator= reuses capacity when it suffices.
   epochs_ = other.epochs_;

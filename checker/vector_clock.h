@@ -38,6 +38,8 @@ class VectorClock {
   }
   // Component-wise maximum.
   void join(const VectorClock& other);
+  // Component-wise minimum.
+  void meet(const VectorClock& other);
   // Overwrites with `other`, reusing this clock's storage.
   void assign(const VectorClock& other);
   void clear() { epochs_.clear(); }

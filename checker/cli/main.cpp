@@ -17,11 +17,11 @@ constexpr const char* kUsage =
     "done with them.\n"
     "\n"
     "commands:\n"
-    "  replay TRACE [--report=text|json|sarif] [--suppressions=FILE] [--output=FILE]\n"
+    "  replay TRACE [--report=text|json|sarif] [--suppressions=FILE] [--strict] [--output=FILE]\n"
     "      Check a recorded trace (docs/trace-format.md). Any runtime option can\n"
     "      be given as --name=value (e.g. --advisory=0, --use-after-free=0).\n"
     "  run [--report=..] [--suppressions=..] [--record=TRACE] [--log-path=P]\n"
-    "      [--exitcode=N] -- PROG ARGS...\n"
+    "      [--exitcode=N] [--strict] -- PROG ARGS...\n"
     "      Run PROG with the runtime (libxstream_check.so) preloaded; the flags\n"
     "      are passed to it through XSC_OPTIONS, after any already set there.\n"
     "      XSC_RUNTIME_LIBRARY overrides the runtime library's path.\n"
@@ -35,7 +35,9 @@ constexpr const char* kUsage =
     "options (XSC_OPTIONS=\"name=value:...\" or --name=value):\n"
     "  report=text|json|sarif  suppressions=FILE  log_path=PREFIX  record=TRACE\n"
     "  exitcode=N  advisory=0|1  stack_depth=N  verbosity=N\n"
-    "  use_after_free=0|1  use_before_ready=0|1\n"
+    "  use_after_free=0|1  use_before_ready=0|1  reuse_race=0|1\n"
+    "  strict=0|1 (every free before a wait is a finding, not only those whose\n"
+    "             memory this run used again while the use could still run)\n"
     "  launch_callbacks=auto|runtime|driver (run only)\n";
 
 }  // namespace

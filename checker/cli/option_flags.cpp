@@ -17,6 +17,7 @@ bool apply_option_flag(std::string_view flag, Options* options, std::string* err
   error->clear();
   if (flag.substr(0, 2) != "--") return false;
   flag.remove_prefix(2);
+  if (flag == "strict") flag = "strict=1";  // a bare switch
   std::size_t eq = flag.find('=');
   if (eq == std::string_view::npos || eq == 0) return false;
   std::string name(flag.substr(0, eq));

@@ -61,12 +61,13 @@ int run_command(const std::vector<std::string>& args) {
       break;
     }
     if (arg.rfind("--", 0) != 0) break;  // the program
-    std::size_t eq = arg.find('=');
+    const std::string flag = arg == "--strict" ? "--strict=1" : arg;  // a bare switch
+    std::size_t eq = flag.find('=');
     if (eq == std::string::npos) return usage_error("flag '" + arg + "' needs a value (--name=value)");
-    std::string name = arg.substr(2, eq - 2);
+    std::string name = flag.substr(2, eq - 2);
     for (char& c : name)
       if (c == '-') c = '_';
-    std::string item = option_item(name, arg.substr(eq + 1));
+    std::string item = option_item(name, flag.substr(eq + 1));
     Options probe;
     std::string error;
     if (!parse_options(item, &probe, &error)) return usage_error(arg + ": " + error);

@@ -31,12 +31,21 @@ void feed_clean(Session& session) {
 }
 
 // The block is read on the consumer stream and handed back on the producer
-// stream with nothing ordering the two: one unordered free.
-void feed_buggy(Session& session) {
+// stream with nothing ordering the two: an unordered free, latent until the
+// producer uses the memory again.
+void feed_latent(Session& session) {
   session.on_event(CreateStream(kConsumer, StreamFlags::kNonBlocking));
   session.on_event(Alloc(kBlock, 4096, kProducer));
   session.on_event(Use(kBlock, 4096, kConsumer).name(session.names().intern("consume")));
   session.on_event(Free(kBlock, kProducer));
+}
+
+// ...and the producer allocates and writes the block while the read may
+// still run: one unordered free with a racing reuse.
+void feed_buggy(Session& session) {
+  feed_latent(session);
+  session.on_event(Alloc(kBlock, 4096, kProducer));
+  session.on_event(Use(kBlock, 4096, kProducer).name(session.names().intern("fill")));
 }
 
 std::string finish(Session& session,
@@ -86,6 +95,41 @@ TEST(SessionReportTest, FindingIsReportedWithSummary) {
   EXPECT_EQ(reported, 1u);
   EXPECT_NE(text.find("WARNING: xstream-check: unordered free"), std::string::npos) << text;
   EXPECT_NE(text.find("xstream-check: 1 finding(s) (0 suppressed)\n"), std::string::npos) << text;
+}
+
+TEST(SessionReportTest, LatentFreeIsCountedNotReported) {
+  Session session{Options{}};
+  feed_latent(session);
+  std::uint64_t reported = 1;
+  // A clean run stays silent; the summary line counts the latent free.
+  EXPECT_EQ(finish(session, Session::CleanText::kSilent, &reported), "");
+  EXPECT_EQ(reported, 0u);
+  Session asked{Options{}};
+  feed_latent(asked);
+  EXPECT_EQ(finish(asked, Session::CleanText::kSummaryLine),
+            "xstream-check: 0 finding(s) (0 suppressed); 1 latent free-before-wait (strict=1 "
+            "reports them)\n");
+}
+
+TEST(SessionReportTest, StrictReportsTheLatentFree) {
+  Options options;
+  options.strict = true;
+  Session session{options};
+  feed_latent(session);
+  std::uint64_t reported = 0;
+  std::string text = finish(session, Session::CleanText::kSilent, &reported);
+  EXPECT_EQ(reported, 1u);
+  EXPECT_NE(text.find("WARNING: xstream-check: unordered free"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: this run never used the memory again"), std::string::npos) << text;
+}
+
+TEST(SessionReportTest, ReuseIsNamedInTheReport) {
+  Session session{Options{}};
+  feed_buggy(session);
+  std::string text = finish(session);
+  EXPECT_NE(text.find("The memory was allocated again: 4096 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernel \"fill\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("note: this run never used"), std::string::npos) << text;
 }
 
 TEST(SessionReportTest, SuppressedFindingStillPrintsSummary) {
