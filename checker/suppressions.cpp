@@ -92,7 +92,7 @@ bool Suppressions::parse(std::string_view text, std::string_view source, std::st
     std::string_view kind = trim(line.substr(0, colon));
     if (!parse_kind(kind, &rule.any_kind, &rule.kind))
       return fail("unknown suppression kind '" + std::string(kind) +
-                  "' (expected unordered_free, use_after_free, use_before_ready or *)");
+                  "' (expected unordered_free, use_after_free, use_before_ready, reuse_race or *)");
     rule.pattern = trim(line.substr(colon + 1));
     if (rule.pattern.empty()) return fail("empty pattern");
     parsed.push_back(std::move(rule));

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -52,6 +53,7 @@ int merge_command(const std::vector<std::string>& args) {
   std::map<std::string, MergedFinding> by_fingerprint;
   std::vector<std::string> order;  // fingerprints in order of first sight
   std::uint64_t suppressed = 0;
+  std::set<std::string> latent;  // fingerprints of latent free-before-wait
 
   for (const std::string& path : args) {
     if (path.rfind("--", 0) == 0) return usage_error("unknown flag '" + path + "' for merge");
@@ -94,6 +96,11 @@ int merge_command(const std::vector<std::string>& args) {
       auto rank_it = j.find("rank");
       origin.rank = rank_it != j.end() && rank_it->is_number_integer() ? rank_it->get<long long>() : name_rank;
 
+      // A note-level result is a latent free-before-wait, not a finding.
+      if (const json* level = text("level"); level && *level == "note") {
+        latent.insert(fp->get<std::string>());
+        continue;
+      }
       const std::string key = fp->get<std::string>();
       auto [it, inserted] = by_fingerprint.try_emplace(key);
       MergedFinding& m = it->second;
@@ -120,7 +127,10 @@ int merge_command(const std::vector<std::string>& args) {
     std::cout << "    fingerprint " << key << '\n';
     if (!m.fix.empty()) std::cout << "    fix: " << m.fix << '\n';
   }
-  std::cout << "xstream-check: " << order.size() << " distinct finding(s) (" << suppressed << " suppressed)\n";
+  std::cout << "xstream-check: " << order.size() << " distinct finding(s) (" << suppressed << " suppressed)";
+  if (!latent.empty())
+    std::cout << "; " << latent.size() << " latent free-before-wait (strict=1 reports them)";
+  std::cout << '\n';
   return order.empty() ? 0 : kFindingsExit;
 }
 

@@ -3,14 +3,17 @@
 documented fields, then exactly one summary object, last.
 
 Usage: check_json.py REPORT
-Prints one line per finding "KIND count=N fp=FINGERPRINT late_wait=yes|no"
-and a final "summary findings=N suppressed=M parked=P" line.
+Prints one line per finding "KIND count=N fp=FINGERPRINT late_wait=yes|no
+reuse=yes|no" (note-level results, latent free-before-wait, start with
+"latent ") and a final "summary findings=N suppressed=M parked=P latent=L"
+line.
 """
 import json
 import re
 import sys
 
-FINDING_FIELDS = {"kind", "rule", "count", "alloc", "free", "use", "late_wait", "fix", "pid", "fingerprint"}
+FINDING_FIELDS = {"kind", "rule", "count", "alloc", "free", "use", "late_wait", "fix", "pid", "fingerprint",
+                  "level", "latent", "reuse"}
 SITE_FIELDS = {"addr", "size", "stream", "kind", "thread", "stack"}
 FRAME_FIELDS = {"function", "file", "line", "module", "pc"}
 
@@ -56,13 +59,23 @@ def main():
         check_stack(obj["use"]["stack"], "use.stack")
         if obj["late_wait"] is not None:
             check_stack(obj["late_wait"]["stack"], "late_wait.stack")
-        print("%s count=%d fp=%s late_wait=%s" % (obj["kind"], obj["count"], obj["fingerprint"],
-                                                  "yes" if obj["late_wait"] else "no"))
+        if obj["level"] not in ("error", "note"):
+            fail("level %r" % obj["level"])
+        if obj["reuse"] is not None:
+            check_stack(obj["reuse"]["use"]["stack"], "reuse.use.stack")
+        print("%s%s count=%d fp=%s late_wait=%s reuse=%s" % (
+            "latent " if obj["level"] == "note" else "", obj["kind"], obj["count"],
+            obj["fingerprint"], "yes" if obj["late_wait"] else "no",
+            "yes" if obj["reuse"] else "no"))
     s = objs[-1]["summary"]
-    if s["findings"] != len(objs) - 1:
-        fail("summary counts %d findings, the report has %d" % (s["findings"], len(objs) - 1))
-    print("summary findings=%d suppressed=%d parked=%d" % (s["findings"], s["suppressed"],
-                                                          s["parked"]["max_parked"]))
+    errors = sum(1 for o in objs[:-1] if o["level"] == "error")
+    notes = len(objs) - 1 - errors
+    if s["findings"] != errors:
+        fail("summary counts %d findings, the report has %d" % (s["findings"], errors))
+    if s["latent"] != notes:
+        fail("summary counts %d latent, the report has %d" % (s["latent"], notes))
+    print("summary findings=%d suppressed=%d parked=%d latent=%d" % (
+        s["findings"], s["suppressed"], s["parked"]["max_parked"], s["latent"]))
 
 
 if __name__ == "__main__":
