@@ -503,7 +503,180 @@ def two_allocations():
     return tr
 
 
+
+# --- Reuse: the memory's next use decides (the default rule) ----------------
+#
+# FSDP2's shape: a gradient allocated on the reduce-scatter stream RS is
+# read by the optimizer on the compute stream and freed (zero_grad) before RS
+# is ordered after compute; RS waits for compute only in the next backward.
+
+FSDP_PY = "/src/train_fsdp.py"
+RS, COMPUTE_S, PACK = 0x3300, 0, 0x4400
+GRAD = 0x7F1000000000
+
+
+def f(*frames):
+    return [(fn, FSDP_PY, line) for fn, line in frames]
+
+
+def fsdp2_step(tr, first_use_before_wait=False, alloc_before_wait=False):
+    tr.ev("stream_create", f(("lazy_init", 5)), s=RS, fl="non_blocking")
+    tr.ev("alloc", f(("foreach_reduce", 20)), a=GRAD, n=MiB, s=RS, ak="caching")
+    tr.use(GRAD, MiB, RS, "write", "reduce_scatter", f(("foreach_reduce", 22)), what="collective")
+    e = tr.new_event()
+    tr.ev("record", f(("post_backward", 30)), s=RS, e=e)
+    tr.ev("wait", f(("post_backward", 31)), s=COMPUTE_S, e=e)
+    tr.use(GRAD, MiB, COMPUTE_S, "read", "adamw_kernel", f(("step", 40)))
+    tr.ev("free", f(("zero_grad", 50)), a=GRAD, s=RS, fk="caching")
+
+    def realloc_and_use():
+        if alloc_before_wait:
+            return
+        tr.ev("alloc", f(("foreach_reduce", 20)), a=GRAD, n=MiB, s=RS, ak="caching")
+
+    def first_use():
+        tr.use(GRAD, MiB, RS, "write", "reduce_scatter", f(("foreach_reduce", 22)), what="collective")
+
+    if alloc_before_wait:
+        tr.ev("alloc", f(("foreach_reduce", 20)), a=GRAD, n=MiB, s=RS, ak="caching")
+    if first_use_before_wait:
+        realloc_and_use()
+        first_use()
+    late = tr.new_event()
+    tr.ev("record", f(("pre_backward", 60)), s=COMPUTE_S, e=late)
+    tr.ev("wait", f(("pre_backward", 61)), s=RS, e=late)  # the late wait
+    if not first_use_before_wait:
+        realloc_and_use()
+        first_use()
+    tr.ev("device_sync", f(("train", 70)))
+
+
+def fsdp2_latent():
+    tr = Trace("python3 train_fsdp.py", pid=7001)
+    fsdp2_step(tr)
+    return tr
+
+
+def fsdp2_reuse_before_wait():
+    tr = Trace("python3 train_fsdp.py", pid=7002)
+    fsdp2_step(tr, first_use_before_wait=True)
+    return tr
+
+
+def fsdp2_alloc_before_wait():
+    tr = Trace("python3 train_fsdp.py", pid=7003)
+    fsdp2_step(tr, alloc_before_wait=True)
+    return tr
+
+
+# A same-stream free whose block is allocated again on that stream and first
+# written under a pack stream that never waited for it ("allocate the
+# staging buffer on its first-use stream").
+def staging_reuse(pack_waits):
+    tr = Trace("python3 offload.py", pid=7004)
+    OFF_PY = "/src/offload.py"
+    st = lambda *fr: [(fn, OFF_PY, line) for fn, line in fr]
+    ACT = 0x7F2000000000
+    tr.ev("stream_create", st(("main", 3)), s=PACK, fl="non_blocking")
+    tr.ev("alloc", st(("layer", 10)), a=ACT, n=4 * MiB, s=COMPUTE_S, ak="caching")
+    tr.use(ACT, 4 * MiB, COMPUTE_S, "read", "gemm", st(("layer", 12)))
+    tr.ev("free", st(("layer", 13)), a=ACT, s=COMPUTE_S, fk="caching")  # del act
+    tr.ev("alloc", st(("offload", 20)), a=ACT, n=4 * MiB, s=COMPUTE_S, ak="caching")
+    if pack_waits:
+        e = tr.new_event()
+        tr.ev("record", st(("offload", 21)), s=COMPUTE_S, e=e)
+        tr.ev("wait", st(("offload", 21)), s=PACK, e=e)
+    tr.use(ACT, 4 * MiB, PACK, "write", "memcpy HtoD", st(("offload", 23)), what="memcpy")
+    tr.ev("device_sync", st(("main", 30)))
+    return tr
+
+
+# cudaFree after a use on another stream: it synchronizes the device first.
+def cuda_free_after_cross_stream_use():
+    tr = Trace("sync_free", pid=7005)
+    P, C = 0x1100, 0x2200
+    tr.ev("stream_create", s(("main", 1)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 2)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 3)), a=0x7F0000000000, n=MiB, s=P, ak="sync")
+    tr.use(0x7F0000000000, MiB, C, "read", "consume", s(("main", 4)))
+    tr.ev("free", s(("main", 5)), a=0x7F0000000000, s=P, fk="sync")
+    tr.ev("alloc", s(("main", 6)), a=0x7F0000000000, n=MiB, s=P, ak="sync")
+    tr.use(0x7F0000000000, MiB, P, "write", "produce", s(("main", 7)))
+    return tr
+
+
+# cudaFreeAsync(p, P) after an unordered read on C; the pool hands the memory
+# to an allocation on a third stream X (after X waited for the free).
+def pool_reuse_third_stream():
+    tr = Trace("pool_reuse", pid=7006)
+    P, C, X = 0x1100, 0x2200, 0x3300
+    for i, st_ in enumerate((P, C, X)):
+        tr.ev("stream_create", s(("main", 1 + i)), s=st_, fl="non_blocking")
+    tr.ev("alloc", s(("main", 10)), a=0x7F0000000000, n=MiB, s=P, ak="stream_ordered")
+    ready_on(tr, P, C, 11)
+    tr.use(0x7F0000000000, MiB, C, "read", "consume", s(("consume_async", 30), ("main", 12)))
+    tr.ev("free", s(("main", 13)), a=0x7F0000000000, s=P, fk="stream_ordered")
+    ready_on(tr, P, X, 14)
+    tr.ev("alloc", s(("main", 15)), a=0x7F0000000000, n=MiB, s=X, ak="stream_ordered")
+    tr.use(0x7F0000000000, MiB, X, "write", "produce", s(("main", 16)))
+    tr.ev("device_sync", s(("main", 17)))
+    return tr
+
+
+# cudaLaunchHostFunc on C after the read sets a flag; the host waits for the
+# flag, then frees on P. The runtime saw the host function return before the
+# free. Without the host function, the same free is unordered.
+def host_func_flag(with_host_func):
+    tr = Trace("host_func_flag", pid=7007)
+    tr.lines[0]["version"] = 2
+    P, C = 0x1100, 0x2200
+    tr.ev("stream_create", s(("main", 1)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 2)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 3)), a=0x7F0000000000, n=MiB, s=P, ak="stream_ordered")
+    ready_on(tr, P, C, 4)
+    tr.use(0x7F0000000000, MiB, C, "read", "consume", s(("main", 5)))
+    if with_host_func:
+        tr.ev("host_func", s(("main", 6)), s=C, e=31)
+        tr.ev("host_func_run", s=C, e=31, th=1)
+        tr.ev("host_func_done", s=C, e=31, th=1)
+    tr.ev("free", s(("main", 8)), a=0x7F0000000000, s=P, fk="stream_ordered")
+    tr.ev("alloc", s(("main", 9)), a=0x7F0000000000, n=MiB, s=P, ak="stream_ordered")
+    tr.use(0x7F0000000000, MiB, P, "write", "produce", s(("main", 10)))
+    tr.ev("device_sync", s(("main", 11)))
+    return tr
+
+
+# A C++ program's free reached through the statically linked CUDA runtime:
+# the first frames are the runtime's, and SUMMARY names the user's frame.
+def static_runtime_frames():
+    tr = Trace("static_runtime", pid=7008)
+    P, C = 0x1100, 0x2200
+    rt = lambda fn: (fn, "", 0)
+    tr.ev("stream_create", s(("main", 1)), s=P, fl="non_blocking")
+    tr.ev("stream_create", s(("main", 2)), s=C, fl="non_blocking")
+    tr.ev("alloc", s(("main", 3)), a=0x7F0000000000, n=MiB, s=P, ak="stream_ordered")
+    ready_on(tr, P, C, 4)
+    tr.ev("use", [("__device_stub__Z7consumePf(float*)", "/tmp/tmpxft_0001_small.cudafe1.stub.c", 1),
+                  ("launch_consume", SMALL_CU, 40), ("main", SMALL_CU, 5)],
+          a=0x7F0000000000, n=MiB, s=C, ac="read", w="kernel", nm=tr.name("consume"))
+    tr.ev("free", [rt("cudaFreeAsync"), rt("__cudart1234"), ("release", SMALL_CU, 50), ("main", SMALL_CU, 6)],
+          a=0x7F0000000000, s=P, fk="stream_ordered")
+    tr.ev("alloc", s(("main", 7)), a=0x7F0000000000, n=MiB, s=P, ak="stream_ordered")
+    tr.use(0x7F0000000000, MiB, P, "write", "produce", s(("main", 8)))
+    return tr
+
+
 TRACES = {
+    "reuse_fsdp2_latent.jsonl": fsdp2_latent,
+    "reuse_fsdp2_before_wait.jsonl": fsdp2_reuse_before_wait,
+    "reuse_fsdp2_alloc_before_wait.jsonl": fsdp2_alloc_before_wait,
+    "reuse_staging_race.jsonl": lambda: staging_reuse(pack_waits=False),
+    "reuse_staging_waits.jsonl": lambda: staging_reuse(pack_waits=True),
+    "reuse_sync_free.jsonl": cuda_free_after_cross_stream_use,
+    "reuse_pool_third_stream.jsonl": pool_reuse_third_stream,
+    "host_func_flag.jsonl": lambda: host_func_flag(True),
+    "host_func_missing.jsonl": lambda: host_func_flag(False),
+    "static_runtime_frames.jsonl": static_runtime_frames,
     "torch_buggy.jsonl": torch_buggy,
     "torch_record_stream.jsonl": torch_record_stream,
     "torch_stall.jsonl": torch_stall,
@@ -529,7 +702,8 @@ MALFORMED = {
     "blank.jsonl": b"\n\n",
     "not_a_trace.jsonl": b'{"hello":"world"}\n',
     "header_not_object.jsonl": b'[1,2,3]\n',
-    "bad_version.jsonl": b'{"format":"xstream-trace","version":2,"pid":1}\n',
+    "bad_version.jsonl": b'{"format":"xstream-trace","version":3,"pid":1}\n',
+    "v2_kind_in_v1.jsonl": b'{"format":"xstream-trace","version":1,"pid":1}\n{"t":"thread_start","e":5}\n',
     "version_type.jsonl": b'{"format":"xstream-trace","version":"1","pid":1}\n',
     "missing_pid.jsonl": b'{"format":"xstream-trace","version":1}\n',
     "truncated.jsonl": (HEADER + '{"t":"stream_create","s":1,"fl":"blocking"}\n{"t":"alloc","a":4096,"n":').encode(),
