@@ -391,6 +391,11 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                              cbid == RT(cudaStreamQuery_ptsz_v7000)));
       break;
     case RT(cudaDeviceSynchronize_v3020): case RT(cudaThreadSynchronize_v3020):
+    // Freeing pinned host memory or an array synchronizes the device first,
+    // as cudaFree does (the CUDA Programming Guide's implicit
+    // synchronization; the Runtime API's API synchronization behavior).
+    case RT(cudaFreeHost_v3020): case RT(cudaFreeArray_v3020):
+    case RT(cudaFreeMipmappedArray_v5000):
       on_device_sync();
       break;
     case RT(cudaLaunchHostFunc_v10000): case RT(cudaLaunchHostFunc_ptsz_v10000):
@@ -463,7 +468,8 @@ const CUpti_CallbackId kRuntimeCallbacks[] = {
     RT(cudaStreamDestroy_v5050), RT(cudaStreamWaitEvent_v3020), RT(cudaStreamWaitEvent_ptsz_v7000),
     RT(cudaStreamSynchronize_v3020), RT(cudaStreamSynchronize_ptsz_v7000),
     RT(cudaStreamQuery_v3020), RT(cudaStreamQuery_ptsz_v7000), RT(cudaDeviceSynchronize_v3020),
-    RT(cudaThreadSynchronize_v3020), RT(cudaLaunchHostFunc_v10000),
+    RT(cudaThreadSynchronize_v3020), RT(cudaFreeHost_v3020), RT(cudaFreeArray_v3020),
+    RT(cudaFreeMipmappedArray_v5000), RT(cudaLaunchHostFunc_v10000),
     RT(cudaLaunchHostFunc_ptsz_v10000), RT(cudaStreamAddCallback_v5000),
     RT(cudaStreamAddCallback_ptsz_v7000), RT(cudaStreamBeginCapture_v10000),
     RT(cudaStreamBeginCapture_ptsz_v10000), RT(cudaStreamEndCapture_v10000),
@@ -522,6 +528,29 @@ void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
     }
     default:
       break;
+  }
+}
+
+// Wraps the function of a host-function call at its entry; true for those
+// calls. Their CUPTI parameters are the call's arguments.
+bool wrap_host_function(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  void* params = const_cast<void*>(data->functionParams);
+  switch (cbid) {
+    case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz): {
+      ReentrancyGuard guard;
+      wrap_host_func(params, resolve(u64(static_cast<cuLaunchHostFunc_params*>(params)->hStream),
+                                     cbid == DRV(cuLaunchHostFunc_ptsz)));
+      return true;
+    }
+    case DRV(cuStreamAddCallback): case DRV(cuStreamAddCallback_ptsz): {
+      ReentrancyGuard guard;
+      wrap_stream_callback(
+          params, resolve(u64(static_cast<cuStreamAddCallback_params*>(params)->hStream),
+                          cbid == DRV(cuStreamAddCallback_ptsz)));
+      return true;
+    }
+    default:
+      return false;
   }
 }
 
@@ -717,6 +746,7 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                              cbid == DRV(cuStreamQuery_ptsz)));
       break;
     case DRV(cuCtxSynchronize): case DRV(cuCtxSynchronize_v2):
+    case DRV(cuMemFreeHost):  // synchronizes the device, as cudaFreeHost
       on_device_sync();
       break;
     case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz):
@@ -779,7 +809,7 @@ const CUpti_CallbackId kDriverCallbacks[] = {
     DRV(cuEventQuery), DRV(cuStreamCreate), DRV(cuStreamCreateWithPriority),
     DRV(cuStreamDestroy_v2), DRV(cuStreamWaitEvent), DRV(cuStreamWaitEvent_ptsz),
     DRV(cuStreamSynchronize), DRV(cuStreamSynchronize_ptsz), DRV(cuStreamQuery),
-    DRV(cuStreamQuery_ptsz), DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2),
+    DRV(cuStreamQuery_ptsz), DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2), DRV(cuMemFreeHost),
     DRV(cuLaunchHostFunc), DRV(cuLaunchHostFunc_ptsz), DRV(cuStreamAddCallback),
     DRV(cuStreamAddCallback_ptsz), DRV(cuStreamBeginCapture_v2), DRV(cuStreamBeginCapture_v2_ptsz),
     DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz), DRV(cuGraphInstantiateWithFlags),
@@ -922,6 +952,12 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
       runtime_exit(cbid, data);
     }
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    // A host function is wrapped at its driver call's entry, also when a
+    // runtime call made it (host_funcs.cpp); the kHostFunc event comes from
+    // the exit of the call the application made.
+    if (data->callbackSite == CUPTI_API_ENTER && wrap_host_function(cbid, data) &&
+        thread.runtime_depth > 0)
+      return;
     if (thread.runtime_depth == 0) {
       // Driver calls made by the application itself.
       if (data->callbackSite == CUPTI_API_ENTER) {

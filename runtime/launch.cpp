@@ -154,19 +154,18 @@ constexpr std::size_t kMaxUses = 256;
 // A caching-allocator block used by a launch on its own allocation stream.
 // The checker releases a caching block at its allocation stream's point in
 // stream order (whatever stream the free names), which every earlier op of
-// that stream precedes, and such a block is ready at once: a use like this
-// can never take part in a finding. A PyTorch training step makes nearly
-// all of its uses so, several per launch, so a launch leaves them out (it
-// still is one op on its stream) and needs no stack for them (a Python
-// stack costs the GIL). Blocks of other kinds can be freed on any stream,
-// or without ordering at all.
+// that stream precedes, and such a block is ready at once: the free of the
+// block can never be reported against a use like this. A PyTorch training
+// step makes nearly all of its uses so, several per launch, so such a use
+// is fed without a stack (a Python stack costs the GIL). It is still fed:
+// the memory carries it after the free, and a later occupant first touched
+// on another stream that never waited for this one races with it.
 //
-// Kept while a stream is being captured: captured work runs when its graph
-// is launched, on the stream the graph is launched on. Not covered: a
-// block whose allocation stream is destroyed while the block lives, and
-// whose free is then ordered after a new stream with the same handle; the
-// old stream's uses of it were left out. (A caching allocator that frees to
-// a destroyed stream is broken already; PyTorch never destroys its streams.)
+// Unless the memory still carries another stream's use from an earlier
+// occupant: then this use may be the one that races with it (the block
+// freed before its allocation stream waited for that stream), and a report
+// needs its stack. The same inside a stream capture: captured work runs
+// when its graph is launched, on the stream the graph is launched on.
 bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
   return alloc.kind == AllocKind::kCachingAllocator && alloc.stream == stream;
 }
@@ -241,12 +240,10 @@ template <typename ForEachWord>
 void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       ForEachWord&& for_each_word) {
   const Checker& checker = locked.session().checker();
-  const bool keep_own_stream = captures_underway(locked);
   DistinctAllocations found;
   for_each_word([&](std::uint64_t word) {
     AllocInfo alloc;
     if (!checker.lookup_allocation(word, &alloc)) return;
-    if (!keep_own_stream && is_own_stream_caching_use(alloc, stream)) return;
     found.add(alloc.addr);
   });
   emit_uses(locked, found, stream, name, stack);
@@ -301,18 +298,20 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     const Checker& checker = locked.session().checker();
     const bool keep_own_stream = captures_underway(locked);
     bool needs_stack = false;
-    for (std::size_t i = 0; i < count; ++i) {
+    DistinctAllocations own;
+    for (std::size_t i = 0; i < count && !needs_stack; ++i) {
       AllocInfo alloc;
-      if (!checker.lookup_allocation(candidates[i], &alloc)) continue;
+      bool carries_past_uses = false;
+      if (!checker.lookup_allocation(candidates[i], &alloc, &carries_past_uses)) continue;
       // Inside a capture an own-stream use counts where the graph runs,
       // and is reported with the launch's stack like any other.
-      if (keep_own_stream || !is_own_stream_caching_use(alloc, stream)) {
+      if (keep_own_stream || carries_past_uses || !is_own_stream_caching_use(alloc, stream))
         needs_stack = true;
-        break;
-      }
+      else
+        own.add(alloc.addr);
     }
     if (!needs_stack) {
-      locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
+      emit_uses(locked, own, stream, info->name, kNoStack);
       return;
     }
   }

@@ -80,6 +80,10 @@ bool caching_blocks_seen();
 // The session without the lock, for the thread-safe parts (names, stacks).
 // Null while checking is disabled.
 Session* session_unlocked();
+// Whether a session exists already (creates none).
+bool session_started();
+// Whether this thread holds the session mutex (a Locked is alive on it).
+bool holding_session_lock();
 
 // ---- threads (thread.cpp) ---------------------------------------------------
 
@@ -103,6 +107,10 @@ struct ThreadState {
   // The call in progress was fed at its entry (a free, a destroy).
   bool fed_at_enter = false;
   bool driver_fed_at_enter = false;
+  // The token of the host function this thread's call in progress wrapped
+  // (host_funcs.cpp), for the kHostFunc event its exit feeds.
+  EventId host_func_token = 0;
+  int session_locks = 0;  // Locked objects alive on this thread
   // Per-thread caches of launch.cpp and stack.cpp, made on first use and
   // freed when the thread exits (thread_cache). Plain pointers here, read on
   // every launch: a thread_local with a destructor would be reached through
@@ -237,6 +245,15 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
 // host stub (cudaLaunchKernel) or, when `is_kernel_handle`, a cudaKernel_t.
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
                        StreamId stream);
+
+// ---- host functions (host_funcs.cpp) ----------------------------------------
+
+// At a cuLaunchHostFunc / cuStreamAddCallback entry: wrap the function its
+// CUPTI parameters name (cuLaunchHostFunc_params / cuStreamAddCallback_params).
+void wrap_host_func(void* params, StreamId stream);
+void wrap_stream_callback(void* params, StreamId stream);
+// The token the last wrap on this thread made, once (0: none).
+EventId take_host_func_token();
 
 // ---- adapters (host_api.cpp) ------------------------------------------------
 

@@ -211,6 +211,7 @@ void stop_checking() { state().enabled.store(false); }
 void notice(const std::string& message) { write_report_text("xstream-check: " + message + "\n"); }
 
 Locked::Locked() : lock_(state().mu) {
+  ++thread_state().session_locks;
   State& s = state();
   if (s.finished.load(std::memory_order_relaxed) || !s.enabled.load(std::memory_order_relaxed))
     return;
@@ -230,7 +231,11 @@ Locked::Locked() : lock_(state().mu) {
   session_ = s.session.get();
 }
 
-Locked::~Locked() = default;
+Locked::~Locked() { --thread_state().session_locks; }
+
+bool session_started() { return state().published.load(std::memory_order_acquire) != nullptr; }
+
+bool holding_session_lock() { return thread_state().session_locks > 0; }
 
 void Locked::emit_raw(const Event& event) { session_->on_event(event); }
 

@@ -34,7 +34,9 @@ void on_event_sync(EventId event) { emit_simple(EventKind::kEventSync, kLegacySt
 
 void on_device_sync() { emit_simple(EventKind::kDeviceSync, kLegacyStream, 0); }
 
-void on_host_func(StreamId stream) { emit_simple(EventKind::kHostFunc, stream, 0); }
+void on_host_func(StreamId stream) {
+  emit_simple(EventKind::kHostFunc, stream, take_host_func_token());
+}
 
 void on_event_destroy(EventId event) {
   if (!enabled()) return;

@@ -16,6 +16,10 @@
  *                                  stream inside a capture, the graph
  *                                  launched on another stream, the block
  *                                  freed with no ordering
+ *   launch_calibration reuse 1     a caching block read on another stream,
+ *                                  freed before its allocation stream
+ *                                  waited, allocated again and written on
+ *                                  its allocation stream (the seed's bug)
  *   launch_calibration many 1      one launch passing 40 blocks twice each
  *                                  (start, then an interior pointer, in
  *                                  reverse), one passing 300 blocks
@@ -105,6 +109,21 @@ int main(int argc, char** argv) {
     XSC_ANNOTATE_FREE(own, (struct CUstream_st*)consumer);
     XSC_ANNOTATE_FREE(foreign, (struct CUstream_st*)producer);
     printf("launches: 2\n");
+    return 0;
+  }
+  if (strcmp(mode, "reuse") == 0) {
+    /* The block's own-stream write after the reallocation is the use that
+     * races with the other stream's read: it must be fed with its stack. */
+    void* block = (void*)(uintptr_t)0x7f0000400000ull;
+    XSC_ANNOTATE_ALLOC(block, 4096, (struct CUstream_st*)producer);
+    launch("agree", block, producer, producer);  /* fill: own stream */
+    launch("agree", block, consumer, consumer);  /* the read */
+    XSC_ANNOTATE_FREE(block, (struct CUstream_st*)producer);
+    XSC_ANNOTATE_ALLOC(block, 4096, (struct CUstream_st*)producer);
+    launch("agree", block, producer, producer);  /* races with the read */
+    synchronize(consumer);
+    XSC_ANNOTATE_FREE(block, (struct CUstream_st*)producer);
+    printf("launches: 3\n");
     return 0;
   }
   if (strcmp(mode, "captured") == 0) {

@@ -1,0 +1,68 @@
+// Thread starts: a thread begins after what the thread that created it did
+// before pthread_create, so its frees are ordered after the work its
+// creator had synchronized with (kThreadCreate, kThreadStart). Without the
+// edge a new thread would know nothing, and its free of a buffer the
+// creator had already waited for would look unordered: a false report.
+//
+// pthread_create is interposed when the runtime is preloaded (LD_PRELOAD);
+// loaded later (CUDA_INJECTION64_PATH) it is not seen, and new threads
+// start knowing nothing, as before. Only threads started once a checking
+// session exists get the edge: before that there is nothing to order.
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <atomic>
+
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+using PthreadCreate = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
+std::atomic<EventId> next_token{1};
+
+struct ThreadStart {
+  void* (*start)(void*) = nullptr;
+  void* arg = nullptr;
+  EventId token = 0;
+};
+
+void emit_edge(EventKind kind, EventId token) {
+  Event event;
+  event.kind = kind;
+  event.event = token;
+  Locked locked;
+  if (locked) locked.emit(event);
+}
+
+void* start_thread(void* raw) {
+  const ThreadStart start = *static_cast<ThreadStart*>(raw);
+  delete static_cast<ThreadStart*>(raw);
+  if (enabled()) emit_edge(EventKind::kThreadStart, start.token);
+  return start.start(start.arg);
+}
+
+PthreadCreate real_pthread_create() {
+  static const auto real = reinterpret_cast<PthreadCreate>(dlsym(RTLD_NEXT, "pthread_create"));
+  return real;
+}
+
+}  // namespace
+}  // namespace xsc::rt
+
+extern "C" __attribute__((visibility("default"))) int pthread_create(
+    pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
+  using namespace xsc::rt;
+  const PthreadCreate real = real_pthread_create();
+  if (real == nullptr) return EAGAIN;
+  // Nothing to order before a session exists; never from inside the
+  // runtime's own work (a CUDA call it makes, the session lock it holds).
+  if (!session_started() || !enabled() || thread_state().guard > 0 || holding_session_lock())
+    return real(thread, attr, start, arg);
+  auto* box = new ThreadStart{start, arg, next_token.fetch_add(1, std::memory_order_relaxed)};
+  emit_edge(xsc::EventKind::kThreadCreate, box->token);
+  const int rc = real(thread, attr, &start_thread, box);
+  if (rc != 0) delete box;
+  return rc;
+}
