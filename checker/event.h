@@ -48,7 +48,8 @@ enum class EventKind : std::uint8_t {
   kThreadName,      // names host thread `thread` (name)
   // Trace version 2:
   kHostFuncRun,     // host function `event` (token) starts running on
-                    // `thread`: ordered after its stream's earlier work
+                    // `thread`: that thread, and every host action after
+                    // this one, is ordered after its stream's earlier work
   kHostFuncDone,    // host function `event` returned on `thread`: every
                     // host action after this one is ordered after it
   kThreadCreate,    // `thread` starts a thread; event: token

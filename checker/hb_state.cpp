@@ -154,17 +154,26 @@ void HbState::host_func_run(AgentId thread, EventId token) {
   if (it == host_funcs_.end()) return;
   ++agents_[thread].version;
   agents_[thread].clock.join(it->second);
+  // Running, the function shows its stream's earlier work complete: what
+  // any thread does from now on is after it. A host that waits for a flag
+  // the function sets frees before the function has returned.
+  completed_.join(it->second);
+  ++completed_version_;
+  agents_[thread].completed_seen = completed_version_;
+  frontier_valid_ = false;
 }
 
 void HbState::host_func_done(AgentId thread, EventId token) {
   host_funcs_.erase(token);
   completed_.join(agents_[thread].clock);
   ++completed_version_;
+  frontier_valid_ = false;
   // The returning thread knows all of it already.
   agents_[thread].completed_seen = completed_version_;
 }
 
 void HbState::catch_up_slow(AgentId thread) {
+  frontier_valid_ = false;
   Agent& t = agents_[thread];
   t.completed_seen = completed_version_;
   ++t.version;

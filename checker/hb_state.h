@@ -11,8 +11,9 @@
 //    the waiting stream; a host sync joins it (or a stream) into the thread.
 //  * A host function runs after its stream's earlier work: the thread that
 //    runs it joins the stream's snapshot taken when it was enqueued. Once it
-//    has returned, every host thread's later actions are ordered after it
-//    (the work is complete, as a successful event query shows).
+//    runs, that work is complete (as a successful event query shows), so
+//    every host thread's later actions are ordered after it; once it has
+//    returned, after what the function itself did too.
 //  * A thread starts after what its creator did before creating it.
 // Destroying a stream retires its agent: a later stream with the same handle
 // is a new agent, since CUDA reuses handle values.
