@@ -25,6 +25,7 @@ CURRENT = "<current>"  # the stream current when the function is entered
 NONE = ("none",)
 EMPTY = frozenset()
 NONE_VALUE = frozenset((NONE,))
+MAYBE_STREAM = frozenset((("?",),))
 
 # Inlining: helpers of the same module, as on the C++ side.
 MAX_INLINE_DEPTH = 3
@@ -111,6 +112,23 @@ def dotted(node):
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def flatten_nested(value, depth=0):
+    """Tuples nested deeper than a few levels lose their shape (`args = (*args,
+    x)` in a loop would otherwise grow without end)."""
+    if not any(a[0] == "tup" for a in value):
+        return value
+    out = set()
+    for a in value:
+        if a[0] != "tup":
+            out.add(a)
+        elif depth >= 2:
+            for e in a[2]:
+                out |= flatten_nested(e, depth)
+        else:
+            out.add(("tup", a[1], tuple(flatten_nested(e, depth + 1) for e in a[2])))
+    return frozenset(out)
 
 
 def tensor_atoms(value):
@@ -590,6 +608,8 @@ class FunctionAnalysis:
             return False
         value = self.eval(expr)
         keys = {a[1] for a in value if a[0] == "s"}
+        if keys and ("?",) in value:
+            return None  # a stream on some paths only: which one is current is unknown
         if not keys:
             # `with stream:` on a stream made elsewhere (torch.Stream is a context manager)
             keys = {a[1] for a in value if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
@@ -1017,9 +1037,14 @@ class FunctionAnalysis:
             return EMPTY
         if t is ast.IfExp:
             self.eval(node.test)
-            return self.eval(node.body) | self.eval(node.orelse)
+            body, orelse = self.eval(node.body, hint), self.eval(node.orelse, hint)
+            if has_kind(body, "s") != has_kind(orelse, "s"):
+                # `Stream() if side else nullcontext()`: maybe a stream
+                return body | orelse | MAYBE_STREAM
+            return body | orelse
         if t is ast.Tuple:
-            elems = tuple(self.eval(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
+            elems = tuple(flatten_nested(self.eval(e.value if isinstance(e, ast.Starred) else e))
+                          for e in node.elts)
             return frozenset((("tup", None, elems),))
         if t in (ast.List, ast.Set):
             content = EMPTY
@@ -1137,7 +1162,7 @@ class FunctionAnalysis:
                 not in self.st.names:
             return self.call_module_function(canon, node, hint)
         if isinstance(func, ast.Attribute):
-            return self.call_method(func, node)
+            return self.call_method(func, node, hint)
         if isinstance(func, ast.Name) and self.key(func.id) not in self.st.names:
             callee = self.m.functions.get(func.id)
             if callee is not None:
@@ -1248,7 +1273,7 @@ class FunctionAnalysis:
                     return not str(v.args[0].value).startswith("cuda")
         return False
 
-    def call_method(self, func, node):
+    def call_method(self, func, node, hint=None):
         meth = func.attr
         recv_node = func.value
         # t.untyped_storage().resize_(0) frees the storage whoever else holds it.
@@ -1272,7 +1297,7 @@ class FunctionAnalysis:
             if generic is not None and not has_kind(recv, "s") and not has_kind(recv, "e"):
                 path = (dotted(recv_node) or "").lower()
                 if meth != "synchronize" or not ("stream" in path or "event" in path):
-                    return self.call_module_function(generic, node, None)
+                    return self.call_module_function(generic, node, hint)
         if meth == "wait_event":
             streams = self.stream_keys(recv, recv_node)
             args, kwargs = self.eval_args(node)

@@ -108,7 +108,12 @@ def findings_for(analysis, found, late, path, lines):
             fs = stream_name(e.free_stream)
             f.message = "%s %s on %s while %s may still be using it; nothing orders %s after that use" % (
                 buf, freed, fs, stream_name(e.use_stream), fs)
-            for u in unordered[:MAX_NOTED_USES]:
+            shown = []
+            for u in unordered:
+                # Uses inside an inlined helper all show at its call: once is enough.
+                if loc(u.use_site) not in [loc(x.use_site) for x in shown]:
+                    shown.append(u)
+            for u in shown[:MAX_NOTED_USES]:
                 us = stream_name(u.use_stream)
                 f.notes.append(Note(path, *loc(u.use_site),
                                     "%s is used on %s here; record an event on %s after this use and make %s "

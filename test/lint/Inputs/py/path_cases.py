@@ -1,4 +1,6 @@
 # Orderings that hold on some paths only, or that miss the use.
+import contextlib
+
 import torch
 
 
@@ -128,3 +130,25 @@ def wait_in_a_helper(side):
         done = side.record_event()
     helper_orders(side, done)
     del buf
+
+
+def optional_side_stream(use_side):
+    # On the path without a side stream the work stays on the current stream.
+    side = torch.cuda.Stream() if use_side else contextlib.nullcontext()
+    buf = torch.empty(512, device="cuda")
+    with side:
+        buf.add_(1)
+    if use_side:
+        torch.cuda.current_stream().wait_stream(side)
+    del buf
+
+
+def after_a_growing_tuple(side, extra):
+    # A tuple that grows in a loop still reaches a fixpoint.
+    args = ()
+    for x in extra:
+        args = (*args, x)
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(len(args))
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
