@@ -13,6 +13,7 @@ Values are frozensets of atoms, what an expression may evaluate to:
   ("c", site)           a list or deque made here (its content is in the state)
   ("tup", fields, elems) a tuple or NamedTuple of values
   ("p", path)           something not made here, named by its path
+  ("work", stream)      an async collective's handle, issued on a stream
   ("none",)             None
 A storage is freed when the last binding that reaches it goes (del,
 rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
@@ -300,6 +301,10 @@ class FunctionAnalysis:
         self.frames = []
         self.next_fid = 0
         self.steps = 0
+        # What it did, for the benchmark: free sites checked, use sites on a
+        # stream other than the current one.
+        self.free_sites = set()
+        self.side_use_sites = set()
 
     # ----- sites and keys -------------------------------------------------
     @property
@@ -840,6 +845,8 @@ class FunctionAnalysis:
         if not atoms:
             return
         site = self.site(node, "use")
+        if stream != CURRENT:
+            self.side_use_sites.add(site)
         for atom in atoms:
             buf = self.st.buffers.get(atom)
             if buf is None:
@@ -937,6 +944,7 @@ class FunctionAnalysis:
         buf = self.st.buffers.get(atom)
         if buf is None:
             return
+        self.free_sites.add(site)
         for fs in buf.alloc:
             for use_site, use in buf.uses.items():
                 if use.ordered_on(fs) or use.stream in buf.recorded:
@@ -1239,7 +1247,10 @@ class FunctionAnalysis:
         everything = frozenset().union(*values) if values else EMPTY
         if canon.startswith(DIST_PREFIX):
             self.use(everything, node)  # collectives: enqueued on the current stream
-            return EMPTY
+            # An async collective's handle: work.wait() makes the stream
+            # current then wait for the collective, so for what preceded it
+            # on the stream it was issued on.
+            return frozenset((("work", self.ctx),)) if self.ctx is not None else EMPTY
         short = canon[len("torch."):] if canon.startswith("torch.") else None
         is_torch_op = short is not None and (
             ("." not in short and short not in TORCH_NON_TENSOR and not short.startswith("_"))
@@ -1250,8 +1261,7 @@ class FunctionAnalysis:
             return self.unknown_call(node, args, kwargs)
         self.use(everything, node)
         if short in TENSOR_FACTORIES or short in LIKE_FACTORIES:
-            if self.on_host(node) or (short in LIKE_FACTORIES and not tensor_atoms(everything)
-                                      and "device" not in kwargs):
+            if self.on_host(node):
                 return EMPTY
             if short in TENSOR_FACTORIES and "device" not in kwargs:
                 return EMPTY  # the default device: the host, unless set otherwise
@@ -1335,6 +1345,12 @@ class FunctionAnalysis:
             path = dotted(recv_node)
             if path is not None:
                 self.st.names[self.key(path)] = event
+            return EMPTY
+        if meth == "wait" and has_kind(recv, "work"):
+            self.eval_args(node)
+            issued = {a[1] for a in recv if a[0] == "work"}
+            if len(issued) == 1 and self.ctx is not None:
+                self.wait_stream({self.ctx}, next(iter(issued)), node)
             return EMPTY
         if meth == "wait" and is_event:
             if node.args:

@@ -163,8 +163,14 @@ def functions_of(tree):
     return out
 
 
-def check_tree(tree, path, source):
-    """Findings for a parsed module, in source order."""
+def count(stats, key, n=1):
+    if stats is not None:
+        stats[key] = stats.get(key, 0) + n
+
+
+def check_tree(tree, path, source, stats=None):
+    """Findings for a parsed module, in source order. `stats`, a dict, gets
+    counts of what the analysis did."""
     if "stream" not in source and "Stream" not in source:
         return []  # a use on another stream needs a stream
     lines = source.splitlines()
@@ -175,10 +181,14 @@ def check_tree(tree, path, source):
     targets.append((tree, None, "<module>"))
     for func, class_name, qual in targets:
         analysis = FunctionAnalysis(module, func, class_name, qual)
+        count(stats, "functions")
         try:
             found, late = analysis.run(is_module=func is tree)
         except (GaveUp, RecursionError):
+            count(stats, "gave_up")
             continue
+        count(stats, "frees", len(analysis.free_sites))
+        count(stats, "side_stream_uses", len(analysis.side_use_sites))
         for f in findings_for(analysis, found, late, path, lines):
             key = (f.line, f.col, f.rule)
             if key in seen or suppressed(lines, f):
@@ -189,7 +199,7 @@ def check_tree(tree, path, source):
     return findings
 
 
-def check_source(source, path):
+def check_source(source, path, stats=None):
     """(findings, error): error is a ParseError when the file does not parse."""
     try:
         tree = ast.parse(source, filename=path)
@@ -197,10 +207,10 @@ def check_source(source, path):
         return [], ParseError(path, e.lineno or 1, e.msg or "invalid syntax")
     except ValueError as e:  # null bytes
         return [], ParseError(path, 1, str(e))
-    return check_tree(tree, path, source), None
+    return check_tree(tree, path, source, stats), None
 
 
-def check_file(path):
+def check_file(path, stats=None):
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -210,4 +220,4 @@ def check_file(path):
         source = data.decode("utf-8")
     except UnicodeDecodeError as e:
         return [], ParseError(path, data[:e.start].count(b"\n") + 1, "not UTF-8: " + e.reason)
-    return check_source(source, path)
+    return check_source(source, path, stats)

@@ -1,6 +1,7 @@
 # Each way to order the freeing stream (or the host) after a use on another
 # stream, with a twin where the ordering misses the use.
 import torch
+import torch.distributed as dist
 
 
 def event_wait_clean(side):
@@ -141,6 +142,25 @@ def query_once(side):
     if not done.query():
         print("still running")
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def work_wait_clean(side, template):
+    buf = torch.empty_like(template)
+    with torch.cuda.stream(side):
+        out = buf * 2
+        work = dist.all_reduce(out, async_op=True)
+    work.wait()  # the current stream waits for the collective, issued on side after the use
+    del buf
+    return out
+
+
+def work_never_waited(side, template):
+    buf = torch.empty_like(template)
+    with torch.cuda.stream(side):
+        out = buf * 2
+        work = dist.all_reduce(out, async_op=True)
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+    return out, work
 
 
 def freed_on_the_using_stream(side):
