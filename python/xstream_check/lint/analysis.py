@@ -20,7 +20,7 @@ rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 """
 import ast
 
-from .facts import Buffer, State, join_states, new_use
+from .facts import ANY_STREAM, Buffer, State, join_states, new_use
 
 CURRENT = "<current>"  # the stream current when the function is entered
 NONE = ("none",)
@@ -360,10 +360,7 @@ class FunctionAnalysis:
             raise GaveUp()
         t = type(s)
         if t is ast.Expr:
-            if isinstance(s.value, (ast.Yield, ast.YieldFrom, ast.Await)):
-                self.escape(self.eval(s.value.value) if s.value.value is not None else EMPTY)
-            else:
-                self.eval(s.value)
+            self.eval(s.value)  # a yielded value escapes (see eval)
         elif t is ast.Assign:
             value = self.eval(s.value, hint=s.targets[0])
             for target in s.targets:
@@ -873,12 +870,13 @@ class FunctionAnalysis:
                 st.buffers[atom] = nb
 
     def record(self, stream, node):
+        """An event recorded on `stream`: a set of candidates, or None when
+        unknown (then it is taken to follow every use)."""
         site = self.site(node, "record")
-        if stream is None:
-            return frozenset((("ev",),))
+        streams = {stream} if isinstance(stream, str) else stream
 
         def capture(use):
-            if use.ordered_on(stream):
+            if streams is None or any(use.ordered_on(s) for s in streams):
                 if site in use.captures:
                     return use
                 return use._replace(captures=use.captures | {site})
@@ -918,7 +916,7 @@ class FunctionAnalysis:
         kept = {}
         for key, use in self.st.open.items():
             use = order(use)
-            if key[2] == stream and use.ordered_on(stream):
+            if (key[2] == stream or stream == ANY_STREAM) and use.ordered_on(key[2]):
                 self.late.setdefault(key, wait_site)  # a wait after the free
             else:
                 kept[key] = use
@@ -1309,20 +1307,20 @@ class FunctionAnalysis:
                 if meth != "synchronize" or not ("stream" in path or "event" in path):
                     return self.call_module_function(generic, node, hint)
         if meth == "wait_event":
-            streams = self.stream_keys(recv, recv_node)
+            streams = self.stream_keys(recv, recv_node) or {ANY_STREAM}
             args, kwargs = self.eval_args(node)
             event = args[0] if args else kwargs.get("event", EMPTY)
             self.wait(streams, event, node)
             return EMPTY
         if meth == "wait_stream":
-            streams = self.stream_keys(recv, recv_node)
-            other = self.stream_of(node.args[0]) if node.args else None
-            self.wait_stream(streams, other, node)
+            streams = self.stream_keys(recv, recv_node) or {ANY_STREAM}
+            others = self.stream_keys(self.eval(node.args[0]), node.args[0]) if node.args else set()
+            for other in others:
+                self.wait_stream(streams, other, node)
             return EMPTY
         if meth == "record_event":
             self.eval_args(node)
-            keys = self.stream_keys(recv, recv_node)
-            return self.record(next(iter(keys)) if len(keys) == 1 else None, node)
+            return self.record(self.stream_keys(recv, recv_node) or None, node)
         if meth == "record_stream":
             stream = self.stream_of(node.args[0]) if node.args else None
             if stream is not None:
@@ -1338,7 +1336,7 @@ class FunctionAnalysis:
         if meth == "record" and not is_tensor:
             if node.args or node.keywords:
                 arg = node.args[0] if node.args else node.keywords[0].value
-                stream = self.stream_of(arg)
+                stream = self.stream_keys(self.eval(arg), arg) or None
             else:
                 stream = self.ctx
             event = self.record(stream, node)
@@ -1357,7 +1355,7 @@ class FunctionAnalysis:
                 streams = self.stream_keys(self.eval(node.args[0]), node.args[0])
             else:
                 streams = {self.ctx} if self.ctx is not None else set()
-            self.wait(streams, recv, node)
+            self.wait(streams or {ANY_STREAM}, recv, node)
             return EMPTY
         if meth == "synchronize" and not is_tensor:
             self.eval_args(node)

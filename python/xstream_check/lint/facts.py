@@ -8,6 +8,10 @@ ordering facts true on both (they must hold). So a free reports a use when on
 at least one path nothing orders the free's stream after it."""
 from typing import NamedTuple
 
+# A wait by a stream the analysis cannot name orders every stream: a missed
+# bug rather than a false report.
+ANY_STREAM = "*"
+
 
 class Use(NamedTuple):
     stream: str
@@ -27,7 +31,7 @@ class Use(NamedTuple):
         return Use(self.stream, self.ordered & other.ordered, self.captures & other.captures, False)
 
     def ordered_on(self, stream):
-        return self.host or stream in self.ordered
+        return self.host or stream in self.ordered or ANY_STREAM in self.ordered
 
 
 def new_use(stream):

@@ -122,19 +122,24 @@ def findings_for(analysis, found, late, path, lines):
     return out
 
 
-NOLINT = re.compile(r"#.*\bNOLINT(?:\(([^)]*)\))?")
+NOLINT = re.compile(r"#.*\bNOLINT(NEXTLINE)?(?:\(([^)]*)\))?")
 
 
 def suppressed(lines, finding):
-    if not 0 < finding.line <= len(lines):
-        return False
-    m = NOLINT.search(lines[finding.line - 1])
-    if not m:
-        return False
-    if m.group(1) is None:
-        return True
-    rules = [r.strip() for r in m.group(1).split(",")]
-    return any(r == finding.rule or (r.endswith("*") and finding.rule.startswith(r[:-1])) for r in rules)
+    """`# NOLINT`, `# NOLINT(rule, ...)` on the line, or `# NOLINTNEXTLINE(...)`
+    on the line above, as on the C++ side (`xstream-*` matches both rules)."""
+    for index, next_line in ((finding.line - 1, False), (finding.line - 2, True)):
+        if not 0 <= index < len(lines):
+            continue
+        m = NOLINT.search(lines[index])
+        if not m or bool(m.group(1)) != next_line:
+            continue
+        if m.group(2) is None:
+            return True
+        rules = [r.strip() for r in m.group(2).split(",")]
+        if any(r == finding.rule or (r.endswith("*") and finding.rule.startswith(r[:-1])) for r in rules):
+            return True
+    return False
 
 
 def functions_of(tree):

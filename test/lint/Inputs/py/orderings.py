@@ -163,6 +163,24 @@ def work_never_waited(side, template):
     return out, work
 
 
+def waited_by_a_stream_it_cannot_name(side, streams):
+    # The waiting stream is unknown here: it is trusted to be the right one.
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+        done = side.record_event()
+    streams[0].wait_event(done)
+    del buf
+
+
+def yielded(side):
+    # A yielded tensor belongs to the consumer of the generator.
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    yield buf
+
+
 def freed_on_the_using_stream(side):
     # Allocated on side, used on the current stream that side then waits for.
     with torch.cuda.stream(side):
