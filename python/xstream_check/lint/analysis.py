@@ -140,34 +140,61 @@ def has_kind(value, kind):
     return any(a[0] == kind for a in value)
 
 
-def collect_imports(tree):
-    """Local name -> canonical dotted name, for every import in the module."""
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class Scope:
+    """What one function (or the module) contains, nested functions apart."""
+
+    __slots__ = ("identifiers", "names", "calls", "declared", "children")
+
+    def __init__(self):
+        self.identifiers = set()  # Name ids and attribute names
+        self.names = set()  # Name ids
+        self.calls = []
+        self.declared = set()  # global / nonlocal
+        self.children = []  # nested functions
+
+
+def index_module(tree):
+    """One walk over the module: imports (local name -> canonical dotted
+    name) and, per function, what it names and calls."""
     aliases = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+    scopes = {tree: Scope()}
+    stack = [(tree, scopes[tree])]
+    iter_children = ast.iter_child_nodes
+    while stack:
+        node, scope = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            scope.identifiers.add(node.id)
+            scope.names.add(node.id)
+            continue
+        if t is ast.Attribute:
+            scope.identifiers.add(node.attr)
+        elif t is ast.Call:
+            scope.calls.append(node)
+        elif t in FUNCTION_NODES and node is not tree:
+            inner = Scope()
+            scopes[node] = inner
+            scope.children.append(node)
+            scope = inner
+        elif t is ast.Import:
             for a in node.names:
                 if a.asname:
                     aliases[a.asname] = a.name
                 else:
                     root = a.name.split(".")[0]
                     aliases[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for a in node.names:
-                aliases[a.asname or a.name] = node.module + "." + a.name
-    return aliases
-
-
-def mentions_streams(node):
-    for n in ast.walk(node):
-        if isinstance(n, ast.Attribute):
-            name = n.attr
-        elif isinstance(n, ast.Name):
-            name = n.id
-        else:
-            continue
-        if "stream" in name.lower():
-            return True
-    return False
+        elif t is ast.ImportFrom:
+            if node.module and node.level == 0:
+                for a in node.names:
+                    aliases[a.asname or a.name] = node.module + "." + a.name
+        elif t is ast.Global or t is ast.Nonlocal:
+            scope.declared.update(node.names)
+        for child in iter_children(node):
+            stack.append((child, scope))
+    return aliases, scopes
 
 
 class Module:
@@ -178,7 +205,8 @@ class Module:
         self.tree = tree
         self.path = path
         self.lines = lines
-        self.aliases = collect_imports(tree)
+        self.aliases, self.scopes = index_module(tree)
+        self._subtree = {}
         self.functions = {}  # module-level defs
         self.classes = {}  # name -> {method name: def}
         self.tuple_fields = {}  # NamedTuple/dataclass name -> field names
@@ -217,6 +245,30 @@ class Module:
     def is_module_name(self, name):
         return name.partition(".")[0] in self.aliases
 
+    def subtree(self, func):
+        """(identifiers, Name ids, calls) of a function and the functions in it."""
+        cached = self._subtree.get(func)
+        if cached is None:
+            scope = self.scopes[func]
+            idents, names, calls = set(scope.identifiers), set(scope.names), list(scope.calls)
+            for child in scope.children:
+                ci, cn, cc = self.subtree(child)
+                idents |= ci
+                names |= cn
+                calls += cc
+            cached = self._subtree[func] = (idents, names, calls)
+        return cached
+
+    def frame_facts(self, func):
+        """(global/nonlocal names, names its closures keep alive)."""
+        scope = self.scopes.get(func)
+        if scope is None:
+            return set(), set()
+        captured = set()
+        for child in scope.children:
+            captured |= self.subtree(child)[1]
+        return scope.declared, captured
+
     def deals_with_streams(self, func, class_name, depth=0):
         """Whether the function, or a helper it calls, names a stream: a
         use on another stream needs one."""
@@ -224,10 +276,11 @@ class Module:
         if key in self._stream_cache:
             return self._stream_cache[key]
         self._stream_cache[key] = False  # recursion
-        result = mentions_streams(func)
+        idents, _, calls = self.subtree(func)
+        result = any("stream" in name.lower() for name in idents)
         if not result and depth < MAX_INLINE_DEPTH:
-            for n in ast.walk(func):
-                if isinstance(n, ast.Call):
+            for n in calls:
+                if True:
                     callee = self.resolve_callee(n.func, class_name)
                     if callee is not None and callee is not func and \
                             self.deals_with_streams(callee, class_name, depth + 1):
@@ -235,6 +288,20 @@ class Module:
                         break
         self._stream_cache[key] = result
         return result
+
+    def is_generator(self, func):
+        key = ("gen", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            stack, cached = list(func.body), False
+            while stack and not cached:
+                n = stack.pop()
+                if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                    cached = True
+                elif not isinstance(n, FUNCTION_NODES):
+                    stack.extend(ast.iter_child_nodes(n))
+            self._subtree[key] = cached
+        return cached
 
     def resolve_callee(self, func, class_name):
         if isinstance(func, ast.Name):
@@ -249,7 +316,7 @@ class Frame:
     """One function being interpreted: the analyzed one (depth 0) or a helper
     inlined into it."""
 
-    def __init__(self, func, fid, depth, class_name, chain, self_outer):
+    def __init__(self, module, func, fid, depth, class_name, chain, self_outer):
         self.func = func
         self.fid = fid
         self.depth = depth
@@ -259,17 +326,8 @@ class Frame:
         self.returns = []  # (state, value)
         self.loops = []  # [(breaks, continues)]
         self.streams = [CURRENT]  # stream contexts, innermost last
-        self.globals = set()
-        self.captured = set()
-        if func is not None:
-            for n in ast.walk(func):
-                if isinstance(n, (ast.Global, ast.Nonlocal)):
-                    self.globals.update(n.names)
-                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not func:
-                    # A closure keeps what it names alive, past the function.
-                    for m in ast.walk(n):
-                        if isinstance(m, ast.Name):
-                            self.captured.add(m.id)
+        # A closure keeps what it names alive, past the function.
+        self.globals, self.captured = module.frame_facts(func)
 
 
 class RawFree:
@@ -339,7 +397,7 @@ class FunctionAnalysis:
     def run(self, is_module=False):
         fid = self.next_fid
         self.next_fid += 1
-        self.frames.append(Frame(self.func, fid, 0, None if is_module else self.class_name, (), True))
+        self.frames.append(Frame(self.m, self.func, fid, 0, None if is_module else self.class_name, (), True))
         self.st = State()
         body = self.func.body
         self.exec_block(body)
@@ -1488,7 +1546,7 @@ class FunctionAnalysis:
             return None
         if (callee.end_lineno or callee.lineno) - callee.lineno > MAX_INLINE_LINES:
             return None
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(callee)):
+        if self.m.is_generator(callee):
             return None
         if not self.m.deals_with_streams(callee, self.f.class_name) and not any(
                 self.reachable(v) & set(self.st.buffers) for v in list(args) + list(kwargs.values())):
@@ -1497,7 +1555,7 @@ class FunctionAnalysis:
         fid = self.next_fid
         self.next_fid += 1
         chain = self.f.chain + ((id(node), node),) if self.f.chain else ((id(node), node),)
-        frame = Frame(callee, fid, self.f.depth + 1, self.f.class_name, chain,
+        frame = Frame(self.m, callee, fid, self.f.depth + 1, self.f.class_name, chain,
                       self_node is not None and self.f.self_outer)
         frame.streams = [self.ctx]
         params = callee.args
