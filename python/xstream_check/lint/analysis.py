@@ -475,9 +475,9 @@ class FunctionAnalysis:
             self.st = join_states(outs)
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             # A nested function keeps what it names alive (see Frame.captured).
-            for name in self.f.captured:
-                v = self.st.names.get(self.key(name))
-                if v:
+            captured = self.f.captured
+            for k, v in list(self.st.names.items()):
+                if v and k.partition(":")[2].partition(".")[0] in captured:
                     self.escape(v)
             if t is not ast.ClassDef:
                 self.st.names[self.key(s.name)] = EMPTY
