@@ -47,6 +47,8 @@ bool apply_one(std::string_view name, std::string_view value, Options* o, std::s
     o->log_path = value;
   } else if (name == "record") {
     o->record = value;
+  } else if (name == "timeline") {
+    o->timeline = value;
   } else if (name == "exitcode") {
     if (!parse_int(value, 0, 255, &o->exitcode)) return bad_value("an integer in 0..255");
   } else if (name == "advisory") {

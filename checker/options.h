@@ -23,6 +23,8 @@ struct Options {
                               // (PREFIX.<rank>.<pid> under a launcher);
                               // empty: stderr
   std::string record;         // record=TRACE: write the replayable trace
+  std::string timeline;       // timeline=DIR: a picture of each finding,
+                              // DIR/finding-N.json and .svg
   int exitcode = 66;          // exitcode=N: exit status when findings exist
   bool advisory = true;       // advisory=0|1: record_stream parked-block note
   int stack_depth = 24;       // stack_depth=N: frames captured per stack

@@ -30,6 +30,9 @@ struct ReportContext {
   // note-level results in JSON and SARIF. Null: none.
   const std::vector<Finding>* latent = nullptr;
   bool strict = false;            // strict=1 was in force
+  // timeline=DIR: per finding, "DIR/finding-N" when its pictures (.json and
+  // .svg) were written, "" otherwise; empty when none were asked for.
+  std::vector<std::string> timelines;
 };
 
 void write_report(ReportFormat format, const std::vector<Finding>& findings,

@@ -153,6 +153,16 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
                                            " while the last use may still run");
     }
     if (!related.empty()) result["relatedLocations"] = related;
+    // The timeline pictures (timeline=DIR), as attachments of the result.
+    std::size_t index = results.size();
+    if (index < ctx.timelines.size() && !ctx.timelines[index].empty()) {
+      const std::string& base = ctx.timelines[index];
+      result["attachments"] = json::array(
+          {{{"description", {{"text", "timeline of the finding (SVG)"}}},
+            {"artifactLocation", {{"uri", artifact_uri(base + ".svg")}}}},
+           {{"description", {{"text", "timeline of the finding (Chrome trace-event JSON: Perfetto, chrome://tracing)"}}},
+            {"artifactLocation", {{"uri", artifact_uri(base + ".json")}}}}});
+    }
     result["partialFingerprints"] = {{"xstreamFingerprint/v1", fingerprint(f, names, stacks)}};
     result["occurrenceCount"] = f.count;
     result["properties"] = {{"pid", ctx.pid}, {"latent", f.latent}};

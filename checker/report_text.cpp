@@ -163,6 +163,10 @@ void write_text_report(const std::vector<Finding>& findings, const ReportContext
   for (const Finding& f : findings) print_finding(out, f, ctx);
   out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
       << " suppressed)" << latent_summary(ctx) << '\n';
+  for (std::size_t i = 0; i < ctx.timelines.size() && i < findings.size(); ++i)
+    if (!ctx.timelines[i].empty())
+      out << "xstream-check: timeline of finding " << i + 1 << ": " << ctx.timelines[i] << ".svg, "
+          << ctx.timelines[i] << ".json (Perfetto, chrome://tracing)\n";
   const ParkedBlockStats& parked = ctx.parked;
   if (ctx.advisory && parked.max_parked > 0) {
     char mib[32];

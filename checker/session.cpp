@@ -10,6 +10,7 @@
 #include "checker/log_path.h"
 #include "checker/report.h"
 #include "checker/suppressions.h"
+#include "checker/timeline.h"
 #include "checker/trace.h"
 
 namespace xsc {
@@ -37,7 +38,9 @@ std::string own_command_line() {
 }  // namespace
 
 struct Session::Impl {
-  explicit Impl(Options o) : options(std::move(o)), checker(checker_config(options)) {}
+  explicit Impl(Options o) : options(std::move(o)), checker(checker_config(options)) {
+    if (!options.timeline.empty()) timeline = std::make_unique<TimelineRecorder>();
+  }
 
   Options options;
   NameTable names;
@@ -46,6 +49,7 @@ struct Session::Impl {
   Suppressions suppressions;
   bool suppressions_loaded = false;
   TraceWriter recorder;
+  std::unique_ptr<TimelineRecorder> timeline;  // timeline=DIR only
   std::int64_t pid = ::getpid();
   int rank = launcher_rank();
 
@@ -88,11 +92,17 @@ void Session::on_event(const Event& event) {
   // Record first: if checking ever fails, the trace still holds the event
   // that triggered it.
   if (impl_->recorder.is_open()) impl_->recorder.write(event, impl_->names, impl_->stacks);
+  if (impl_->timeline) {
+    impl_->timeline->on_event(event);
+    impl_->checker.on_event(event);
+    impl_->timeline->note_findings(impl_->checker.findings());
+    return;
+  }
   impl_->checker.on_event(event);
 }
 
 void Session::on_events(const Event* events, std::size_t count) {
-  if (impl_->recorder.is_open()) {
+  if (impl_->recorder.is_open() || impl_->timeline) {
     for (std::size_t i = 0; i < count; ++i) on_event(events[i]);
     return;
   }
@@ -108,13 +118,16 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   if (!s.load_suppressions(&error)) out << "xstream-check: " << error << '\n';
 
   std::vector<Finding> kept;
+  std::vector<std::size_t> kept_index;  // in the checker's findings()
   std::uint64_t suppressed = 0;
-  for (const Finding& f : s.checker.findings()) {
+  for (std::size_t i = 0; i < s.checker.findings().size(); ++i) {
+    const Finding& f = s.checker.findings()[i];
     if (s.suppressions.suppresses(f, s.names, s.stacks)) {
       ++suppressed;
       continue;
     }
     kept.push_back(f);
+    kept_index.push_back(i);
   }
 
   // A suppressed latent free is left out silently: it is no finding.
@@ -132,6 +145,16 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   context.advisory = s.options.advisory;
   context.latent = &kept_latent;
   context.strict = s.options.strict;
+  if (s.timeline && !kept.empty()) {
+    // Pictures are an addition to the report: a failure is one warning and
+    // changes neither the report's findings nor the exit status.
+    std::vector<TimelineInput> inputs;
+    for (std::size_t i = 0; i < kept.size(); ++i) inputs.push_back(TimelineInput{&kept[i], kept_index[i], i + 1});
+    std::string warning;
+    if (!write_timelines(*s.timeline, inputs, s.names, s.stacks, context.pid, s.options.timeline,
+                         &context.timelines, &warning))
+      std::cerr << "xstream-check: warning: " << warning << '\n';
+  }
   const bool advisory_due = context.advisory && context.parked.max_parked > 0;
   const bool clean = kept.empty() && suppressed == 0 && !advisory_due && s.options.verbosity < 1;
   // Every checked process (fork and exec children too) ends here: a clean
