@@ -111,13 +111,26 @@ Access op_access(const Op& op, Addr lo, Addr hi) {
   return result;
 }
 
+// An allocation's own ops, kept while it lives and for a while after its
+// free, however far they scroll out of the lanes' rings: a finding names
+// the allocation and the last use on some stream.
+struct Block {
+  Op alloc;
+  std::vector<Op> last_uses;  // the last op on each lane that touched it
+};
+// Lanes whose last use of one block is remembered.
+constexpr std::size_t kLastUsesPerBlock = 16;
+
 struct Pin {
   std::uint64_t anchor = 0;  // the event during which the finding appeared
   std::vector<Op> ops;
   std::set<LaneKey> lanes;
   Addr lo = 0, hi = 0;       // the block
-  std::size_t follow_left = kFollowOps;
+  std::size_t follow_left = kFollowOps;  // further ops of its lanes
+  std::size_t touch_left = 16;           // further ops on the block, however late
 };
+// Pins following at once; the oldest stops following first.
+constexpr std::size_t kPinsFollowing = 64;
 
 struct LaneState {
   std::deque<Op> ring;
@@ -140,8 +153,8 @@ struct TimelineRecorder::Impl {
   std::unordered_map<EventId, RecordRef> records;
   std::unordered_map<ThreadId, std::uint64_t> floor;  // earliest column a thread's next op may take
   std::unordered_map<ThreadId, NameId> thread_names;
-  std::map<Addr, Op> live;          // alloc ops of live allocations
-  std::deque<Op> freed_allocs;      // alloc ops of recently freed ones
+  std::map<Addr, Block> live;       // live allocations, by start address
+  std::deque<Block> freed;          // recently freed ones, oldest first
   // The last event was a use merged into (or starting) this lane's last op.
   bool last_was_use = false;
   LaneKey last_use_lane;
@@ -179,18 +192,21 @@ struct TimelineRecorder::Impl {
   void follow(const Op& op, bool merged) {
     for (std::size_t k = 0; k < following.size();) {
       Pin& pin = pins[following[k]];
-      bool touches = op_touches(op, pin.lo, pin.hi);
-      if (pin.lanes.count(op.lane) || touches) {
-        if (touches) pin.lanes.insert(op.lane);
-        if (merged && !pin.ops.empty() && pin.ops.back().seq == op.seq) {
-          pin.ops.back() = op;
-        } else {
-          pin.ops.push_back(op);
-          if (--pin.follow_left == 0) {
-            following.erase(following.begin() + static_cast<std::ptrdiff_t>(k));
-            continue;
-          }
-        }
+      const bool touches = op_touches(op, pin.lo, pin.hi);
+      const bool on_lane = pin.follow_left > 0 && pin.lanes.count(op.lane);
+      if (merged && !pin.ops.empty() && pin.ops.back().seq == op.seq) {
+        pin.ops.back() = op;
+      } else if (on_lane || (touches && pin.touch_left > 0)) {
+        // The block's reuse may come long after the finding: ops on the
+        // block are followed after the lanes' budget is spent.
+        pin.ops.push_back(op);
+        if (touches && pin.touch_left > 0) --pin.touch_left;
+        else --pin.follow_left;
+        if (touches && pin.follow_left > 0) pin.lanes.insert(op.lane);
+      }
+      if (pin.follow_left == 0 && pin.touch_left == 0) {
+        following.erase(following.begin() + static_cast<std::ptrdiff_t>(k));
+        continue;
       }
       ++k;
     }
@@ -224,6 +240,7 @@ struct TimelineRecorder::Impl {
       if (same && !repeated) {
         if (last.touches.size() < kTouchesPerOp) last.touches.push_back(Touch{e.addr, e.size, e.access});
         follow(last, true);
+        remember_use(last);
         return;
       }
     }
@@ -232,6 +249,7 @@ struct TimelineRecorder::Impl {
     op.graph = e.graph;
     op.touches.push_back(Touch{e.addr, e.size, e.access});
     place(op, 0);
+    remember_use(op);
     last_use_lane = key;
   }
 
@@ -287,7 +305,7 @@ struct TimelineRecorder::Impl {
         op.size = e.size;
         op.alloc_kind = e.alloc_kind;
         place(op, 0);
-        live[e.addr] = op;
+        live[e.addr] = Block{op, {}};
         return;
       }
       case EventKind::kFree: {
@@ -296,9 +314,9 @@ struct TimelineRecorder::Impl {
         op.free_kind = e.free_kind;
         auto it = live.find(e.addr);
         if (it != live.end()) {
-          op.size = it->second.size;
-          freed_allocs.push_back(std::move(it->second));
-          if (freed_allocs.size() > kFreedAllocsKept) freed_allocs.pop_front();
+          op.size = it->second.alloc.size;
+          freed.push_back(std::move(it->second));
+          if (freed.size() > kFreedAllocsKept) freed.pop_front();
           live.erase(it);
         }
         place(op, 0);
@@ -330,12 +348,28 @@ struct TimelineRecorder::Impl {
     }
   }
 
-  const Op* find_alloc(Addr addr, std::uint64_t before) const {
+  const Block* find_block(Addr addr, std::uint64_t before) const {
     auto it = live.find(addr);
-    if (it != live.end() && it->second.seq <= before) return &it->second;
-    for (auto r = freed_allocs.rbegin(); r != freed_allocs.rend(); ++r)
-      if (r->addr == addr && r->seq <= before) return &*r;
+    if (it != live.end() && it->second.alloc.seq <= before) return &it->second;
+    for (auto r = freed.rbegin(); r != freed.rend(); ++r)
+      if (r->alloc.addr == addr && r->alloc.seq <= before) return &*r;
     return nullptr;
+  }
+
+  // Remembers `op` as the last use on its lane of each live block it touches.
+  void remember_use(const Op& op) {
+    for (const Touch& t : op.touches) {
+      auto it = live.upper_bound(t.addr);
+      if (it == live.begin()) continue;
+      --it;
+      Block& block = it->second;
+      const Addr end = block.alloc.addr + (block.alloc.size == 0 ? 1 : block.alloc.size);
+      if (t.addr >= end) continue;
+      auto same = std::find_if(block.last_uses.begin(), block.last_uses.end(),
+                               [&](const Op& u) { return u.lane == op.lane; });
+      if (same != block.last_uses.end()) *same = op;
+      else if (block.last_uses.size() < kLastUsesPerBlock) block.last_uses.push_back(op);
+    }
   }
 
   void pin(std::size_t index, const Finding& f) {
@@ -362,11 +396,15 @@ struct TimelineRecorder::Impl {
       auto it = lanes.find(key);
       if (it != lanes.end()) pin.ops.insert(pin.ops.end(), it->second.ring.begin(), it->second.ring.end());
     }
-    if (const Op* alloc = find_alloc(f.alloc.addr, seq)) pin.ops.push_back(*alloc);
+    if (const Block* block = find_block(f.alloc.addr, seq)) {
+      pin.ops.push_back(block->alloc);
+      pin.ops.insert(pin.ops.end(), block->last_uses.begin(), block->last_uses.end());
+    }
     std::sort(pin.ops.begin(), pin.ops.end(), [](const Op& a, const Op& b) { return a.seq < b.seq; });
     pin.ops.erase(std::unique(pin.ops.begin(), pin.ops.end(), [](const Op& a, const Op& b) { return a.seq == b.seq; }),
                   pin.ops.end());
     pin_of[index] = pins.size();
+    if (following.size() >= kPinsFollowing) following.erase(following.begin());
     following.push_back(pins.size());
     pins.push_back(std::move(pin));
   }
@@ -383,8 +421,12 @@ struct TimelineRecorder::Impl {
     } else {
       *anchor = kNoSeq;
       for (const auto& [key, lane] : lanes) ops.insert(ops.end(), lane.ring.begin(), lane.ring.end());
-      for (const auto& [addr, op] : live) ops.push_back(op);
-      ops.insert(ops.end(), freed_allocs.begin(), freed_allocs.end());
+      auto add_block = [&](const Block& block) {
+        ops.push_back(block.alloc);
+        ops.insert(ops.end(), block.last_uses.begin(), block.last_uses.end());
+      };
+      for (const auto& [addr, block] : live) add_block(block);
+      for (const Block& block : freed) add_block(block);
     }
     std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.seq < b.seq; });
     // A merged op may be held twice; the later copy has all its uses.
@@ -409,7 +451,9 @@ void TimelineRecorder::note_findings(const std::vector<Finding>& findings) {
 
 std::size_t TimelineRecorder::ops_held() const {
   const Impl& s = *impl_;
-  std::size_t n = s.live.size() + s.freed_allocs.size();
+  std::size_t n = 0;
+  for (const auto& [addr, block] : s.live) n += 1 + block.last_uses.size();
+  for (const Block& block : s.freed) n += 1 + block.last_uses.size();
   for (const auto& [key, lane] : s.lanes) n += lane.ring.size();
   for (const Pin& pin : s.pins) n += pin.ops.size();
   return n;
@@ -437,7 +481,8 @@ struct PItem {
   bool elision_slot = false;  // sorts before the ops of its column
   std::size_t slot = 0;       // x position, filled in by layout
   double dx = 0, w = 0;       // place within the slot, in pixels of kSlotW
-  bool labelled = true;       // a marker alone in its slot gets its label drawn
+  bool labelled = true;       // a marker beside no slice gets its label drawn
+  std::size_t label_chars = 14;
   Shape shape = Shape::kSlice;
   Mark mark = Mark::kNone;
   int block = -1;             // 0: the freed block, 1: the reallocation
@@ -490,6 +535,21 @@ std::string mib_text(std::uint64_t bytes) {
   return buf;
 }
 
+// "vectorized_elementwise_kernel" for "void at::native::vectorized_
+// elementwise_kernel<4, ...>(int, ...)": what fits in a slice. The full
+// name stays in the tooltip and the JSON's args.
+std::string short_name(std::string_view name) {
+  std::string_view n = name;
+  if (n.substr(0, 5) == "void ") n.remove_prefix(5);
+  std::size_t cut = n.find_first_of("(<");
+  if (cut != std::string_view::npos && cut > 0) n = n.substr(0, cut);
+  std::size_t scope = n.rfind("::");
+  if (scope != std::string_view::npos && scope + 2 < n.size()) n.remove_prefix(scope + 2);
+  return n.empty() ? std::string(name) : std::string(n);
+}
+
+std::string fit(const std::string& text, std::size_t chars);
+
 std::string stream_label(StreamId s) {
   return s == kLegacyStream ? "stream 0 (legacy default)" : "stream " + hex(s);
 }
@@ -528,7 +588,7 @@ class Builder {
            op.stack == fr.stack && op.stream == fr.stream;
   }
 
-  std::string op_name(const Op& op) const;
+  std::string op_name(const Op& op, bool full = false) const;
   std::string site(StackId stack) const { return site_text(stacks_.frames(stack)); }
   std::string lane_label(const LaneKey& key) const;
   std::string event_label(EventId e) {
@@ -545,11 +605,11 @@ class Builder {
   std::map<EventId, std::string> event_names_;
 };
 
-std::string Builder::op_name(const Op& op) const {
+std::string Builder::op_name(const Op& op, bool full) const {
   std::string_view name = names_.get(op.name);
   switch (op.kind) {
     case OpKind::kUse:
-      if (!name.empty()) return std::string(name);
+      if (!name.empty()) return full ? std::string(name) : short_name(name);
       return std::string(what_word(op.what));
     case OpKind::kHostFunc: return "host function";
     case OpKind::kGraphLaunch: return name.empty() ? "graph " + hex(op.graph) : "graph " + std::string(name);
@@ -770,7 +830,7 @@ Picture Builder::build(std::size_t number, int pid) {
     item.col = op->col;
     item.seq = op->seq;
     item.label = op_name(*op);
-    item.detail = item.label;
+    item.detail = op_name(*op, true);
     if (!op->lane.host) item.detail += " on " + stream_label(op->stream);
     item.detail += " by T" + std::to_string(op->thread) + " at " + site(op->stack) +
                    " (logical time " + std::to_string(op->col) + ")";
@@ -815,15 +875,16 @@ Picture Builder::build(std::size_t number, int pid) {
       case OpKind::kFreeDone:
         item.shape = Shape::kMarker;
         item.mark = Mark::kFreeDone;
-        item.label = "reusable";
+        item.label = "done";
+        item.detail = "deferred free of " + hex(op->addr) + " done: the block is reusable";
         break;
       case OpKind::kStreamSync:
       case OpKind::kEventSync:
       case OpKind::kDeviceSync:
         item.shape = Shape::kMarker;
         item.mark = Mark::kSync;
-        if (op->kind == OpKind::kEventSync) item.label = "sync " + event_label(op->event);
-        else if (op->kind == OpKind::kStreamSync) item.label = "sync " + hex(op->stream);
+        item.label = "sync";
+        if (op->kind == OpKind::kEventSync) item.label += " " + event_label(op->event);
         break;
     }
     if (op == use || (op == racing && racing_proven) || op == free) item.hazard = true;
@@ -945,9 +1006,12 @@ Picture Builder::build(std::size_t number, int pid) {
       else after.push_back(i);
     }
     if (slices.empty()) {
+      // Several markers share the slot: closer labels, shorter.
+      const double spacing = before.size() > 1 ? kSlotW / static_cast<double>(before.size()) - 2 : kMarkSpacing;
       for (std::size_t k = 0; k < before.size(); ++k) {
-        pic.items[before[k]].dx = 9 + static_cast<double>(k) * kMarkSpacing;
+        pic.items[before[k]].dx = 9 + static_cast<double>(k) * spacing;
         pic.items[before[k]].w = kMarkW;
+        pic.items[before[k]].label_chars = before.size() > 1 ? static_cast<std::size_t>(spacing / 5.6) : 14;
       }
       continue;
     }
@@ -971,7 +1035,12 @@ Picture Builder::build(std::size_t number, int pid) {
   }
 
   // Words.
-  const std::string use_text = describe_use(f.use, names_) + " on " + stream_label(f.use.stream);
+  auto use_words = [&](const UseInfo& u) {
+    std::string text(what_word(u.what));
+    if (!names_.get(u.name).empty()) text += " \"" + fit(short_name(names_.get(u.name)), 40) + "\"";
+    return text + " on " + stream_label(u.stream);
+  };
+  const std::string use_text = use_words(f.use);
   std::string what = std::string(headline(f.kind)) + " of " + hex(f.alloc.addr) + " (" + mib_text(f.alloc.size) + ")";
   pic.title = "xstream-check finding " + std::to_string(number) + ": " + what + " (pid=" + std::to_string(pid) + ")";
   switch (f.kind) {
@@ -987,7 +1056,7 @@ Picture Builder::build(std::size_t number, int pid) {
                      stream_label(f.alloc.stream);
       break;
     case FindingKind::kReuseRace:
-      pic.subtitle = describe_use(f.reuse.use, names_) + " on " + stream_label(f.reuse.use.stream) +
+      pic.subtitle = use_words(f.reuse.use) +
                      " reuses the memory while " + use_text + " may still run";
       break;
   }
@@ -1032,7 +1101,7 @@ std::string flow_category(FlowKind kind) {
   switch (kind) {
     case FlowKind::kHb: return "happens-before";
     case FlowKind::kHazard: return "hazard";
-    case FlowKind::kRace: return "hazard";
+    case FlowKind::kRace: return "race";
     case FlowKind::kLateWait: return "late-wait";
   }
   return "flow";
@@ -1143,11 +1212,14 @@ struct Box {
   double x, y, w, h;
 };
 
-Box item_box(const PItem& item) {
+// `slot_w`: the drawn width of a slot; wide pictures get narrower slots
+// (markers keep their size).
+Box item_box(const PItem& item, double slot_w) {
+  const double scale = slot_w / kSlotW;
   double lane_y = kTopY + static_cast<double>(item.lane) * kLaneH;
-  double x = kLabelW + static_cast<double>(item.slot) * kSlotW;
-  if (item.shape == Shape::kMarker) return Box{x + item.dx, lane_y + 10, item.w, kMarkW};
-  return Box{x + item.dx, lane_y + 6, item.w, kLaneH - 12.0};
+  double x = kLabelW + static_cast<double>(item.slot) * slot_w;
+  if (item.shape == Shape::kMarker) return Box{x + item.dx * scale, lane_y + 10, item.w, kMarkW};
+  return Box{x + item.dx * scale, lane_y + 6, item.w * scale, kLaneH - 12.0};
 }
 
 void svg_marker(std::ostream& out, const PItem& item, const Box& b) {
@@ -1195,7 +1267,10 @@ void svg_marker(std::ostream& out, const PItem& item, const Box& b) {
 std::string render_svg(const Picture& pic) {
   const std::size_t slots = std::max<std::size_t>(pic.slot_cols.size(), 1);
   const int lanes_h = static_cast<int>(pic.lanes.size()) * kLaneH + 12;
-  const int width = std::max<int>(kLabelW + static_cast<int>(slots) * kSlotW + 20, 980);
+  // Past 100 slots, narrower ones keep a bounded picture within what
+  // image converters take (rsvg-convert stops at 32767 pixels).
+  const double slot_w = slots > 100 ? 60.0 : kSlotW;
+  const int width = std::max<int>(kLabelW + static_cast<int>(static_cast<double>(slots) * slot_w) + 20, 980);
   const int legend_y = kTopY + lanes_h + 16;
   const int height = legend_y + 128;
   std::ostringstream out;
@@ -1238,16 +1313,16 @@ std::string render_svg(const Picture& pic) {
   out << "<text x=\"" << kLabelW - 8 << "\" y=\"" << kTopY - 8
       << "\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">logical time &#8594;</text>\n";
   for (std::size_t s = 0; s < pic.slot_cols.size(); ++s) {
-    int x = kLabelW + static_cast<int>(s) * kSlotW;
+    double x = kLabelW + static_cast<double>(s) * slot_w;
     out << "<line x1=\"" << x << "\" y1=\"" << kTopY << "\" x2=\"" << x << "\" y2=\"" << kTopY + lanes_h - 12
         << "\" stroke=\"#d0d0d0\" stroke-dasharray=\"2,3\"/>\n";
-    out << "<text x=\"" << x + kSlotW / 2 << "\" y=\"" << kTopY - 8
+    out << "<text x=\"" << x + slot_w / 2 << "\" y=\"" << kTopY - 8
         << "\" font-size=\"9\" fill=\"#999999\" text-anchor=\"middle\">t" << pic.slot_cols[s] << "</text>\n";
   }
 
   // Items.
   for (const PItem& item : pic.items) {
-    Box b = item_box(item);
+    Box b = item_box(item, slot_w);
     out << "<g>";
     out << "<title>" << xml(item.detail.empty() ? item.label : item.detail) << "</title>";
     if (item.shape == Shape::kMarker) {
@@ -1255,7 +1330,7 @@ std::string render_svg(const Picture& pic) {
       if (item.labelled)
         out << "<text x=\"" << b.x - 2 << "\" y=\"" << b.y + b.h + 11 << "\" font-size=\"9\" fill=\""
           << (item.late ? kLate : "#333333") << "\"" << (item.late ? " font-weight=\"bold\"" : "") << ">"
-          << xml(fit(item.label, item.late ? 22 : 14)) << "</text>";
+          << xml(fit(item.label, item.late ? 22 : item.label_chars)) << "</text>";
     } else {
       const char* fill = item.shape == Shape::kElision ? "#ffffff"
                          : item.block >= 0             ? kBlockFill[item.block]
@@ -1266,9 +1341,13 @@ std::string render_svg(const Picture& pic) {
           << (item.hazard || item.late ? 2.5 : 1) << "\""
           << (item.shape == Shape::kElision ? " stroke-dasharray=\"3,2\"" : "") << "/>";
       const bool dark = item.block >= 0 && item.shape == Shape::kSlice;
+      const std::size_t chars = static_cast<std::size_t>(std::max(0.0, (b.w - 6) / 6.2));
+      std::string label = fit(item.label, chars);
+      // An elision keeps its count when its slot is narrow.
+      if (item.shape == Shape::kElision && label.size() < item.label.size())
+        label = fit(item.label.substr(3, item.label.find(' ') - 3) + " ops", chars);
       out << "<text x=\"" << b.x + 4 << "\" y=\"" << b.y + b.h / 2 + 4 << "\" font-size=\"10\" fill=\""
-          << (dark ? "#ffffff" : "#222222") << "\">" << xml(fit(item.label, static_cast<std::size_t>(std::max(0.0, (b.w - 6) / 6.2))))
-          << "</text>";
+          << (dark ? "#ffffff" : "#222222") << "\">" << xml(label) << "</text>";
     }
     out << "</g>\n";
   }
@@ -1277,7 +1356,7 @@ std::string render_svg(const Picture& pic) {
   for (const PFlow& flow : pic.flows) {
     const PItem& from = pic.items[flow.from];
     const PItem& to = pic.items[flow.to];
-    Box a = item_box(from), b = item_box(to);
+    Box a = item_box(from, slot_w), b = item_box(to, slot_w);
     double x1, y1, x2, y2;
     if (b.x > a.x + a.w) {
       x1 = a.x + a.w;
@@ -1315,8 +1394,8 @@ std::string render_svg(const Picture& pic) {
     // Along one lane it is labelled under its middle.
     const bool vertical = x1 == x2, level = y1 == y2;
     if (!flow.label.empty())
-      out << "<text x=\"" << (vertical ? mx + 6 : level ? mx : mx - 6) << "\" y=\""
-          << (vertical ? my - 3 : level ? my + 17 : my + 4) << "\" font-size=\"10\" font-weight=\"bold\" text-anchor=\""
+      out << "<text x=\"" << (vertical ? mx + 5 : level ? mx : mx - 6) << "\" y=\""
+          << (vertical ? (y2 < y1 ? y1 - 1 : y1 + 10) : level ? my + 17 : my + 4) << "\" font-size=\"10\" font-weight=\"bold\" text-anchor=\""
           << (vertical ? "start" : level ? "middle" : "end")
           << "\" fill=\"" << colour << "\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">" << xml(flow.label)
           << "</text>";
