@@ -117,7 +117,12 @@ Access op_access(const Op& op, Addr lo, Addr hi) {
 struct Block {
   Op alloc;
   std::vector<Op> last_uses;  // the last op on each lane that touched it
+  bool freed = false;
+  Op free;
 };
+// Occupants of one address whose ops a pin copies: a finding may be
+// reported only when the memory is used again, after later occupants.
+constexpr std::size_t kOccupantsPinned = 3;
 // Lanes whose last use of one block is remembered.
 constexpr std::size_t kLastUsesPerBlock = 16;
 
@@ -313,13 +318,15 @@ struct TimelineRecorder::Impl {
         op.addr = e.addr;
         op.free_kind = e.free_kind;
         auto it = live.find(e.addr);
+        if (it != live.end()) op.size = it->second.alloc.size;
+        place(op, 0);
         if (it != live.end()) {
-          op.size = it->second.alloc.size;
+          it->second.freed = true;
+          it->second.free = op;
           freed.push_back(std::move(it->second));
           if (freed.size() > kFreedAllocsKept) freed.pop_front();
           live.erase(it);
         }
-        place(op, 0);
         return;
       }
       case EventKind::kFreeCompleted: {
@@ -348,12 +355,20 @@ struct TimelineRecorder::Impl {
     }
   }
 
-  const Block* find_block(Addr addr, std::uint64_t before) const {
+  // The latest occupants of `addr`, newest first.
+  std::vector<const Block*> occupants(Addr addr) const {
+    std::vector<const Block*> found;
     auto it = live.find(addr);
-    if (it != live.end() && it->second.alloc.seq <= before) return &it->second;
-    for (auto r = freed.rbegin(); r != freed.rend(); ++r)
-      if (r->alloc.addr == addr && r->alloc.seq <= before) return &*r;
-    return nullptr;
+    if (it != live.end()) found.push_back(&it->second);
+    for (auto r = freed.rbegin(); r != freed.rend() && found.size() < kOccupantsPinned; ++r)
+      if (r->alloc.addr == addr) found.push_back(&*r);
+    return found;
+  }
+
+  static void add_block_ops(const Block& block, std::vector<Op>* ops) {
+    ops->push_back(block.alloc);
+    ops->insert(ops->end(), block.last_uses.begin(), block.last_uses.end());
+    if (block.freed) ops->push_back(block.free);
   }
 
   // Remembers `op` as the last use on its lane of each live block it touches.
@@ -396,10 +411,7 @@ struct TimelineRecorder::Impl {
       auto it = lanes.find(key);
       if (it != lanes.end()) pin.ops.insert(pin.ops.end(), it->second.ring.begin(), it->second.ring.end());
     }
-    if (const Block* block = find_block(f.alloc.addr, seq)) {
-      pin.ops.push_back(block->alloc);
-      pin.ops.insert(pin.ops.end(), block->last_uses.begin(), block->last_uses.end());
-    }
+    for (const Block* block : occupants(f.alloc.addr)) add_block_ops(*block, &pin.ops);
     std::sort(pin.ops.begin(), pin.ops.end(), [](const Op& a, const Op& b) { return a.seq < b.seq; });
     pin.ops.erase(std::unique(pin.ops.begin(), pin.ops.end(), [](const Op& a, const Op& b) { return a.seq == b.seq; }),
                   pin.ops.end());
@@ -421,12 +433,8 @@ struct TimelineRecorder::Impl {
     } else {
       *anchor = kNoSeq;
       for (const auto& [key, lane] : lanes) ops.insert(ops.end(), lane.ring.begin(), lane.ring.end());
-      auto add_block = [&](const Block& block) {
-        ops.push_back(block.alloc);
-        ops.insert(ops.end(), block.last_uses.begin(), block.last_uses.end());
-      };
-      for (const auto& [addr, block] : live) add_block(block);
-      for (const Block& block : freed) add_block(block);
+      for (const auto& [addr, block] : live) add_block_ops(block, &ops);
+      for (const Block& block : freed) add_block_ops(block, &ops);
     }
     std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.seq < b.seq; });
     // A merged op may be held twice; the later copy has all its uses.
@@ -453,7 +461,7 @@ std::size_t TimelineRecorder::ops_held() const {
   const Impl& s = *impl_;
   std::size_t n = 0;
   for (const auto& [addr, block] : s.live) n += 1 + block.last_uses.size();
-  for (const Block& block : s.freed) n += 1 + block.last_uses.size();
+  for (const Block& block : s.freed) n += 2 + block.last_uses.size();
   for (const auto& [key, lane] : s.lanes) n += lane.ring.size();
   for (const Pin& pin : s.pins) n += pin.ops.size();
   return n;
@@ -1042,6 +1050,7 @@ Picture Builder::build(std::size_t number, int pid) {
   };
   const std::string use_text = use_words(f.use);
   std::string what = std::string(headline(f.kind)) + " of " + hex(f.alloc.addr) + " (" + mib_text(f.alloc.size) + ")";
+  if (f.latent) what += ", latent";
   pic.title = "xstream-check finding " + std::to_string(number) + ": " + what + " (pid=" + std::to_string(pid) + ")";
   switch (f.kind) {
     case FindingKind::kUnorderedFree:
