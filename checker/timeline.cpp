@@ -310,7 +310,9 @@ struct TimelineRecorder::Impl {
         op.size = e.size;
         op.alloc_kind = e.alloc_kind;
         place(op, 0);
-        live[e.addr] = Block{op, {}};
+        Block block;
+        block.alloc = op;
+        live[e.addr] = std::move(block);
         return;
       }
       case EventKind::kFree: {
