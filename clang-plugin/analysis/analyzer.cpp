@@ -172,11 +172,15 @@ std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
   return findings;
 }
 
-std::vector<Finding> Analyzer::analyze_translation_unit(bool main_file_only) {
+std::vector<const FunctionDecl*> Analyzer::functions_to_analyze(bool main_file_only) const {
   FunctionCollector collector(ctx_.getSourceManager(), main_file_only);
   collector.TraverseDecl(ctx_.getTranslationUnitDecl());
+  return std::move(collector.functions);
+}
+
+std::vector<Finding> Analyzer::analyze_translation_unit(bool main_file_only) {
   std::vector<Finding> all;
-  for (const FunctionDecl* fd : collector.functions) {
+  for (const FunctionDecl* fd : functions_to_analyze(main_file_only)) {
     std::vector<Finding> f = analyze_function(fd);
     all.insert(all.end(), std::make_move_iterator(f.begin()), std::make_move_iterator(f.end()));
   }

@@ -50,6 +50,10 @@ class Analyzer {
   // `main_file_only`, only functions in the main file.
   std::vector<Finding> analyze_translation_unit(bool main_file_only);
 
+  // The functions analyze_translation_unit analyzes, in its order: valid,
+  // non-dependent definitions (template instantiations and lambdas included).
+  std::vector<const clang::FunctionDecl*> functions_to_analyze(bool main_file_only) const;
+
  private:
   clang::ASTContext& ctx_;
   LintConfig config_;

@@ -1,10 +1,13 @@
 // xstream-lint: runs the stream-ordering check over files of a compilation
 // database (or over a command line given after --).
 //
-// Exit status: 0 no findings, 1 findings, 2 errors (a file that does not
-// compile, no compilation database, bad options).
+// Exit status: 0 no findings, 1 findings, 2 errors (a file of which nothing
+// could be analyzed, no compilation database, bad options). Functions that do
+// not compile are left out and reported; --werror-compile makes any compile
+// error fail the run instead.
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -17,11 +20,13 @@
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/TextDiagnostic.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "lint/compile_args.h"
+#include "lint/compile_errors.h"
 #include "lint/python_inputs.h"
 #include "lint/sarif.h"
 #include "llvm/Support/CommandLine.h"
@@ -54,6 +59,11 @@ static cl::opt<std::string> opt_cuda_path(
     cl::value_desc("dir"), cl::cat(kCategory));
 static cl::list<std::string> opt_extra_args("extra-arg", cl::desc("Additional compiler argument"),
                                             cl::value_desc("arg"), cl::cat(kCategory));
+static cl::opt<bool> opt_werror_compile(
+    "werror-compile",
+    cl::desc("Compile errors fail the run (exit 2) and leave their file unanalyzed, instead of "
+             "leaving out only the functions they are in"),
+    cl::cat(kCategory));
 static cl::opt<std::string> opt_source_root(
     "source-root", cl::desc("Directory SARIF paths are relative to (default: the current directory)"),
     cl::value_desc("dir"), cl::cat(kCategory));
@@ -66,13 +76,26 @@ namespace {
 }
 
 
+// Compile errors that leave a function (or file) unanalyzed are reported
+// under this name, in the text output and as SARIF notifications.
+constexpr llvm::StringLiteral kCompileErrorKind = "xstream-compile-error";
+
 bool is_our_message(llvm::StringRef msg) {
   return msg.ends_with("[" + kRuleFreeBeforeWait.str() + "]") ||
          msg.ends_with("[" + kRuleUnorderedFree.str() + "]");
 }
 
-// Prints the check's warnings and clang's errors (with their notes); drops the
-// project's other compiler warnings, as clang-tidy does.
+StoredDiagnostic store(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) {
+  llvm::SmallString<256> text;
+  info.FormatDiagnostic(text);
+  return {level, info.getLocation(), std::string(text),
+          std::vector<clang::CharSourceRange>(info.getRanges().begin(), info.getRanges().end())};
+}
+
+// Prints the check's warnings (with their notes); drops the project's other
+// compiler warnings, as clang-tidy does. Clang's errors are kept until the
+// file is parsed, when the lint knows which functions they leave out (with
+// --werror-compile they are printed as they come).
 class LintDiagnosticConsumer : public clang::DiagnosticConsumer {
  public:
   LintDiagnosticConsumer() : printer_(llvm::errs(), options_) {
@@ -80,41 +103,113 @@ class LintDiagnosticConsumer : public clang::DiagnosticConsumer {
   }
 
   void BeginSourceFile(const clang::LangOptions& lo, const clang::Preprocessor* pp) override {
-    clear();  // "N warnings generated" counts one file
+    errors.clear();
+    errors_in_file = 0;
     printer_.BeginSourceFile(lo, pp);
+    renderer_ = std::make_unique<clang::TextDiagnostic>(llvm::errs(), lo, options_, pp);
   }
-  void EndSourceFile() override { printer_.EndSourceFile(); }
+  void EndSourceFile() override {
+    // Errors of a file that never reached the analysis.
+    if (!errors.empty()) {
+      print_errors();
+      ++unanalyzed_files;
+    }
+    renderer_.reset();
+    printer_.EndSourceFile();
+  }
   void finish() override { printer_.finish(); }
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
+    // clang's own "N warnings generated" would count what this consumer
+    // drops; the lint prints its own summary, so the base class counts nothing.
     if (level == clang::DiagnosticsEngine::Note) {
-      if (forwarding_) printer_.HandleDiagnostic(level, info);
+      if (following_ == Following::kPrint) printer_.HandleDiagnostic(level, info);
+      if (following_ == Following::kStore) errors.back().notes.push_back(store(level, info));
       return;
     }
     llvm::SmallString<256> text;
     info.FormatDiagnostic(text);
     bool ours = is_our_message(text);
     bool error = level >= clang::DiagnosticsEngine::Error && !ours;
-    if (error) ++compile_errors;
-    forwarding_ = ours || error;
-    if (forwarding_) {
-      clang::DiagnosticConsumer::HandleDiagnostic(level, info);
-      printer_.HandleDiagnostic(level, info);
+    following_ = ours ? Following::kPrint : Following::kDrop;
+    if (!error) {
+      if (ours) printer_.HandleDiagnostic(level, info);
+      return;
     }
+    ++compile_errors;
+    ++errors_in_file;
+    if (opt_werror_compile || !info.hasSourceManager() || !renderer_) {
+      // No source to attribute it to (the driver's): the run fails.
+      if (!opt_werror_compile) ++unattributed_errors;
+      following_ = Following::kPrint;
+      printer_.HandleDiagnostic(level, info);
+      return;
+    }
+    source_manager_ = &info.getSourceManager();
+    errors.push_back({store(level, info), {}});
+    following_ = Following::kStore;
   }
 
-  unsigned compile_errors = 0;
+  // Prints a diagnostic the lint composed, at a location of the current file.
+  void render(clang::DiagnosticsEngine::Level level, clang::SourceLocation loc, llvm::StringRef message,
+              llvm::ArrayRef<clang::CharSourceRange> ranges = {}) {
+    if (!renderer_) return;
+    clang::FullSourceLoc full = loc.isValid() && source_manager_ ? clang::FullSourceLoc(loc, *source_manager_)
+                                                                 : clang::FullSourceLoc();
+    renderer_->emitDiagnostic(full, level, message, ranges, {});
+  }
+
+  // The kept errors, as clang prints them; forgets them.
+  void print_errors() {
+    for (const CompileError& e : errors) {
+      render(e.error.level, e.error.loc, e.error.message, e.error.ranges);
+      for (const StoredDiagnostic& n : e.notes) render(n.level, n.loc, n.message, n.ranges);
+    }
+    errors.clear();
+  }
+
+  void set_source_manager(const clang::SourceManager& sm) { source_manager_ = &sm; }
+
+  std::vector<CompileError> errors;  // this file's, until reported
+  unsigned errors_in_file = 0;
+  unsigned compile_errors = 0;       // in the whole run
+  unsigned unattributed_errors = 0;  // errors printed without a file to report them in
+  unsigned unanalyzed_files = 0;     // files whose errors were printed without analysis
 
  private:
+  enum class Following { kDrop, kPrint, kStore };  // what a note does: as its diagnostic
   clang::DiagnosticOptions options_;
   clang::TextDiagnosticPrinter printer_;
-  bool forwarding_ = false;
+  std::unique_ptr<clang::TextDiagnostic> renderer_;
+  const clang::SourceManager* source_manager_ = nullptr;
+  Following following_ = Following::kDrop;
 };
+
+// The line clang prints after a file's diagnostics ("2 warnings generated
+// when compiling for host."), with the functions left out added.
+void print_summary(const clang::LangOptions& lo, unsigned warnings, unsigned errors, unsigned unanalyzed) {
+  std::string line;
+  auto count = [](unsigned n, llvm::StringRef what) {
+    return std::to_string(n) + " " + what.str() + (n == 1 ? "" : "s");
+  };
+  if (warnings) line = count(warnings, "warning");
+  if (warnings && errors) line += " and ";
+  if (errors) line += count(errors, "error");
+  if (!line.empty()) {
+    line += " generated";
+    if (lo.CUDA) line += lo.CUDAIsDevice ? " when compiling for device" : " when compiling for host";
+  }
+  if (unanalyzed) line += (line.empty() ? "" : "; ") + count(unanalyzed, "function") + " not analyzed (compile errors)";
+  if (!line.empty()) llvm::errs() << line << ".\n";
+}
 
 struct LintRun {
   const LintConfig* fixed_config = nullptr;  // --config, else per source
   std::map<std::string, LintConfig> configs;  // by config path
+  LintDiagnosticConsumer* diagnostics = nullptr;
   std::vector<SarifResult> results;
+  std::vector<SarifNotification> notifications;
+  unsigned failed_files = 0;  // nothing analyzed: a fatal error, or no function built
   std::set<std::tuple<std::string, unsigned, unsigned, std::string>> seen;
   unsigned findings = 0;
   bool config_error = false;
@@ -158,11 +253,43 @@ class LintConsumer : public clang::ASTConsumer {
       : ci_(ci), run_(run), config_(config) {}
 
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
-    if (ci_.getDiagnostics().hasErrorOccurred()) return;
     if (ctx.getLangOpts().CUDAIsDevice) return;
     const clang::SourceManager& sm = ctx.getSourceManager();
+    const clang::LangOptions& lo = ctx.getLangOpts();
+    LintDiagnosticConsumer& out = *run_.diagnostics;
+    out.set_source_manager(sm);
+    clang::DiagnosticsEngine& diags = ci_.getDiagnostics();
+    if (diags.hasErrorOccurred() && opt_werror_compile) {  // printed as they came
+      print_summary(lo, 0, out.errors_in_file, 0);
+      return;
+    }
+    if (diags.hasFatalErrorOccurred()) {
+      // A missing header or too many errors: the rest of the file was never parsed.
+      std::optional<StoredDiagnostic> fatal;
+      if (!out.errors.empty()) fatal = out.errors.back().error;
+      unsigned errors = out.errors_in_file;
+      out.print_errors();
+      print_summary(lo, 0, errors, 0);
+      fail_file(sm, fatal ? &*fatal : nullptr);
+      return;
+    }
+
+    ErrorAttribution attribution;
+    bool had_errors = !out.errors.empty();
+    if (had_errors) attribution = attribute_compile_errors(ctx, out.errors);
     Analyzer analyzer(ctx, config_);
-    for (const Finding& f : analyzer.analyze_translation_unit(/*main_file_only=*/false)) {
+    std::vector<Finding> findings;
+    unsigned analyzed_in_main_file = 0;
+    for (const clang::FunctionDecl* fd : analyzer.functions_to_analyze(/*main_file_only=*/false)) {
+      if (attribution.skipped.contains(fd)) continue;
+      if (sm.isInMainFile(sm.getExpansionLoc(fd->getLocation()))) ++analyzed_in_main_file;
+      std::vector<Finding> f = analyzer.analyze_function(fd);
+      findings.insert(findings.end(), std::make_move_iterator(f.begin()), std::make_move_iterator(f.end()));
+    }
+
+    report_compile_errors(sm, attribution);
+    unsigned warnings = 0;
+    for (const Finding& f : findings) {
       if (is_suppressed_by_nolint(sm, f.loc, f.rule)) continue;
       SarifResult r;
       r.rule = f.rule.str();
@@ -171,15 +298,95 @@ class LintConsumer : public clang::ASTConsumer {
       // A header's finding shows up in every file that includes it: once is enough.
       if (!run_.seen.emplace(r.location.file, r.location.line, r.location.column, r.rule).second)
         continue;
-      emit_finding(ci_.getDiagnostics(), sm, f);
+      emit_finding(diags, sm, f);
       for (const FindingNote& n : f.notes) r.related.push_back(sarif_location(sm, n.loc, n.message));
       r.identity = f.function + "|" + f.buffer + "|" + f.free_stream + "|" + f.use_stream;
       run_.results.push_back(std::move(r));
       ++run_.findings;
+      ++warnings;
     }
+    print_summary(lo, warnings, 0, attribution.functions.size());
+    if (had_errors && analyzed_in_main_file == 0) fail_file(sm, nullptr);
+    out.errors.clear();
   }
 
  private:
+  // The functions the compile errors left out, each once per run (a header's
+  // show up in every file that includes it), and the errors outside functions.
+  void report_compile_errors(const clang::SourceManager& sm, const ErrorAttribution& attribution) {
+    LintDiagnosticConsumer& out = *run_.diagnostics;
+    const std::vector<CompileError>& errors = out.errors;
+    auto first_time = [&](clang::SourceLocation loc) {
+      SarifLocation l = sarif_location(sm, loc);
+      return run_.seen.emplace(l.file, l.line, l.column, kCompileErrorKind.str()).second;
+    };
+    auto print_error = [&](const CompileError& e, clang::DiagnosticsEngine::Level level) {
+      out.render(level, e.error.loc, e.error.message, e.error.ranges);
+      for (const StoredDiagnostic& n : e.notes) out.render(n.level, n.loc, n.message, n.ranges);
+    };
+    // In source order: functions by their name, other errors by their place.
+    struct Item {
+      clang::SourceLocation loc;
+      const UnanalyzedFunction* function;  // else errors[error]
+      size_t error;
+    };
+    std::vector<Item> items;
+    for (const UnanalyzedFunction& f : attribution.functions) items.push_back({f.loc, &f, 0});
+    for (size_t i : attribution.outside_functions) items.push_back({errors[i].error.loc, nullptr, i});
+    std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+      if (a.loc.isInvalid() || b.loc.isInvalid()) return a.loc.isValid() && b.loc.isInvalid();
+      return sm.isBeforeInTranslationUnit(sm.getExpansionLoc(a.loc), sm.getExpansionLoc(b.loc));
+    });
+    for (const Item& item : items) {
+      if (!item.function) {
+        const CompileError& e = errors[item.error];
+        if (e.error.loc.isValid() && !first_time(e.error.loc)) continue;
+        std::string message = "compile error outside any function: " + e.error.message;
+        out.render(clang::DiagnosticsEngine::Warning, e.error.loc,
+                   message + " [" + kCompileErrorKind.str() + "]", e.error.ranges);
+        for (const StoredDiagnostic& n : e.notes) out.render(n.level, n.loc, n.message, n.ranges);
+        run_.notifications.push_back(
+            {kCompileErrorKind.str(), "warning", message, {sarif_location(sm, e.error.loc)}});
+        continue;
+      }
+      const UnanalyzedFunction& f = *item.function;
+      if (!first_time(f.loc)) continue;
+      std::string message = "function '" + f.name + "' is not analyzed: ";
+      if (!f.errors.empty()) {
+        message += errors[f.errors.front()].error.message;
+        if (f.errors.size() > 1)
+          message += " (and " + std::to_string(f.errors.size() - 1) + " more error" +
+                     (f.errors.size() > 2 ? "s" : "") + ")";
+      } else {
+        message += "part of it did not build because of an error outside it";
+      }
+      out.render(clang::DiagnosticsEngine::Warning, f.loc, message + " [" + kCompileErrorKind.str() + "]");
+      SarifNotification n{kCompileErrorKind.str(), "warning", message, {sarif_location(sm, f.loc)}};
+      for (size_t i : f.errors) {
+        print_error(errors[i], clang::DiagnosticsEngine::Note);
+        n.locations.push_back(sarif_location(sm, errors[i].error.loc, errors[i].error.message));
+      }
+      if (f.errors.empty()) {
+        out.render(clang::DiagnosticsEngine::Note, f.invalid_part, "this part did not build");
+        n.locations.push_back(sarif_location(sm, f.invalid_part, "this part did not build"));
+      }
+      run_.notifications.push_back(std::move(n));
+    }
+  }
+
+  // Nothing of the main file could be analyzed.
+  void fail_file(const clang::SourceManager& sm, const StoredDiagnostic* why) {
+    ++run_.failed_files;
+    std::string file;
+    if (auto entry = sm.getFileEntryRefForID(sm.getMainFileID())) file = entry->getName().str();
+    std::string message = "'" + file + "' is not analyzed: " +
+                          (why ? why->message : std::string("no function in it compiles"));
+    llvm::errs() << "xstream-lint: error: " << message << "\n";
+    SarifNotification n{kCompileErrorKind.str(), "error", message, {}};
+    if (why) n.locations.push_back(sarif_location(sm, why->loc, why->message));
+    run_.notifications.push_back(std::move(n));
+  }
+
   clang::CompilerInstance& ci_;
   LintRun& run_;
   const LintConfig& config_;
@@ -291,11 +498,18 @@ int main(int argc, const char** argv) {
     tool.appendArgumentsAdjuster(make_lint_arguments_adjuster(arg_options));
     tool.setDiagnosticConsumer(&diagnostics);
     tool.setPrintErrorMessage(false);
+    run.diagnostics = &diagnostics;
     LintActionFactory factory(run);
     tool_status = tool.run(&factory);
   }
 
   PythonCheckResult python = run_python_check(python_inputs, argv[0], run.results);
+
+  auto run_failed = [&] {
+    return missing || run.config_error || tool_status != 0 || run.failed_files > 0 ||
+           diagnostics.unanalyzed_files > 0 || diagnostics.unattributed_errors > 0 ||
+           (opt_werror_compile && diagnostics.compile_errors > 0) || python.error;
+  };
 
   if (opt_format == Format::kSarif) {
     std::string root = opt_source_root;
@@ -310,7 +524,7 @@ int main(int argc, const char** argv) {
       root = std::string(abs);
     }
     while (root.size() > 1 && root.back() == '/') root.pop_back();
-    std::string log = render_sarif(run.results, XSC_VERSION, root);
+    std::string log = render_sarif(run.results, run.notifications, !run_failed(), XSC_VERSION, root);
     if (opt_output.empty()) {
       llvm::outs() << log;
     } else {
@@ -321,7 +535,6 @@ int main(int argc, const char** argv) {
     }
   }
 
-  if (missing || run.config_error || diagnostics.compile_errors > 0 || tool_status != 0 || python.error)
-    return 2;
+  if (run_failed()) return 2;
   return run.findings + python.findings > 0 ? 1 : 0;
 }

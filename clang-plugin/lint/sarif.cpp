@@ -35,6 +35,14 @@ constexpr RuleInfo kRules[] = {
      "wait later, synchronize the host, or free on the using stream)."},
 };
 
+// Notification descriptors (tool.driver.notifications).
+constexpr RuleInfo kNotifications[] = {
+    {"xstream-compile-error", "CompileError", "Not analyzed: compile errors",
+     "The function (or file) does not compile with the options given, so the stream-ordering "
+     "check did not run on it; every other function of the file was analyzed. The message names "
+     "the first error; the further locations are every error in it."},
+};
+
 std::string percent_encode(llvm::StringRef path) {
   std::string out;
   for (unsigned char c : path) {
@@ -73,8 +81,9 @@ std::string relative_to(const std::string& file, const std::string& root) {
 
 }  // namespace
 
-std::string render_sarif(const std::vector<SarifResult>& results, const std::string& tool_version,
-                         const std::string& source_root) {
+std::string render_sarif(const std::vector<SarifResult>& results,
+                         const std::vector<SarifNotification>& notifications, bool execution_successful,
+                         const std::string& tool_version, const std::string& source_root) {
   json rules = json::array();
   std::map<std::string, size_t> rule_index;
   for (const RuleInfo& r : kRules) {
@@ -113,12 +122,44 @@ std::string render_sarif(const std::vector<SarifResult>& results, const std::str
     out_results.push_back(std::move(result));
   }
 
+  json descriptors = json::array();
+  std::map<std::string, size_t> descriptor_index;
+  for (const RuleInfo& n : kNotifications) {
+    descriptor_index[n.id] = descriptors.size();
+    descriptors.push_back({{"id", n.id},
+                           {"name", n.name},
+                           {"shortDescription", {{"text", n.short_text}}},
+                           {"fullDescription", {{"text", n.full_text}}}});
+  }
+  json out_notifications = json::array();
+  for (const SarifNotification& n : notifications) {
+    json notification;
+    json descriptor = {{"id", n.id}};
+    if (auto it = descriptor_index.find(n.id); it != descriptor_index.end())
+      descriptor["index"] = it->second;
+    notification["descriptor"] = descriptor;
+    notification["level"] = n.level;
+    notification["message"] = {{"text", n.message}};
+    json locations = json::array();
+    for (const SarifLocation& l : n.locations) {
+      if (l.file.empty()) continue;
+      json loc = {{"physicalLocation", physical_location(l, source_root)}};
+      if (!l.message.empty()) loc["message"] = {{"text", l.message}};
+      locations.push_back(loc);
+    }
+    if (!locations.empty()) notification["locations"] = locations;
+    out_notifications.push_back(std::move(notification));
+  }
+
   json run;
   run["tool"] = {{"driver",
                   {{"name", "xstream-lint"},
                    {"version", tool_version},
                    {"semanticVersion", tool_version},
-                   {"rules", rules}}}};
+                   {"rules", rules},
+                   {"notifications", descriptors}}}};
+  run["invocations"] = json::array({{{"executionSuccessful", execution_successful},
+                                     {"toolExecutionNotifications", out_notifications}}});
   if (!source_root.empty())
     run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percent_encode(source_root) + "/"}}}};
   run["results"] = out_results;

@@ -22,9 +22,21 @@ struct SarifResult {
   std::string identity;
 };
 
+// Something met while running that is not a finding: a function or a file
+// left out of the analysis because it does not compile. Written as the
+// invocation's toolExecutionNotifications.
+struct SarifNotification {
+  std::string id;     // xstream-compile-error
+  std::string level;  // "warning": a function left out; "error": a whole file
+  std::string message;
+  std::vector<SarifLocation> locations;  // the function, then each error (with its text)
+};
+
 // Renders a complete SARIF log. Paths under `source_root` become relative
-// URIs against the %SRCROOT% base.
-std::string render_sarif(const std::vector<SarifResult>& results, const std::string& tool_version,
-                         const std::string& source_root);
+// URIs against the %SRCROOT% base. `execution_successful` is false when a
+// file could not be analyzed at all.
+std::string render_sarif(const std::vector<SarifResult>& results,
+                         const std::vector<SarifNotification>& notifications, bool execution_successful,
+                         const std::string& tool_version, const std::string& source_root);
 
 }  // namespace xsc::lint

@@ -1,5 +1,6 @@
 """Checks a SARIF log for the fields SARIF 2.1.0 requires (and that GitHub
-code scanning reads), then prints one line per result for FileCheck."""
+code scanning reads), then prints one line per result and per tool execution
+notification for FileCheck."""
 import json
 import sys
 
@@ -29,6 +30,51 @@ def check_physical(loc, where):
     if "startColumn" in region and region["startColumn"] < 1:
         fail(where + ": startColumn must be >= 1")
     return uri, line, region.get("startColumn", 0)
+
+
+def check_notifications(run, driver, bases):
+    """Checks the invocation and its tool execution notifications (compile
+    errors that left code unanalyzed) and prints them; None without any."""
+    if "invocations" not in run:
+        return None
+    invocations = need(run, "invocations", list, "run")
+    if len(invocations) != 1:
+        fail("expected one invocation")
+    inv = invocations[0]
+    ok = need(inv, "executionSuccessful", bool, "invocation")
+    descriptors = [need(d, "id", str, "notification descriptor") for d in driver.get("notifications", [])]
+    notes = inv.get("toolExecutionNotifications", [])
+    for i, n in enumerate(notes):
+        where = f"toolExecutionNotifications[{i}]"
+        text = need(need(n, "message", dict, where), "text", str, where + ".message")
+        desc = need(n, "descriptor", dict, where)
+        nid = need(desc, "id", str, where + ".descriptor")
+        if nid not in descriptors:
+            fail(where + ": descriptor id not among the driver's notifications")
+        if "index" in desc and descriptors[desc["index"]] != nid:
+            fail(where + ": descriptor index does not match its id")
+        level = n.get("level", "warning")
+        if level not in ("none", "note", "warning", "error"):
+            fail(where + ": bad level")
+        locs = n.get("locations", [])
+        first = "-"
+        for j, loc in enumerate(locs):
+            lwhere = f"{where}.locations[{j}]"
+            phys = need(loc, "physicalLocation", dict, lwhere)
+            uri, line, col = check_physical(phys, lwhere + ".physicalLocation")
+            base = phys["artifactLocation"].get("uriBaseId")
+            if base is not None and base not in bases:
+                fail(lwhere + ": uriBaseId not declared in originalUriBaseIds")
+            if j == 0:
+                first = f"{uri}:{line}:{col}"
+        print(f"notification {nid} {level} {first}")
+        print(f"  message {text}")
+        for loc in locs[1:]:
+            p = loc["physicalLocation"]
+            msg = loc.get("message", {}).get("text", "")
+            print(f"  location {p['artifactLocation']['uri']}:{p['region']['startLine']}:"
+                  f"{p['region'].get('startColumn', 0)} {msg}")
+    return len(notes), ok
 
 
 def main():
@@ -85,7 +131,12 @@ def main():
         for rel in related:
             r = rel["physicalLocation"]
             print(f"  related {r['artifactLocation']['uri']}:{r['region']['startLine']} {rel['message']['text']}")
-    print(f"ok {len(results)} results")
+    notifications = check_notifications(run, driver, bases)
+    if notifications is None:
+        print(f"ok {len(results)} results")
+    else:
+        print(f"ok {len(results)} results, {notifications[0]} notifications, "
+              f"executionSuccessful={str(notifications[1]).lower()}")
 
 
 main()

@@ -1,4 +1,4 @@
-// A file with a type error: the linter reports clang's error and exits 2.
+// Nothing here compiles: the linter names the function and exits 2.
 #include <cuda_runtime.h>
 
 void broken(cudaStream_t s) {

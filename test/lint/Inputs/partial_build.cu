@@ -1,0 +1,34 @@
+// Compile errors in some functions of a file: the others are analyzed.
+// `stage_weights` does not compile; `late_wait_after_stage` frees before it
+// waits; `scaled` is a template whose body has an error of its own; the
+// struct has an error outside any function.
+#include <cuda_runtime.h>
+
+__global__ void consume(const float* p, int n) {}
+
+struct StageConfig {
+  undeclared_depth_t depth;
+};
+
+void stage_weights(cudaStream_t s) {
+  float* w;
+  cudaMallocAsync(&w, 1024, s);
+  launch_that_is_not_declared(w, s);
+  cudaFreeAsync(w, s);
+}
+
+template <typename T>
+T scaled(T x) {
+  return x * undeclared_scale;
+}
+
+void late_wait_after_stage(cudaStream_t producer, cudaStream_t consumer) {
+  cudaEvent_t done;
+  float* p;
+  cudaMallocAsync(&p, 1024, producer);
+  consume<<<1, 32, 0, consumer>>>(p, 256);
+  cudaEventRecord(done, consumer);
+  auto twice = [] { return scaled(2); };
+  cudaFreeAsync(p, producer);
+  cudaStreamWaitEvent(producer, done);
+}
