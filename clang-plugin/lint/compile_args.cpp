@@ -1,10 +1,15 @@
 #include "lint/compile_args.h"
 
 #include <cstdlib>
+#include <map>
+#include <optional>
 
+#include "lint/nvcc_prelude.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 
 namespace xsc::lint {
 namespace {
@@ -43,10 +48,12 @@ bool nvcc_takes_value(llvm::StringRef opt) {
   return false;
 }
 
-// Keeps what matters for parsing (include paths, macros, language standard),
-// drops nvcc's code-generation options, and switches to the clang driver.
-Args translate_nvcc(const Args& in, llvm::StringRef file) {
+// Keeps what matters for parsing (include paths, macros, language standard,
+// relocatable device code, OpenMP), drops nvcc's code-generation options, and
+// switches to the clang driver. `host_compiler` is set to -ccbin's compiler.
+Args translate_nvcc(const Args& in, llvm::StringRef file, std::string& host_compiler) {
   Args out{"clang++"};
+  bool rdc = false;
   for (size_t i = 1; i < in.size(); ++i) {
     llvm::StringRef a = in[i];
     auto take_pair = [&](llvm::StringRef flag) {
@@ -79,7 +86,30 @@ Args translate_nvcc(const Args& in, llvm::StringRef file) {
       llvm::SmallVector<llvm::StringRef, 8> parts;
       list.split(parts, ',', -1, false);
       for (llvm::StringRef p : parts)
-        if (p.starts_with("-D") || p.starts_with("-I") || p.starts_with("-std=")) out.push_back(p.str());
+        if (p.starts_with("-D") || p.starts_with("-I") || p.starts_with("-std=") || p == "-fopenmp")
+          out.push_back(p.str());
+      continue;
+    }
+    // Device code that launches kernels (dynamic parallelism) is only
+    // accepted with relocatable device code, also on the host side.
+    if (a == "-rdc=true" || a == "--relocatable-device-code=true" || a == "-dc" || a == "--device-c") {
+      rdc = true;
+      continue;
+    }
+    if ((a == "-rdc" || a == "--relocatable-device-code") && i + 1 < in.size()) {
+      rdc = llvm::StringRef(in[++i]) == "true";
+      continue;
+    }
+    if (a == "-fopenmp") {  // -forward-unknown-to-host-compiler passes it on
+      out.push_back(a.str());
+      continue;
+    }
+    if ((a == "-ccbin" || a == "--compiler-bindir") && i + 1 < in.size()) {
+      host_compiler = in[++i];
+      continue;
+    }
+    if (a.starts_with("-ccbin=") || a.starts_with("--compiler-bindir=")) {
+      host_compiler = a.split('=').second.str();
       continue;
     }
     if (a.starts_with("-")) {
@@ -88,7 +118,48 @@ Args translate_nvcc(const Args& in, llvm::StringRef file) {
     }
     if (same_file(a, file)) out.push_back(a.str());
   }
+  if (rdc) out.insert(out.begin() + 1, "-fgpu-rdc");
   return out;
+}
+
+// Whether the command is one Clang's CUDA headers were written for: a clang
+// driver from the compilation database (FixedCompilationDatabase names the
+// flags given after -- "clang-tool", which says nothing about the project).
+bool is_clang_command(const Args& args) {
+  if (args.empty()) return false;
+  llvm::StringRef name = llvm::sys::path::filename(args[0]);
+  return name.contains("clang") && name != "clang-tool";
+}
+
+// nvcc compiles host code with a host compiler (g++, or -ccbin's) whose own
+// include directory holds headers Clang's does not (omp.h without
+// libomp-dev). Returns that directory, or empty if the compiler cannot be run.
+std::string host_compiler_include_dir(std::string compiler) {
+  static std::map<std::string, std::string> cache;
+  if (compiler.empty()) compiler = "g++";
+  if (llvm::sys::fs::is_directory(compiler)) {  // -ccbin may name the directory
+    llvm::SmallString<256> in_dir(compiler);
+    llvm::sys::path::append(in_dir, "g++");
+    compiler = std::string(in_dir);
+  }
+  auto [it, inserted] = cache.try_emplace(compiler);
+  if (!inserted) return it->second;
+  llvm::ErrorOr<std::string> program = llvm::sys::path::is_absolute(compiler)
+                                           ? llvm::ErrorOr<std::string>(compiler)
+                                           : llvm::sys::findProgramByName(compiler);
+  if (!program || !llvm::sys::fs::can_execute(*program)) return {};
+  llvm::SmallString<128> output;
+  if (llvm::sys::fs::createTemporaryFile("xstream-lint-cc", "txt", output)) return {};
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(output),
+                                                llvm::StringRef("")};
+  int rc = llvm::sys::ExecuteAndWait(*program, {*program, "-print-file-name=include"}, std::nullopt,
+                                     redirects, /*SecondsToWait=*/20);
+  auto text = llvm::MemoryBuffer::getFile(output);
+  llvm::sys::fs::remove(output);
+  if (rc != 0 || !text) return {};
+  std::string dir = (*text)->getBuffer().trim().str();
+  if (llvm::sys::path::is_absolute(dir) && llvm::sys::fs::is_directory(dir)) it->second = dir;
+  return it->second;
 }
 
 }  // namespace
@@ -126,8 +197,10 @@ std::vector<std::string> default_cuda_flags(const std::string& cuda_path) {
 clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions options) {
   return [options = std::move(options)](const Args& in, llvm::StringRef file) {
     Args args = in;
+    std::string host_compiler;
     if (!args.empty() && llvm::sys::path::filename(args[0]).contains("nvcc"))
-      args = translate_nvcc(args, file);
+      args = translate_nvcc(args, file, host_compiler);
+    bool clang_command = is_clang_command(in);
 
     // A linter reports; it does not fail on the project's own warning policy.
     Args kept;
@@ -164,6 +237,15 @@ clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions
           continue;
         }
         added.push_back(d.str());
+      }
+      if (options.nvcc_compat && !clang_command) {
+        added.push_back("-include");
+        added.push_back(kNvccPreludePath);
+        std::string host_include = host_compiler_include_dir(host_compiler);
+        if (!host_include.empty()) {
+          added.push_back("-idirafter");  // after every directory clang searches itself
+          added.push_back(host_include);
+        }
       }
     }
     added.push_back("-Wno-error");

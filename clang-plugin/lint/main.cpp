@@ -27,6 +27,7 @@
 #include "clang/Tooling/Tooling.h"
 #include "lint/compile_args.h"
 #include "lint/compile_errors.h"
+#include "lint/nvcc_prelude.h"
 #include "lint/python_inputs.h"
 #include "lint/sarif.h"
 #include "llvm/Support/CommandLine.h"
@@ -496,6 +497,7 @@ int main(int argc, const char** argv) {
   if (!sources.empty()) {
     clang::tooling::ClangTool tool(*db, sources);
     tool.appendArgumentsAdjuster(make_lint_arguments_adjuster(arg_options));
+    tool.mapVirtualFile(kNvccPreludePath, kNvccPrelude);
     tool.setDiagnosticConsumer(&diagnostics);
     tool.setPrintErrorMessage(false);
     run.diagnostics = &diagnostics;
