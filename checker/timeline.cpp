@@ -157,6 +157,11 @@ struct TimelineRecorder::Impl {
   };
   std::unordered_map<EventId, RecordRef> records;
   std::unordered_map<ThreadId, std::uint64_t> floor;  // earliest column a thread's next op may take
+  // Earliest column of any thread's next op: a host function that ran
+  // orders every later host action after its stream's earlier work.
+  std::uint64_t host_floor = 0;
+  std::unordered_map<EventId, std::uint64_t> host_funcs;      // token -> column of the op
+  std::unordered_map<EventId, std::uint64_t> thread_creates;  // token -> creator's floor
   std::unordered_map<ThreadId, NameId> thread_names;
   std::map<Addr, Block> live;       // live allocations, by start address
   std::deque<Block> freed;          // recently freed ones, oldest first
@@ -171,7 +176,7 @@ struct TimelineRecorder::Impl {
   // Places `op` on its lane at the earliest column the clock allows, at
   // least `after` (one past what it waits for).
   void place(Op& op, std::uint64_t after) {
-    std::uint64_t col = std::max(floor[op.thread], after);
+    std::uint64_t col = std::max({floor[op.thread], host_floor, after});
     LaneState& lane = lanes[op.lane];
     if (!op.lane.host) {
       if (lane.count > 0) col = std::max(col, lane.last_col + 1);
@@ -296,6 +301,25 @@ struct TimelineRecorder::Impl {
       case EventKind::kHostFunc: {
         Op op = base(e, OpKind::kHostFunc, false);
         place(op, 0);
+        if (e.event != 0) host_funcs[e.event] = op.col;
+        return;
+      }
+      case EventKind::kHostFuncRun:
+      case EventKind::kHostFuncDone: {
+        auto it = host_funcs.find(e.event);
+        if (it != host_funcs.end()) host_floor = std::max(host_floor, it->second + 1);
+        if (e.kind == EventKind::kHostFuncDone && it != host_funcs.end()) host_funcs.erase(it);
+        return;
+      }
+      case EventKind::kThreadCreate:
+        thread_creates[e.event] = std::max(floor[e.thread], host_floor);
+        return;
+      case EventKind::kThreadStart: {
+        auto it = thread_creates.find(e.event);
+        if (it != thread_creates.end()) {
+          floor[e.thread] = std::max(floor[e.thread], it->second);
+          thread_creates.erase(it);
+        }
         return;
       }
       case EventKind::kGraphLaunch: {
@@ -321,7 +345,12 @@ struct TimelineRecorder::Impl {
         op.free_kind = e.free_kind;
         auto it = live.find(e.addr);
         if (it != live.end()) op.size = it->second.alloc.size;
-        place(op, 0);
+        // cudaFree synchronizes the device first.
+        std::uint64_t after = 0;
+        if (e.free_kind == FreeKind::kSynchronous)
+          for (const auto& [key, lane] : lanes)
+            if (!key.host && lane.count > 0) after = std::max(after, lane.last_col + 1);
+        place(op, after);
         if (it != live.end()) {
           it->second.freed = true;
           it->second.free = op;
@@ -531,8 +560,8 @@ struct Picture {
 
 const char* const kClockText =
     "x: the checker's logical clock, not GPU time: enqueue order along each stream, shifted "
-    "right past event records waited for and host synchronizations; ops in one column are "
-    "not ordered by anything the checker saw";
+    "right past the event records waited for, host synchronizations and host functions; "
+    "ops of two streams in one column are not ordered by any of these edges";
 
 std::string mib_text(std::uint64_t bytes) {
   char buf[48];
@@ -897,7 +926,8 @@ Picture Builder::build(std::size_t number, int pid) {
         if (op->kind == OpKind::kEventSync) item.label += " " + event_label(op->event);
         break;
     }
-    if (op == use || (op == racing && racing_proven) || op == free) item.hazard = true;
+    if (op == use || (op == racing && racing_proven) || (op == free && f.kind != FindingKind::kReuseRace))
+      item.hazard = true;
     if (op == late) {
       item.late = true;
       item.label = "late wait " + event_label(op->event);
@@ -1385,7 +1415,8 @@ std::string render_svg(const Picture& pic) {
                                                 : b.x + b.w / 2;
       x1 = x2 = x;
       y1 = down ? a.y + a.h : a.y;
-      y2 = down ? b.y : b.y + b.h;
+      // Up into a marker: end under its label, which stays readable.
+      y2 = down ? b.y : b.y + b.h + (to.shape == Shape::kMarker && to.labelled ? 13 : 0);
     }
     const char* colour = flow.kind == FlowKind::kHb ? kEdge : flow.kind == FlowKind::kLateWait ? kLate : kHazard;
     const char* head = flow.kind == FlowKind::kHb ? "arrow-hb" : flow.kind == FlowKind::kLateWait ? "arrow-late" : "arrow-hazard";

@@ -12,10 +12,11 @@
 //
 // Time in the pictures is a logical clock, not GPU time: each op's column is
 // one past the previous op on its stream, past the record an event wait
-// waits for, past what a host synchronization waited for, and never before
-// an op its host thread enqueued earlier. Ops that happen-before others are
-// therefore always drawn to their left; ops in the same column are not
-// ordered by anything the checker saw.
+// waits for, past what a host synchronization (or a host function that ran)
+// waited for, and never before an op its host thread enqueued earlier. An
+// op ordered before another on another stream by these edges is therefore
+// drawn to its left; ops of two streams in one column are not ordered by
+// any of them.
 #pragma once
 
 #include <cstddef>
