@@ -261,6 +261,12 @@ void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free, std::vector<
 
 void Quarantine::push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
                            std::vector<PastUse>* past) {
+  std::vector<PastUse> copy;
+  if (past && (begin != alloc.addr || end != range_end(alloc.addr, alloc.size))) {
+    // A part: the caller's uses stay with it for the other part.
+    copy = *past;
+    past = &copy;
+  }
   if (capacity_ == 0 || begin >= end) return;
   std::size_t slot;
   if (ring_.size() < capacity_) {
@@ -277,6 +283,8 @@ void Quarantine::push_part(const AllocInfo& alloc, const FreeInfo& free, Addr be
   s.range.begin = begin;
   s.range.end = end;
   s.range.leftover = alloc.addr != begin || range_end(alloc.addr, alloc.size) != end;
+  // Swapped: the caller gets the slot's old storage (cleared by its next
+  // use), so storage circulates and a steady state allocates nothing.
   s.range.past.clear();
   if (past) s.range.past.swap(*past);
   s.valid = true;
@@ -288,10 +296,18 @@ void Quarantine::push_part(const AllocInfo& alloc, const FreeInfo& free, Addr be
   max_end_ = std::max(max_end_, end);
 }
 
-void Quarantine::forget(Addr begin, Addr end, std::vector<FreedRange>* carry) {
+void Quarantine::forget(Addr begin, Addr end, Carried* carry) {
   if (begin >= end || begin >= max_end_ || live_ == 0) return;
   auto take = [&](std::size_t slot) {
-    if (carry) carry->push_back(ring_[slot].range);
+    if (!carry) return;
+    FreedRange& r = ring_[slot].range;
+    // What the allocation does not take stays remembered (rare: a caching
+    // allocator splitting a freed block).
+    if (r.begin < begin || end < r.end) carry->parts.push_back(r);
+    if (carry->uses.empty())
+      carry->uses.swap(r.past);  // the range is forgotten: its storage is free
+    else
+      carry->uses.insert(carry->uses.end(), r.past.begin(), r.past.end());
   };
   // Remembered ranges are disjoint: one that starts at `begin` and covers
   // [begin, end) is the only one that range overlaps.

@@ -278,9 +278,19 @@ class Quarantine {
   // Remembers [begin, end), a part of the freed allocation `alloc`.
   void push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
                  std::vector<PastUse>* past);
+  // What forget() hands on: the uses the forgotten ranges carried, and
+  // copies of those of them that reach beyond the forgotten range.
+  struct Carried {
+    std::vector<PastUse> uses;
+    std::vector<FreedRange> parts;
+    void clear() {
+      uses.clear();
+      parts.clear();
+    }
+  };
   // Forgets every remembered range overlapping [begin, end) (reallocated),
-  // appending copies of them to *carry when it is given.
-  void forget(Addr begin, Addr end, std::vector<FreedRange>* carry = nullptr);
+  // appending what they carried to *carry when it is given.
+  void forget(Addr begin, Addr end, Carried* carry = nullptr);
   // The first remembered range overlapping [begin, end), or null.
   const FreedRange* find_overlapping(Addr begin, Addr end) const;
   FreedRange* find_overlapping(Addr begin, Addr end) {

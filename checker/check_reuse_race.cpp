@@ -28,29 +28,31 @@ void Checker::Impl::prune(std::vector<PastUse>& past) {
   if (past.empty()) return;
   const VectorClock& frontier = hb.thread_frontier();
   std::erase_if(past, [&](const PastUse& p) { return frontier.get(p.agent) >= p.epoch; });
+  if (past.size() < 2) return;
   // A later use of the same agent stands for an earlier one: whatever is
   // not ordered after the earlier use is not ordered after the later one.
   // An unordered pair not yet raced is kept until a later pair stands for
   // it, so that a race is told against the free that caused it.
-  const std::size_t n = past.size();
-  if (n < 2) return;
-  std::vector<bool> drop(n, false);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n && !drop[i]; ++j) {
-      if (i == j || drop[j] || past[j].agent != past[i].agent) continue;
+  // In place: an entry is dropped once one that stands for it is kept.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < past.size(); ++i) {
+    bool dropped = false;
+    for (std::size_t j = 0; j < past.size() && !dropped; ++j) {
+      if (i == j || past[j].agent != past[i].agent) continue;
       const bool newer = past[j].epoch > past[i].epoch || (past[j].epoch == past[i].epoch && j < i);
-      if (newer && (!pending_pair(past[i]) || pending_pair(past[j]))) drop[i] = true;
+      dropped = newer && (!pending_pair(past[i]) || pending_pair(past[j]));
+    }
+    if (!dropped) {
+      if (kept != i) past[kept] = past[i];
+      ++kept;
     }
   }
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!drop[i]) past[kept++] = past[i];
   past.resize(kept);
 }
 
 void Checker::Impl::inherit(Allocation& a, std::vector<PastUse>& past) {
   prune(past);
-  a.inherited.swap(past);
+  a.inherited.swap(past);  // `past` gets the slot's empty storage
   past.clear();
 }
 

@@ -34,7 +34,8 @@ void Checker::Impl::retire(AllocMap::Slot slot, const FreeInfo& free, AgentId la
   carried.clear();
   for (std::size_t i = 0; i < a.last_use.size(); ++i) {
     const UseEpoch use = a.last_use[i];
-    PastUse past;
+    if (use.epoch == 0) continue;  // known complete (a deferred free)
+    PastUse& past = carried.emplace_back();
     past.agent = use.agent;
     past.epoch = use.epoch;
     past.use = a.last_use_info[i];
@@ -45,10 +46,19 @@ void Checker::Impl::retire(AllocMap::Slot slot, const FreeInfo& free, AgentId la
       if (late_wait_agent != kNoAgent)
         remember_late_wait(late_wait_agent, use.agent, use.epoch, past.site);
     }
-    carried.push_back(past);
   }
-  carried.insert(carried.end(), a.inherited.begin(), a.inherited.end());
-  prune(carried);
+  // The earlier occupants' uses go on, but for those a later use of the
+  // same agent stands for (the common case: a block reused on its own
+  // stream, whose new use makes the old one moot).
+  const std::size_t own = carried.size();
+  for (const PastUse& p : a.inherited) {
+    bool stood_for = false;
+    if (p.site == kNoSite || p.raced)
+      for (std::size_t i = 0; i < own && !stood_for; ++i)
+        stood_for = carried[i].agent == p.agent && carried[i].epoch >= p.epoch;
+    if (!stood_for) carried.push_back(p);
+  }
+  if (carried.size() > own) prune(carried);
   quarantine.push(a.info, free, &carried);
   live.release(slot);
 }

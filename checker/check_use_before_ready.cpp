@@ -4,11 +4,7 @@
 
 namespace xsc {
 
-void Checker::Impl::check_ready(const Allocation& a, AgentId agent, const VectorClock& clock,
-                                const Event& e) {
-  if (!config.check_use_before_ready || a.ready_epoch == 0 || a.ready_agent == agent ||
-      clock.get(a.ready_agent) >= a.ready_epoch)
-    return;
+void Checker::Impl::use_before_ready(const Allocation& a, const Event& e) {
   bool fresh = false;
   Finding& f = report({FindingKind::kUseBeforeReady, a.info.stack, e.stack, e.name}, &fresh);
   if (fresh) {

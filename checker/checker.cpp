@@ -12,31 +12,6 @@
 
 namespace xsc {
 
-UseInfo use_info(const Event& e) {
-  UseInfo u;
-  u.addr = e.addr;
-  u.size = e.size;
-  u.stream = e.stream;
-  u.what = e.what;
-  u.access = e.access;
-  u.name = e.name;
-  u.graph = e.graph;
-  u.thread = e.thread;
-  u.stack = e.stack;
-  return u;
-}
-
-FreeInfo free_info(const Event& e) {
-  FreeInfo f;
-  f.addr = e.addr;
-  f.stream = e.stream;
-  f.kind = e.free_kind;
-  f.deferred = e.deferred;
-  f.thread = e.thread;
-  f.stack = e.stack;
-  return f;
-}
-
 namespace {
 
 // End of [addr, addr + size), saturated instead of wrapping on bad input.
@@ -143,15 +118,10 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
   // The memory's earlier occupants' uses come along with it; the parts of a
   // freed range the allocation does not take stay remembered, carrying the
   // same uses (a caching allocator splits freed blocks).
-  carried.clear();
   forgotten.clear();
   quarantine.forget(e.addr, end, &forgotten);
-  for (FreedRange& r : forgotten) {
-    carried.insert(carried.end(), r.past.begin(), r.past.end());
-    if (r.begin < e.addr) {
-      std::vector<PastUse> part = r.past;
-      quarantine.push_part(r.alloc, r.free, r.begin, e.addr, &part);
-    }
+  for (FreedRange& r : forgotten.parts) {
+    if (r.begin < e.addr) quarantine.push_part(r.alloc, r.free, r.begin, e.addr, &r.past);
     if (end < r.end) quarantine.push_part(r.alloc, r.free, end, r.end, &r.past);
   }
   // A deferred block the allocator hands out again was reusable already; a
@@ -166,7 +136,7 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
   if (Allocation* a = live.insert(info)) {
     a->ready_agent = ready_agent;
     a->ready_epoch = ready_epoch;
-    if (!carried.empty()) inherit(*a, carried);
+    if (!forgotten.uses.empty()) inherit(*a, forgotten.uses);
   }
 }
 

@@ -76,8 +76,31 @@ struct DeferredBlock {
   bool parked = false;
 };
 
-UseInfo use_info(const Event& e);
-FreeInfo free_info(const Event& e);
+inline UseInfo use_info(const Event& e) {
+  UseInfo u;
+  u.addr = e.addr;
+  u.size = e.size;
+  u.stream = e.stream;
+  u.what = e.what;
+  u.access = e.access;
+  u.name = e.name;
+  u.graph = e.graph;
+  u.thread = e.thread;
+  u.stack = e.stack;
+  return u;
+}
+
+inline FreeInfo free_info(const Event& e) {
+  FreeInfo f;
+  f.addr = e.addr;
+  f.stream = e.stream;
+  f.kind = e.free_kind;
+  f.deferred = e.deferred;
+  f.thread = e.thread;
+  f.stack = e.stack;
+  return f;
+}
+
 
 struct Checker::Impl {
   explicit Impl(CheckerConfig c) : config(c), quarantine(c.quarantine_entries) {}
@@ -93,7 +116,7 @@ struct Checker::Impl {
   bool finished = false;
   VectorClock point;  // scratch ordering point, storage reused
   std::vector<PastUse> carried;  // scratch: uses a freed range carries
-  std::vector<FreedRange> forgotten;  // scratch: ranges an allocation takes
+  Quarantine::Carried forgotten;  // scratch: what an allocation takes over
 
   // ---- check_unordered_free.cpp ------------------------------------------
   std::vector<UnorderedFreeSite> sites;
@@ -137,7 +160,12 @@ struct Checker::Impl {
   void use_of_parked_block(const Event& e, const DeferredBlock& block);
 
   // ---- check_use_before_ready.cpp ------------------------------------------
-  void check_ready(const Allocation& a, AgentId agent, const VectorClock& clock, const Event& e);
+  void check_ready(const Allocation& a, AgentId agent, const VectorClock& clock, const Event& e) {
+    if (config.check_use_before_ready && a.ready_epoch != 0 && a.ready_agent != agent &&
+        clock.get(a.ready_agent) < a.ready_epoch)
+      use_before_ready(a, e);
+  }
+  void use_before_ready(const Allocation& a, const Event& e);
 
   // ---- checker.cpp: events and the deferred frees --------------------------
   Finding& report(const FindingKey& key, bool* fresh);
