@@ -15,6 +15,7 @@ Values are frozensets of atoms, what an expression may evaluate to:
   ("p", path)           something not made here, named by its path
   ("work", stream)      an async collective's handle, issued on a stream
   ("none",)             None
+  ("?",)                with a stream atom: a stream on some paths only
 A storage is freed when the last binding that reaches it goes (del,
 rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 """
@@ -32,6 +33,9 @@ MAYBE_STREAM = frozenset((("?",),))
 MAX_INLINE_DEPTH = 3
 MAX_INLINE_LINES = 200
 MAX_LOOP_ROUNDS = 12
+# After this many rounds a loop head's tuples lose their shape, so that a
+# tuple rebuilt from itself each round (`a, b = b[0], (a,)`) converges.
+WIDEN_AFTER_ROUNDS = 4
 
 STREAM_CONTEXTS = {"torch.cuda.stream", "torch.cuda.StreamContext", "torch.cuda.streams.StreamContext",
                    "torch.stream", "torch.xpu.stream", "torch.accelerator.stream"}
@@ -61,16 +65,15 @@ VIEW_METHODS = {"view", "view_as", "narrow", "reshape", "reshape_as", "expand", 
                 "t", "permute", "unsqueeze", "squeeze", "flatten", "unflatten", "select", "split",
                 "chunk", "unbind", "tensor_split", "as_strided", "detach", "diagonal", "movedim",
                 "moveaxis", "swapaxes", "swapdims", "unfold", "split_with_sizes", "hsplit", "vsplit",
-                "__getitem__", "real", "imag", "view_as_real", "narrow_copy_view", "requires_grad_",
-                "share_memory_", "pin_memory_", "retain_grad", "align_to", "refine_names", "rename"}
+                "__getitem__", "requires_grad_", "share_memory_", "retain_grad", "align_to",
+                "refine_names", "rename"}
 VIEW_ATTRIBUTES = {"data", "T", "mT", "H", "mH", "real", "imag"}
 # Tensor methods that only read metadata (no kernel, no new tensor).
 METADATA_METHODS = {"size", "numel", "dim", "ndimension", "stride", "storage_offset", "data_ptr",
                     "element_size", "is_contiguous", "get_device", "is_pinned", "nelement", "nbytes",
                     "is_floating_point", "is_complex", "is_set_to", "is_shared", "untyped_storage",
                     "storage", "_typed_storage", "register_hook", "__len__", "dim_order", "is_sparse",
-                    "has_names", "is_inference", "_is_view", "_base", "is_meta", "type_as_str",
-                    "_version", "untyped_storage_size"}
+                    "has_names", "is_inference", "_is_view", "is_meta"}
 # Tensor methods that copy to the host and so wait for the current stream.
 HOST_SYNC_METHODS = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__"}
 # Conversions that may return the tensor itself.
@@ -87,9 +90,9 @@ PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", 
 HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "repr", "str", "hash",
                      "getattr", "hasattr", "callable", "range", "int", "float", "bool", "min", "max",
                      "sum", "any", "all", "abs", "round", "format", "divmod", "map", "super", "object",
-                     "vars", "dir", "iter", "open", "ord", "chr", "hex", "bin", "oct", "slice", "setattr",
+                     "vars", "dir", "open", "ord", "chr", "hex", "bin", "oct", "slice", "setattr",
                      "delattr", "NotImplementedError", "ValueError", "RuntimeError", "AssertionError",
-                     "TypeError", "KeyError", "IndexError", "Exception", "divmod", "pow", "sorted"}
+                     "TypeError", "KeyError", "IndexError", "Exception", "pow"}
 
 
 # The same calls on a device module held in a variable (FSDP's
@@ -130,6 +133,13 @@ def flatten_nested(value, depth=0):
         else:
             out.add(("tup", a[1], tuple(flatten_nested(e, depth + 1) for e in a[2])))
     return frozenset(out)
+
+
+def widen(state):
+    for table in (state.names, state.containers):
+        for k, v in table.items():
+            if any(a[0] == "tup" for a in v):
+                table[k] = flatten_nested(v, 2)
 
 
 def tensor_atoms(value):
@@ -584,7 +594,7 @@ class FunctionAnalysis:
         forever = not is_for and isinstance(s.test, ast.Constant) and bool(s.test.value)
         entry = self.st
         head = entry
-        for _ in range(MAX_LOOP_ROUNDS):
+        for rounds in range(MAX_LOOP_ROUNDS):
             self.f.loops.append(([], []))
             self.st = head.copy()
             if is_for:
@@ -598,6 +608,8 @@ class FunctionAnalysis:
             breaks, continues = self.f.loops.pop()
             ends = [self.st] + continues
             new_head = join_states([entry] + ends)
+            if rounds >= WIDEN_AFTER_ROUNDS:
+                widen(new_head)
             if new_head == head:
                 break
             head = new_head

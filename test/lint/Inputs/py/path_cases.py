@@ -152,3 +152,13 @@ def after_a_growing_tuple(side, extra):
     with torch.cuda.stream(side):
         buf.add_(len(args))
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def after_a_self_referencing_swap(side, samples):
+    # A tuple rebuilt from itself each round still reaches a fixpoint.
+    for sample in samples:
+        sample.first, sample.rest = sample.rest[0], (sample.first,)
+    buf = torch.empty(512, device="cuda")
+    with torch.cuda.stream(side):
+        buf.add_(1)
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
