@@ -35,18 +35,16 @@ std::string absolute(llvm::StringRef path) {
   return std::string(abs);
 }
 
-// The directory that holds the xstream_check package: the source tree this
-// driver was built from, else the installed copy next to the binary. Empty
-// when neither exists (the interpreter may have it installed).
+// The directory that holds the xstream_check package: the installed copy
+// next to the binary (<prefix>/share/xstream-check/python), else the source
+// tree this driver was built from. Empty when neither exists (the
+// interpreter may have it installed).
 std::string package_dir(const char* argv0) {
   auto has_package = [](const std::string& dir) {
     llvm::SmallString<256> p(dir);
     llvm::sys::path::append(p, "xstream_check", "lint", "__init__.py");
     return llvm::sys::fs::exists(p);
   };
-#ifdef XSC_PYTHON_SOURCE_DIR
-  if (has_package(XSC_PYTHON_SOURCE_DIR)) return XSC_PYTHON_SOURCE_DIR;
-#endif
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   if (!exe.empty()) {
@@ -54,6 +52,9 @@ std::string package_dir(const char* argv0) {
     llvm::sys::path::append(dir, "share", "xstream-check", "python");
     if (has_package(std::string(dir))) return std::string(dir);
   }
+#ifdef XSC_PYTHON_SOURCE_DIR
+  if (has_package(XSC_PYTHON_SOURCE_DIR)) return XSC_PYTHON_SOURCE_DIR;
+#endif
   return {};
 }
 
