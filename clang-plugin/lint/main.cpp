@@ -505,7 +505,7 @@ int main(int argc, const char** argv) {
     tool_status = tool.run(&factory);
   }
 
-  PythonCheckResult python = run_python_check(python_inputs, argv[0], run.results);
+  PythonCheckResult python = run_python_check(python_inputs, argv[0], run.results, run.notifications);
 
   auto run_failed = [&] {
     return missing || run.config_error || tool_status != 0 || run.failed_files > 0 ||

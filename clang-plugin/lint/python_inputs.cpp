@@ -126,7 +126,8 @@ bool is_python_input(llvm::StringRef path) {
 }
 
 PythonCheckResult run_python_check(const std::vector<std::string>& inputs, const char* argv0,
-                                   std::vector<SarifResult>& results) {
+                                   std::vector<SarifResult>& results,
+                                   std::vector<SarifNotification>& notifications) {
   PythonCheckResult result;
   if (inputs.empty()) return result;
 
@@ -187,9 +188,21 @@ PythonCheckResult run_python_check(const std::vector<std::string>& inputs, const
   if (stderr_text) llvm::errs() << (*stderr_text)->getBuffer();
   if (status == 2) result.error = true;
 
-  for (const json& e : log.value("errors", json::array()))
-    llvm::errs() << absolute(e.value("path", "")) << ":" << e.value("line", 0u)
-                 << ": error: " << e.value("message", "") << "\n";
+  for (const json& e : log.value("errors", json::array())) {
+    std::string path = absolute(e.value("path", ""));
+    std::string message = e.value("message", "");
+    llvm::errs() << path << ":" << e.value("line", 0u) << ": error: " << message << "\n";
+    // Not parsing is, for Python, what not compiling is for C++ (main.cpp's
+    // kCompileErrorKind): the file is left out of the analysis.
+    SarifNotification n{"xstream-compile-error", "error",
+                        "'" + path + "' is not analyzed: " + message, {}};
+    SarifLocation where;
+    where.file = path;
+    where.line = e.value("line", 0u);
+    where.message = message;
+    if (where.line > 0) n.locations.push_back(std::move(where));
+    notifications.push_back(std::move(n));
+  }
   if (!log["errors"].empty()) result.error = true;
 
   PythonDiagnostics diags;

@@ -21,9 +21,11 @@ struct PythonCheckResult {
 
 // Runs the Python check over `inputs` with the interpreter in $XSC_PYTHON
 // (default: python3 on PATH), prints its findings to stderr as clang
-// diagnostics and appends them to `results`. `argv0` locates the package in
-// an installed layout (<prefix>/share/xstream-check/python).
+// diagnostics and appends them to `results`; a file that does not parse is
+// also a notification (as a C++ file that does not compile). `argv0` locates
+// the package in an installed layout (<prefix>/share/xstream-check/python).
 PythonCheckResult run_python_check(const std::vector<std::string>& inputs, const char* argv0,
-                                   std::vector<SarifResult>& results);
+                                   std::vector<SarifResult>& results,
+                                   std::vector<SarifNotification>& notifications);
 
 }  // namespace xsc::lint
