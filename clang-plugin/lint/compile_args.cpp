@@ -238,7 +238,8 @@ clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions
         }
         added.push_back(d.str());
       }
-      if (options.nvcc_compat && !clang_command) {
+      // Code written for nvcc: docs/static-check.md, "nvcc compatibility".
+      if (!clang_command) {
         added.push_back("-include");
         added.push_back(kNvccPreludePath);
         std::string host_include = host_compiler_include_dir(host_compiler);

@@ -1,7 +1,7 @@
 // Turning a compilation database command into one the in-process clang can
 // parse: nvcc command lines are translated, CUDA files get host-only parsing
-// flags (and, unless the command is clang's, the nvcc prelude), and warnings
-// never become errors.
+// flags (and, unless the command is clang's, the nvcc prelude and the host
+// compiler's include directory), and warnings never become errors.
 #pragma once
 
 #include <string>
@@ -15,9 +15,6 @@ struct CompileArgOptions {
   std::string cuda_path;     // empty: not passed (clang searches itself)
   std::string resource_dir;  // clang's builtin headers
   std::vector<std::string> extra_args;
-  // CUDA commands not written for clang (nvcc's, or the flags after --) get
-  // the nvcc prelude and the host compiler's include directory.
-  bool nvcc_compat = true;
 };
 
 // The CUDA installation to use: `explicit_path`, $CUDA_PATH, $CUDA_HOME or

@@ -121,8 +121,9 @@ class LintDiagnosticConsumer : public clang::DiagnosticConsumer {
   void finish() override { printer_.finish(); }
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
-    // clang's own "N warnings generated" would count what this consumer
-    // drops; the lint prints its own summary, so the base class counts nothing.
+    // The base class counts nothing: clang's "N warnings and M errors
+    // generated" would count errors the lint reports as left-out functions.
+    // print_summary writes the line instead.
     if (level == clang::DiagnosticsEngine::Note) {
       if (following_ == Following::kPrint) printer_.HandleDiagnostic(level, info);
       if (following_ == Following::kStore) errors.back().notes.push_back(store(level, info));
