@@ -691,6 +691,9 @@ class FunctionAnalysis:
 
     def exec_try(self, s):
         before = self.st.copy()
+        # Where the paths that leave through return, break or continue start,
+        # to run the finally on them too.
+        marks = (len(self.f.returns),) + tuple((len(b), len(c)) for b, c in self.f.loops[-1:])
         self.exec_block(s.body)
         body_out = self.st
         outs = []
@@ -707,11 +710,31 @@ class FunctionAnalysis:
             self.exec_block(s.orelse)
         self.st = join_states([self.st] + outs)
         if s.finalbody:
-            if self.st is None:
-                # Every path left (return, raise): the finally's effects still
-                # happen, but on paths this walk does not follow further.
-                return
-            self.exec_block(s.finalbody)
+            after = self.st
+            self.finally_on_jumps(s.finalbody, marks)
+            self.st = after
+            if self.st is not None:
+                self.exec_block(s.finalbody)
+
+    def finally_on_jumps(self, body, marks):
+        """A return, break or continue inside the try runs the finally first
+        (a wait there orders the frees at the return)."""
+        def through(state):
+            self.st = state
+            self.exec_block(body)
+            return self.st
+
+        returns = self.f.returns
+        for i in range(marks[0], len(returns)):
+            state, value, node = returns[i]
+            returns[i] = (through(state), value, node)
+        self.f.returns = [r for r in returns if r[0] is not None]
+        if len(marks) > 1 and self.f.loops:
+            breaks, continues = self.f.loops[-1]
+            for jumps, start in ((breaks, marks[1][0]), (continues, marks[1][1])):
+                moved = [through(st) for st in jumps[start:]]
+                del jumps[start:]
+                jumps.extend(st for st in moved if st is not None)
 
     # ----- bindings -------------------------------------------------------
     def assign(self, target, value, stmt):

@@ -162,3 +162,24 @@ def after_a_self_referencing_swap(side, samples):
     with torch.cuda.stream(side):
         buf.add_(1)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+
+
+def returns_through_a_finally(side):
+    # The finally runs before the function's locals go.
+    buf = torch.empty(512, device="cuda")
+    try:
+        with torch.cuda.stream(side):
+            buf.add_(1)
+        return None
+    finally:
+        torch.cuda.current_stream().wait_stream(side)
+
+
+def returns_through_a_finally_that_waits_too_little(side, other):
+    buf = torch.empty(512, device="cuda")
+    try:
+        with torch.cuda.stream(side):
+            buf.add_(1)
+        return None  # CHECK: [[@LINE]]:9: warning: 'buf' is freed when 'returns_through_a_finally_that_waits_too_little' returns{{.*}}[xstream-unordered-free]
+    finally:
+        torch.cuda.current_stream().wait_stream(other)
