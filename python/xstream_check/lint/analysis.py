@@ -1166,6 +1166,11 @@ class FunctionAnalysis:
         if t is ast.Starred:
             return self.eval(node.value)
         if t is ast.Lambda:
+            # What it names stays alive as long as the lambda (a hook, a callback).
+            for name in self.m.subtree(node)[1]:
+                v = self.st.names.get(self.key(name))
+                if v:
+                    self.escape(v)
             return EMPTY
         if t in (ast.Await, ast.Yield, ast.YieldFrom):
             if node.value is not None:

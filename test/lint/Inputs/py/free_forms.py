@@ -112,3 +112,11 @@ def freed_on_its_use_stream(side):
         tmp = torch.empty(64, device="cuda")
         tmp.zero_()
         del tmp
+
+
+def kept_by_a_callback(side, callbacks):
+    # The lambda holds the tensor past the function.
+    staging = torch.empty(256, device="cuda")
+    with torch.cuda.stream(side):
+        staging.fill_(3)
+    callbacks.append(lambda: staging.sum())
