@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds xstream-check on the GPU test machine and runs the GPU lit suites
-# (test/runtime, and test/torch, test/nccl when present).
+# (test/runtime, and test/torch, test/nccl, test/corpus when present).
 #
 #   bash test/gpu/run.sh          from the repository root, with .gpu-tools/
 #                                 carried (filled by test/gpu/prepare-tools.sh)
@@ -104,7 +104,7 @@ if [ "${XSC_GPU_SUITES:-}" = none ]; then
   exit 0
 fi
 suites=()
-for s in ${XSC_GPU_SUITES:-runtime torch nccl reliability}; do
+for s in ${XSC_GPU_SUITES:-runtime torch nccl reliability corpus}; do
   [ -d "$root/test/$s" ] && suites+=("$build/test/$s")
 done
 lit_time=$(( budget - (SECONDS - start) - 20 ))
@@ -118,7 +118,7 @@ note "lit: exit $lit_rc ($(elapsed)) on ${suites[*]#$build/}"
 
 # Each test's temporaries (the checked programs' outputs and reports).
 tar -czf "$out/lit-outputs.tar.gz" -C "$build" \
-  $(cd "$build" && for s in runtime torch nccl reliability; do [ -d "test/$s" ] && echo "test/$s"; done) \
+  $(cd "$build" && for s in runtime torch nccl reliability corpus; do [ -d "test/$s" ] && echo "test/$s"; done) \
   2> /dev/null || true
 
 # The lit summary: the failing tests and the totals.
