@@ -67,8 +67,10 @@ def main(argv=None) -> int:
         # Logits for every position of the generated rows, without a cache.
         logits = model(input_ids=generated, attention_mask=torch.ones_like(generated)).logits
     new = generated.shape[1] - prompt.shape[1]
-    # Position p's logits rank the token at p + 1.
-    ranked = logits[:, prompt.shape[1] - 1:-1]
+    # Position p's logits rank the token at p + 1. min_new_tokens keeps
+    # generate() from choosing the end-of-text token: leave it out here too.
+    ranked = logits[:, prompt.shape[1] - 1:-1].clone()
+    ranked[..., config.eos_token_id] = float("-inf")
     chosen = generated[:, prompt.shape[1]:]
     chosen_logit = ranked.gather(2, chosen.unsqueeze(2)).squeeze(2)
     worst_gap = (ranked.max(dim=2).values - chosen_logit).max().item()
