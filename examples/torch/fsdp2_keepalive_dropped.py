@@ -11,7 +11,10 @@ foreach_reduce as _fsdp_param_group imported it with a wrapper that hands
 post_backward an empty tensor instead and drops the real one at once. The
 block goes back to the default stream's pool while the reduce-scatter
 stream may still read it, and the next layer's backward allocates from that
-pool before any wait.
+pool before any wait: with the default sizes every block there is 16 MiB,
+the dropped input was the lowest free one when it was allocated, and only
+the unsharded gradient freed just before it can come first, so the first or
+second 16 MiB request of that backward gets it.
 
 The training is examples/torch/real/fsdp2_train.py, unchanged. The program
 checks that torch's code still has the shape the patch relies on and exits 3

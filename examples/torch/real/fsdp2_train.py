@@ -12,6 +12,11 @@ live in blocks of the reduce-scatter stream. zero_grad frees them before
 the reduce-scatter stream waits for the default stream again, in the next
 backward: frees ahead of a late wait, with no use of the memory in between.
 
+By default the layers and the batch are 2048 wide: every activation,
+gradient and reduce-scatter input is 16 MiB, which the caching allocator
+serves from segments of their own that it never merges, so a block freed on
+the default stream goes to the next 16 MiB request there.
+
 The losses stay on the device until the end (a per-step .item() would be a
 host synchronization that hides the pattern). Exits 1 when the loss did not
 fall. fsdp2_keepalive_dropped.py (one directory up) runs this training with
@@ -57,8 +62,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--dim", type=int, default=1024)
-    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--dim", type=int, default=2048)
+    parser.add_argument("--batch", type=int, default=2048)
     args = parser.parse_args(argv)
     if args.steps < 2 or args.layers < 1 or args.dim < 8 or args.batch < 1:
         parser.error("need --steps >= 2, --layers >= 1, --dim >= 8, --batch >= 1")
