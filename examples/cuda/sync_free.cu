@@ -4,10 +4,10 @@
 //   sync_free memcpy|graph|memcpy-async|graph-async [--trials N]
 //
 // memcpy   Each layer's parameters are uploaded from pageable host memory
-//          with cudaMemcpyAsync on the consumer stream (a pageable upload
-//          returns once the data is staged, before it lands), the consumer
-//          kernel reads them there, and the block is released with cudaFree
-//          right after the launch.
+//          with cudaMemcpy (which returns once the data is staged, before
+//          the copy on the legacy default stream has landed), the consumer
+//          stream waits for that copy and its kernel reads the block, and
+//          the block is released with cudaFree right after the launch.
 // graph    The parameters are filled on the producer stream. Per layer, a
 //          graph is captured across two streams (the consumer kernel, and a
 //          device-to-device copy of the block's first row on a forked
@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   print_streams(s.producer, graph ? s.launcher : s.consumer);
   float* row_copies = nullptr;
   XSC_EXAMPLE_CHECK(cudaMalloc(&row_copies, kLayers * kHidden * sizeof(float)));
-  // Pageable: an ordinary vector, one layer's worth, refilled per layer.
+  // Pageable: an ordinary vector, one layer's worth, refilled per layer
+  // (cudaMemcpy has staged it by the time it returns).
   std::vector<float> pageable(kParamElems);
 
   std::string title = "free after queued work: " + args.mode;
@@ -101,10 +102,11 @@ int main(int argc, char** argv) {
         XSC_EXAMPLE_CHECK(cudaGraphLaunch(execs.back(), s.launcher));
       } else {
         std::fill(pageable.begin(), pageable.end(), float(layer));
-        // The block must exist before the consumer stream writes it.
-        if (async) wait_stream(s.consumer, s.producer);
-        XSC_EXAMPLE_CHECK(cudaMemcpyAsync(params, pageable.data(), kParamBytes,
-                                          cudaMemcpyHostToDevice, s.consumer));
+        // A stream-ordered block exists once the producer reaches its
+        // allocation: the copy's stream waits for that first.
+        if (async) wait_stream(nullptr, s.producer);
+        XSC_EXAMPLE_CHECK(cudaMemcpy(params, pageable.data(), kParamBytes, cudaMemcpyHostToDevice));
+        wait_stream(s.consumer, nullptr);  // the copy may still be landing
         launch_consume(params, fx.x, fx.out_for(layer), s.consumer);
       }
       if (async)
