@@ -1,7 +1,7 @@
 // Compile errors in some functions of a file: the others are analyzed.
 // `stage_weights` does not compile; `late_wait_after_stage` frees before it
 // waits; `scaled` is a template whose body has an error of its own; the
-// struct has an error outside any function.
+// struct has an error outside any function; `wait_with_typo` (at the end).
 #include <cuda_runtime.h>
 
 __global__ void consume(const float* p, int n) {}
@@ -31,4 +31,16 @@ void late_wait_after_stage(cudaStream_t producer, cudaStream_t consumer) {
   auto twice = [] { return scaled(2); };
   cudaFreeAsync(p, producer);
   cudaStreamWaitEvent(producer, done);
+}
+
+// The wait does not compile (a misspelt flag): analyzing what is left would
+// report a free that the wait orders. The function is left out instead.
+void wait_with_typo(cudaStream_t producer, cudaStream_t consumer) {
+  cudaEvent_t done;
+  float* p;
+  cudaMallocAsync(&p, 1024, producer);
+  consume<<<1, 32, 0, consumer>>>(p, 256);
+  cudaEventRecord(done, consumer);
+  cudaStreamWaitEvent(producer, done, cudaEventWaitDefualt);
+  cudaFreeAsync(p, producer);
 }
