@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/op_builder.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
@@ -85,10 +86,35 @@ SourceLocation first_invalid_part(const FunctionDecl* fd) {
   return finder.found;
 }
 
+// The first call in a body to a function in `left_out`, as the analysis
+// would inline it (not operators, not kernel launches).
+class LeftOutCallFinder : public RecursiveASTVisitor<LeftOutCallFinder> {
+ public:
+  explicit LeftOutCallFinder(const llvm::DenseSet<const FunctionDecl*>& left_out) : left_out_(left_out) {}
+  // A lambda's body is a definition of its own, not inlined where it is written.
+  bool TraverseLambdaExpr(LambdaExpr*) { return true; }
+  bool VisitCallExpr(CallExpr* call) {
+    if (isa<CXXOperatorCallExpr>(call) || isa<CUDAKernelCallExpr>(call)) return true;
+    const FunctionDecl* callee = call->getDirectCallee();
+    const FunctionDecl* definition = nullptr;
+    if (!callee || !callee->hasBody(definition) || !left_out_.contains(definition)) return true;
+    found = definition;
+    at = call->getBeginLoc();
+    return false;
+  }
+  const FunctionDecl* found = nullptr;
+  SourceLocation at;
+
+ private:
+  const llvm::DenseSet<const FunctionDecl*>& left_out_;
+};
+
 std::string display_name(const FunctionDecl* fd) {
   if (const FunctionDecl* pattern = fd->getTemplateInstantiationPattern()) fd = pattern;
-  if (const auto* method = dyn_cast<CXXMethodDecl>(fd); method && method->getParent()->isLambda())
-    return "lambda";
+  if (const auto* method = dyn_cast<CXXMethodDecl>(fd); method && method->getParent()->isLambda()) {
+    const auto* enclosing = dyn_cast<FunctionDecl>(method->getParent()->getDeclContext());
+    return enclosing ? "(lambda in " + display_name(enclosing) + ")" : "(lambda)";
+  }
   return fd->getQualifiedNameAsString();
 }
 
@@ -155,6 +181,29 @@ ErrorAttribution attribute_compile_errors(ASTContext& ctx, const std::vector<Com
     std::vector<const Definition*> in = holders(d.begin);
     UnanalyzedFunction& r = report_for(in.empty() ? &d : in.front());
     if (r.errors.empty() && r.invalid_part.isInvalid()) r.invalid_part = bad;
+  }
+
+  // Helpers are inlined into their callers, four levels deep (op_builder.h,
+  // kMaxInlineDepth): a caller of a left-out function would be analyzed
+  // without what that function does (a wait it makes, say).
+  for (int level = 0; level < ApiModel::kMaxInlineDepth; ++level) {
+    llvm::DenseSet<const FunctionDecl*> left_out = result.skipped;
+    bool more = false;
+    for (const Definition& d : defs) {
+      if (left_out.contains(d.fd) || d.fd->isDependentContext()) continue;
+      LeftOutCallFinder finder(left_out);
+      finder.TraverseStmt(d.fd->getBody());
+      if (!finder.found) continue;
+      result.skipped.insert(d.fd);
+      more = true;
+      // Named on its own: a lambda's enclosing function is still analyzed.
+      UnanalyzedFunction& r = report_for(&d);
+      if (r.errors.empty() && r.invalid_part.isInvalid() && r.left_out_callee.empty()) {
+        r.left_out_callee = display_name(finder.found);
+        r.call = finder.at;
+      }
+    }
+    if (!more) break;
   }
 
   std::stable_sort(reports.begin(), reports.end(), [&](const auto& a, const auto& b) {

@@ -35,11 +35,16 @@ struct UnanalyzedFunction {
   // Without errors of its own: the first part of its body that did not
   // build (a declaration or expression an error elsewhere made invalid).
   clang::SourceLocation invalid_part;
+  // Without either: a call to a function that is left out, which the
+  // analysis would have inlined without what that function does.
+  std::string left_out_callee;
+  clang::SourceLocation call;
 };
 
 struct ErrorAttribution {
   // Definitions not to analyze: every one that holds a compile error or a
-  // part that did not build, including lambdas and template instantiations.
+  // part that did not build, including lambdas and template instantiations,
+  // and their callers up to the analysis' inlining depth.
   llvm::DenseSet<const clang::FunctionDecl*> skipped;
   // The outermost of those, once per definition in the source, in source order.
   std::vector<UnanalyzedFunction> functions;

@@ -359,6 +359,8 @@ class LintConsumer : public clang::ASTConsumer {
         if (f.errors.size() > 1)
           message += " (and " + std::to_string(f.errors.size() - 1) + " more error" +
                      (f.errors.size() > 2 ? "s" : "") + ")";
+      } else if (!f.left_out_callee.empty()) {
+        message += "it calls '" + f.left_out_callee + "', which is not analyzed";
       } else {
         message += "part of it did not build because of an error outside it";
       }
@@ -368,7 +370,11 @@ class LintConsumer : public clang::ASTConsumer {
         print_error(errors[i], clang::DiagnosticsEngine::Note);
         n.locations.push_back(sarif_location(sm, errors[i].error.loc, errors[i].error.message));
       }
-      if (f.errors.empty()) {
+      if (f.errors.empty() && !f.left_out_callee.empty()) {
+        std::string called = "'" + f.left_out_callee + "' is called here";
+        out.render(clang::DiagnosticsEngine::Note, f.call, called);
+        n.locations.push_back(sarif_location(sm, f.call, called));
+      } else if (f.errors.empty()) {
         out.render(clang::DiagnosticsEngine::Note, f.invalid_part, "this part did not build");
         n.locations.push_back(sarif_location(sm, f.invalid_part, "this part did not build"));
       }

@@ -27,7 +27,7 @@ void pipeline(cudaStream_t producer, cudaStream_t consumer, int n) {
   cudaEvent_t done;
   float* p;
   cudaMallocAsync(&p, n * sizeof(float), producer);
-  scale<<<grid_for(n / 256, 4), 256, 0, consumer>>>(p, n);
+  scale<<<n / 256, 256, 0, consumer>>>(p, n);
   cudaEventRecord(done, consumer);
   cudaFreeAsync(p, producer);
   cudaStreamWaitEvent(producer, done);
