@@ -119,6 +119,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   a.last_use.clear();
   a.last_use_info.clear();
   a.inherited.clear();
+  a.known_writes.clear();
   index_.insert(RangeIndex::Entry{info.addr, end, slot});
   add_start(info.addr, end, slot);
   return &a;
@@ -156,6 +157,7 @@ void AllocMap::release(Slot slot) {
   slab_[slot].last_use.clear();
   slab_[slot].last_use_info.clear();
   slab_[slot].inherited.clear();
+  slab_[slot].known_writes.clear();
   free_slots_.push_back(slot);
 }
 

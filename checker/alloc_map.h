@@ -153,6 +153,15 @@ struct alignas(64) Allocation {
   // Uses of earlier occupants of this memory not known to be ordered for
   // every agent yet; empty for memory used for the first time.
   std::vector<PastUse> inherited;
+  // The latest known write (copy destination, memset, collective receive,
+  // annotated write) per agent, with the bytes it wrote.
+  struct KnownWrite {
+    AgentId agent = kNoAgent;
+    Epoch epoch = 0;
+    Addr begin = 0, end = 0;
+    UseInfo use;
+  };
+  std::vector<KnownWrite> known_writes;
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);

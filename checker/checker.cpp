@@ -226,6 +226,8 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
   auto touch = [&](Allocation& a) {
     check_ready(a, agent, clock, e);
     if (!a.inherited.empty()) check_past_uses(a.inherited, &a, /*report=*/true, agent, clock, use);
+    if (use.access == Access::kWrite || !a.known_writes.empty())
+      check_known_writes(a, agent, epoch, clock, use);
     a.record_use(agent, epoch, use);
   };
 

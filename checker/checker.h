@@ -18,6 +18,7 @@ struct CheckerConfig {
   bool check_use_after_free = true;
   bool check_use_before_ready = true;
   bool check_reuse_race = true;
+  bool check_write_after_read = true;
   // The checklist rule: every free must be ordered after every use, whether
   // or not this run hands the memory out again while a use may still run.
   // Off: such a free is a finding only when it does (a reuse hazard), and

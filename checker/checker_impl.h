@@ -155,6 +155,14 @@ struct Checker::Impl {
   void check_past_uses(std::vector<PastUse>& past, const Allocation* reuse_alloc, bool report,
                        AgentId agent, const VectorClock& clock, const UseInfo& use);
 
+  // ---- check_write_after_read.cpp and check_use_before_ready.cpp ----------
+  // A use by `agent` of the live allocation `a`: not ordered after a known
+  // write of another agent to the same bytes (use before ready), or a known
+  // write not ordered after another agent's use of them (write after read).
+  // Then a known write is remembered.
+  void check_known_writes(Allocation& a, AgentId agent, Epoch epoch, const VectorClock& clock,
+                          const UseInfo& use);
+
   // ---- check_use_after_free.cpp --------------------------------------------
   void use_after_free(const Event& e, FreedRange& freed, AgentId agent, const VectorClock& clock);
   void use_of_parked_block(const Event& e, const DeferredBlock& block);

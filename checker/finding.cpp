@@ -9,6 +9,7 @@ std::string_view to_string(FindingKind kind) {
     case FindingKind::kUseAfterFree: return "use-after-free";
     case FindingKind::kUseBeforeReady: return "use-before-ready";
     case FindingKind::kReuseRace: return "reuse-race";
+    case FindingKind::kWriteAfterRead: return "write-after-read";
   }
   return "invalid";
 }
@@ -19,6 +20,7 @@ std::string_view rule_id(FindingKind kind) {
     case FindingKind::kUseAfterFree: return "xstream-use-after-free";
     case FindingKind::kUseBeforeReady: return "xstream-use-before-ready";
     case FindingKind::kReuseRace: return "xstream-reuse-race";
+    case FindingKind::kWriteAfterRead: return "xstream-write-after-read";
   }
   return "xstream-invalid";
 }

@@ -15,6 +15,9 @@ enum class FindingKind : std::uint8_t {
   kReuseRace,       // rule xstream-reuse-race: memory freed with every use
                     // ordered, then used again on a stream not ordered
                     // after an earlier occupant's use
+  kWriteAfterRead,  // rule xstream-write-after-read: a known write (copy,
+                    // memset, collective receive, annotated write) not
+                    // ordered after another stream's use of the same bytes
 };
 std::string_view to_string(FindingKind kind);   // "unordered-free", ...
 std::string_view rule_id(FindingKind kind);     // "xstream-unordered-free", ...
@@ -80,6 +83,12 @@ struct Finding {
   // (always set for kReuseRace, where reuse.use is the racing use).
   bool has_reuse = false;
   Reuse reuse;
+  // The earlier use this use is not ordered after, on the same bytes:
+  // for kUseBeforeReady the last known write to the memory (when it is that
+  // and not the allocation that is not ready), for kWriteAfterRead the
+  // pending use the write lands on.
+  bool has_earlier = false;
+  UseInfo earlier;
   // kUnorderedFree only: a latent free-before-wait, that is an unordered
   // free whose memory this run never reused while the use could still run.
   // Reported as a finding only under strict=1; otherwise counted and

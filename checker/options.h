@@ -32,6 +32,7 @@ struct Options {
   bool use_after_free = true;     // use_after_free=0|1
   bool use_before_ready = true;   // use_before_ready=0|1
   bool reuse_race = true;         // reuse_race=0|1
+  bool write_after_read = true;   // write_after_read=0|1
   bool strict = false;            // strict=0|1: every free before a wait is
                                   // a finding (CheckerConfig::strict)
   LaunchCallbacks launch_callbacks = LaunchCallbacks::kAuto;  // launch_callbacks=auto|runtime|driver

@@ -86,6 +86,7 @@ std::string_view headline(FindingKind kind) {
     case FindingKind::kUseAfterFree: return "use after free";
     case FindingKind::kUseBeforeReady: return "use before ready";
     case FindingKind::kReuseRace: return "reuse race";
+    case FindingKind::kWriteAfterRead: return "write after read";
   }
   return "finding";
 }
@@ -108,10 +109,16 @@ std::string fix_advice(const Finding& f) {
       return "do not use the buffer after its free: move the free after its last use on " + use_stream +
              " (if that use is on another stream than the free, order the free after it with an event)";
     case FindingKind::kUseBeforeReady:
+      if (f.has_earlier)
+        return "make " + use_stream + " wait for " + describe_stream(f.earlier.stream) +
+               " (record an event on it after the write, or wait_stream) before the use";
       return "record an event on " + describe_stream(f.alloc.stream) +
              " after the allocation and make " + use_stream +
              " wait on it before the use (or use the buffer on " + describe_stream(f.alloc.stream) +
              ")";
+    case FindingKind::kWriteAfterRead:
+      return "make " + use_stream + " wait for " + describe_stream(f.earlier.stream) +
+             " (record an event on it after that use, or wait_stream) before the write";
     case FindingKind::kReuseRace: {
       const std::string racing = describe_stream(f.reuse.use.stream);
       return "make " + racing + " wait for " + use_stream +
@@ -257,8 +264,14 @@ std::string fingerprint(const Finding& f, const NameTable& names, const StackDep
   fnv.add(headline(f.kind));
   fnv.add(what_word(f.use.what));
   fnv.add(names.get(f.use.name));
-  if (f.kind != FindingKind::kUseBeforeReady) add_site(fnv, stacks, f.free.stack);
-  else add_site(fnv, stacks, f.alloc.stack);
+  if (f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead)
+    add_site(fnv, stacks, f.alloc.stack);
+  else
+    add_site(fnv, stacks, f.free.stack);
+  if (f.has_earlier) {
+    fnv.add(names.get(f.earlier.name));
+    add_site(fnv, stacks, f.earlier.stack);
+  }
   add_site(fnv, stacks, f.use.stack);
   if (f.kind == FindingKind::kReuseRace) {
     fnv.add(names.get(f.reuse.use.name));

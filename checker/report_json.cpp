@@ -84,7 +84,7 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
                   {"kind", kind_name(f.alloc.kind)},
                   {"thread", f.alloc.thread},
                   {"stack", stack_json(stacks, f.alloc.stack)}};
-    if (f.kind == FindingKind::kUseBeforeReady) {
+    if (f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead) {
       j["free"] = nullptr;
     } else {
       j["free"] = {{"addr", f.free.addr},
@@ -110,6 +110,20 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
                         {"stack", stack_json(stacks, f.late_wait.stack)}};
     } else {
       j["late_wait"] = nullptr;
+    }
+    if (f.has_earlier) {
+      const UseInfo& u = f.earlier;
+      j["earlier"] = {{"addr", u.addr},
+                      {"size", u.size},
+                      {"stream", u.stream},
+                      {"what", what_name(u.what)},
+                      {"name", names.get(u.name)},
+                      {"access", access_name(u.access)},
+                      {"graph", u.graph},
+                      {"thread", u.thread},
+                      {"stack", stack_json(stacks, u.stack)}};
+    } else {
+      j["earlier"] = nullptr;
     }
     if (f.has_reuse) {
       json reuse;

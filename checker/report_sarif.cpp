@@ -35,6 +35,11 @@ constexpr RuleDescription kRules[] = {
      "stream, then handed out again and used on another stream that never waited for that "
      "stream: the two uses may run at the same time. Make the using stream wait first, or "
      "allocate the buffer under it after the wait."},
+    {FindingKind::kWriteAfterRead, "WriteAfterRead",
+     "A copy, memset or collective writes bytes another stream's use may still read.",
+     "The write is not ordered after an earlier use of the same bytes on another stream (a "
+     "kernel's pointer argument counts as the bytes at the pointer): the use may see the new "
+     "data. Make the writing stream wait for the using stream first."},
 };
 
 std::size_t rule_index(FindingKind kind) {
@@ -79,8 +84,15 @@ std::string result_message(const Finding& f, const NameTable& names) {
       return "Use by " + use + " after the buffer was freed on " + describe_stream(f.free.stream) +
              ". Fix: " + fix_advice(f) + ".";
     case FindingKind::kUseBeforeReady:
+      if (f.has_earlier)
+        return "Use by " + use + " is not ordered after the write by " +
+               describe_use(f.earlier, names) + " on " + describe_stream(f.earlier.stream) +
+               ". Fix: " + fix_advice(f) + ".";
       return "Use by " + use + " is not ordered after the allocation on " +
              describe_stream(f.alloc.stream) + ". Fix: " + fix_advice(f) + ".";
+    case FindingKind::kWriteAfterRead:
+      return "Write by " + use + " is not ordered after the use by " + describe_use(f.earlier, names) +
+             " on " + describe_stream(f.earlier.stream) + ". Fix: " + fix_advice(f) + ".";
     case FindingKind::kReuseRace:
       return "Use by " + describe_use(f.reuse.use, names) + " on " +
              describe_stream(f.reuse.use.stream) +
@@ -135,8 +147,14 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
       loc["id"] = related.size();
       related.push_back(std::move(loc));
     };
-    if (f.kind != FindingKind::kUnorderedFree && f.kind != FindingKind::kUseBeforeReady)
+    if (f.kind != FindingKind::kUnorderedFree && f.kind != FindingKind::kUseBeforeReady &&
+        f.kind != FindingKind::kWriteAfterRead)
       add_related(f.free.stack, "free on " + describe_stream(f.free.stream));
+    if (f.has_earlier)
+      add_related(f.earlier.stack, std::string(f.kind == FindingKind::kUseBeforeReady ? "the write: "
+                                                                                     : "the earlier use: ") +
+                                       describe_use(f.earlier, names) + " on " +
+                                       describe_stream(f.earlier.stream));
     if (f.kind == FindingKind::kUnorderedFree || f.kind == FindingKind::kReuseRace)
       add_related(f.use.stack, std::string(f.kind == FindingKind::kReuseRace ? "earlier use: " : "last use: ") +
                                    describe_use(f.use, names) + " on " + describe_stream(f.use.stream));

@@ -114,11 +114,25 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
       print_stack(out, stacks, f.free.stack);
       print_alloc(out, f, stacks);
       break;
+    case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
-      out << "  Use of " << hex(f.use.addr) << " (" << use_bytes(f) << " bytes) on "
+      out << "  " << (f.kind == FindingKind::kWriteAfterRead ? "Write" : "Use") << " of "
+          << hex(f.use.addr) << " (" << use_bytes(f) << " bytes) on "
           << describe_stream(f.use.stream) << " by " << use_text << access_suffix(f.use.access)
           << " by thread " << thread_name(f.use.thread) << ":\n";
       print_stack(out, stacks, f.use.stack);
+      if (f.has_earlier) {
+        out << "  is not ordered after the "
+            << (f.kind == FindingKind::kUseBeforeReady ? "write" : "earlier use") << " of "
+            << hex(f.earlier.addr);
+        if (f.earlier.size != 0) out << " (" << f.earlier.size << " bytes)";
+        out << " on " << describe_stream(f.earlier.stream) << " by "
+            << describe_use(f.earlier, names) << access_suffix(f.earlier.access) << " by thread "
+            << thread_name(f.earlier.thread) << ":\n";
+        print_stack(out, stacks, f.earlier.stack);
+        print_alloc(out, f, stacks);
+        break;
+      }
       out << "  is not ordered after its " << alloc_kind_word(f.alloc.kind) << " of "
           << f.alloc.size << " bytes at " << hex(f.alloc.addr) << " on "
           << describe_stream(f.alloc.stream) << " by thread " << thread_name(f.alloc.thread)

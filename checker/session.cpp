@@ -21,6 +21,7 @@ CheckerConfig checker_config(const Options& options) {
   config.check_use_after_free = options.use_after_free;
   config.check_use_before_ready = options.use_before_ready;
   config.check_reuse_race = options.reuse_race;
+  config.check_write_after_read = options.write_after_read;
   config.strict = options.strict;
   return config;
 }

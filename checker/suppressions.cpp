@@ -21,6 +21,7 @@ bool parse_kind(std::string_view text, bool* any, FindingKind* kind) {
   else if (text == "use_after_free") *kind = FindingKind::kUseAfterFree;
   else if (text == "use_before_ready") *kind = FindingKind::kUseBeforeReady;
   else if (text == "reuse_race") *kind = FindingKind::kReuseRace;
+  else if (text == "write_after_read") *kind = FindingKind::kWriteAfterRead;
   else return false;
   return true;
 }
@@ -44,9 +45,11 @@ std::vector<std::string> subjects(const Finding& f, const NameTable& names, cons
     }
   };
   add_stack(f.alloc.stack);
-  if (f.kind != FindingKind::kUseBeforeReady) add_stack(f.free.stack);
+  if (f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead)
+    add_stack(f.free.stack);
   add_stack(f.use.stack);
   if (f.has_late_wait) add_stack(f.late_wait.stack);
+  if (f.has_earlier) add_stack(f.earlier.stack);
   if (f.has_reuse) {
     add_stack(f.reuse.use.stack);
     if (f.reuse.has_alloc) add_stack(f.reuse.alloc.stack);
@@ -92,7 +95,7 @@ bool Suppressions::parse(std::string_view text, std::string_view source, std::st
     std::string_view kind = trim(line.substr(0, colon));
     if (!parse_kind(kind, &rule.any_kind, &rule.kind))
       return fail("unknown suppression kind '" + std::string(kind) +
-                  "' (expected unordered_free, use_after_free, use_before_ready, reuse_race or *)");
+                  "' (expected unordered_free, use_after_free, use_before_ready, reuse_race, write_after_read or *)");
     rule.pattern = trim(line.substr(colon + 1));
     if (rule.pattern.empty()) return fail("empty pattern");
     parsed.push_back(std::move(rule));

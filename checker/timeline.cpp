@@ -429,7 +429,7 @@ struct TimelineRecorder::Impl {
     add_thread(f.alloc.thread);
     if (f.use.what == UseWhat::kHostAccess) add_thread(f.use.thread);
     else add_stream(f.use.stream);
-    if (f.kind != FindingKind::kUseBeforeReady) {
+    if ((f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead)) {
       add_stream(f.free.stream);
       add_thread(f.free.thread);
     }
@@ -702,6 +702,7 @@ Picture Builder::build(std::size_t number, int pid) {
       free = last_before(use ? use->seq : anchor_, match_free);
       alloc = last_before(free ? free->seq : anchor_, match_alloc(f.alloc));
       break;
+    case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
       use = last_before(anchor_, match_use(f.use));
       alloc = last_before(use ? use->seq : anchor_, match_alloc(f.alloc));
@@ -764,7 +765,7 @@ Picture Builder::build(std::size_t number, int pid) {
   // allocator), so the hazard's arrow crosses as few lanes as it can.
   for (StreamId s : {f.use.stream, f.free.stream, f.alloc.stream})
     if (!(s == f.use.stream && f.use.what == UseWhat::kHostAccess) &&
-        !(s == f.free.stream && f.kind == FindingKind::kUseBeforeReady))
+        !(s == f.free.stream && (f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead)))
       add_lane(LaneKey{false, s});
   if (f.has_late_wait) add_lane(LaneKey{false, f.late_wait.stream});
   for (const Op* op : keys)
@@ -841,7 +842,7 @@ Picture Builder::build(std::size_t number, int pid) {
     PLane lane;
     lane.block = true;
     lane.label = "block " + hex(f.alloc.addr);
-    lane.detail = mib_text(f.alloc.size) + (f.kind == FindingKind::kUseBeforeReady ? ", allocated" : ", freed");
+    lane.detail = mib_text(f.alloc.size) + ((f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead) ? ", allocated" : ", freed");
     pic.lanes.push_back(lane);
     pic.block_names.push_back("block " + hex(f.alloc.addr) + " (" + mib_text(f.alloc.size) + ")");
   }
@@ -1009,6 +1010,7 @@ Picture Builder::build(std::size_t number, int pid) {
     case FindingKind::kUseAfterFree:
       add_flow(free, use, FlowKind::kHazard, "use after free", "hazard: the use comes after the free");
       break;
+    case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
       add_flow(alloc, use, FlowKind::kHazard, "missing edge",
                "hazard: missing edge, the use is not ordered after the allocation");
@@ -1092,6 +1094,7 @@ Picture Builder::build(std::size_t number, int pid) {
     case FindingKind::kUseAfterFree:
       pic.subtitle = use_text + " at " + site(f.use.stack) + " after the free on " + stream_label(f.free.stream);
       break;
+    case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
       pic.subtitle = use_text + " at " + site(f.use.stack) + " is not ordered after the allocation on " +
                      stream_label(f.alloc.stream);
@@ -1105,7 +1108,7 @@ Picture Builder::build(std::size_t number, int pid) {
   if (f.latent) notes.push_back("latent: this run did not reuse the memory while the use could still run");
   if (f.has_late_wait && !late) notes.push_back("the late wait was not in the ops kept");
   if (!use && f.kind != FindingKind::kReuseRace) notes.push_back("the use was not in the ops kept");
-  if (!free && f.kind != FindingKind::kUseBeforeReady) notes.push_back("the free was not in the ops kept");
+  if (!free && (f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead)) notes.push_back("the free was not in the ops kept");
   if (!alloc) notes.push_back("the allocation was not in the ops kept");
   if (pic.ops_elided > 0) notes.push_back(std::to_string(pic.ops_elided) + " ops elided");
   for (const std::string& n : notes) pic.note += (pic.note.empty() ? "" : "; ") + n;

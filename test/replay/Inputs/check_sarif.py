@@ -69,7 +69,7 @@ def main():
     for i, rule in enumerate(rules):
         rule_ids.append(require(rule, "id", "rules[%d]" % i, str))
     expected_rules = ["xstream-unordered-free", "xstream-use-after-free", "xstream-use-before-ready",
-                      "xstream-reuse-race"]
+                      "xstream-reuse-race", "xstream-write-after-read"]
     if rule_ids != expected_rules:
         fail("rules are %r, expected %r" % (rule_ids, expected_rules))
     results = require(run, "results", "run", list)

@@ -666,7 +666,85 @@ def static_runtime_frames():
     return tr
 
 
+# --- Live memory: reads before a copy lands, writes over a pending read ------
+
+LIVE_PY = "/src/offload_live.py"
+
+
+def lv(*frames):
+    return [(fn, LIVE_PY, line) for fn, line in frames]
+
+
+# Weights uploaded with non_blocking copies under a transfer stream into
+# tensors allocated there, used on the default stream with or without a
+# wait_stream first.
+def upload_before_use(consumer_waits):
+    tr = Trace("python3 offload_live.py upload", pid=7101)
+    XFER = 0x5500
+    W = 0x7F3000000000
+    tr.ev("stream_create", lv(("main", 2)), s=XFER, fl="non_blocking")
+    tr.ev("alloc", lv(("upload", 10)), a=W, n=8 * MiB, s=XFER, ak="caching")
+    tr.use(W, 8 * MiB, XFER, "write", "memcpy HtoD", lv(("upload", 11)), what="memcpy")
+    if consumer_waits:
+        e = tr.new_event()
+        tr.ev("record", lv(("forward", 19)), s=XFER, e=e)
+        tr.ev("wait", lv(("forward", 19)), s=LEGACY, e=e)
+    tr.use(W, 0, LEGACY, "read", "gemm", lv(("forward", 20)))
+    tr.ev("device_sync", lv(("main", 30)))
+    return tr
+
+
+# A hand-made pool: fixed slots in one preallocated tensor. Compute reads
+# slot 1 through a pointer to it; the next request's data is copied into a
+# slot on a load stream, waiting for compute's event or not.
+def pool_slot_write(load_waits, slot):
+    tr = Trace("python3 offload_live.py pool", pid=7102)
+    LOAD = 0x6600
+    POOL = 0x7F4000000000
+    SLOT = MiB
+    tr.ev("stream_create", lv(("main", 2)), s=LOAD, fl="non_blocking")
+    tr.ev("alloc", lv(("make_pool", 5)), a=POOL, n=4 * SLOT, s=LEGACY, ak="caching")
+    tr.use(POOL, 4 * SLOT, LEGACY, "write", "memset", lv(("make_pool", 6)), what="memset")
+    e0 = tr.new_event()
+    tr.ev("record", lv(("make_pool", 7)), s=LEGACY, e=e0)
+    tr.ev("wait", lv(("make_pool", 7)), s=LOAD, e=e0)
+    tr.use(POOL + 1 * SLOT, 0, LEGACY, "read", "attention", lv(("decode", 40)))
+    if load_waits:
+        e = tr.new_event()
+        tr.ev("record", lv(("decode", 41)), s=LEGACY, e=e)
+        tr.ev("wait", lv(("load_next", 50)), s=LOAD, e=e)
+    tr.use(POOL + slot * SLOT, SLOT, LOAD, "write", "memcpy HtoD", lv(("load_next", 52)), what="memcpy")
+    tr.ev("device_sync", lv(("main", 60)))
+    return tr
+
+
+# Two streams read the same weights with nothing ordering them: no finding.
+def two_readers():
+    tr = Trace("python3 offload_live.py readers", pid=7103)
+    S1, S2 = 0x7700, 0x7800
+    W = 0x7F5000000000
+    for i, st_ in enumerate((S1, S2)):
+        tr.ev("stream_create", lv(("main", 2 + i)), s=st_, fl="non_blocking")
+    tr.ev("alloc", lv(("load", 5)), a=W, n=MiB, s=LEGACY, ak="caching")
+    tr.use(W, MiB, LEGACY, "write", "memcpy HtoD", lv(("load", 6)), what="memcpy")
+    for st_ in (S1, S2):
+        e = tr.new_event()
+        tr.ev("record", lv(("load", 7)), s=LEGACY, e=e)
+        tr.ev("wait", lv(("load", 7)), s=st_, e=e)
+    tr.use(W, MiB, S1, "read", "memcpy DtoD", lv(("branch_a", 10)), what="memcpy")
+    tr.use(W, 0, S2, "read", "gemm", lv(("branch_b", 11)))
+    tr.use(W, MiB, S2, "read", "memcpy DtoD", lv(("branch_b", 12)), what="memcpy")
+    tr.ev("device_sync", lv(("main", 20)))
+    return tr
+
+
 TRACES = {
+    "live_upload_race.jsonl": lambda: upload_before_use(consumer_waits=False),
+    "live_upload_waits.jsonl": lambda: upload_before_use(consumer_waits=True),
+    "live_pool_race.jsonl": lambda: pool_slot_write(load_waits=False, slot=1),
+    "live_pool_waits.jsonl": lambda: pool_slot_write(load_waits=True, slot=1),
+    "live_pool_other_slot.jsonl": lambda: pool_slot_write(load_waits=False, slot=2),
+    "live_two_readers.jsonl": two_readers,
     "reuse_fsdp2_latent.jsonl": fsdp2_latent,
     "reuse_fsdp2_before_wait.jsonl": fsdp2_reuse_before_wait,
     "reuse_fsdp2_alloc_before_wait.jsonl": fsdp2_alloc_before_wait,
