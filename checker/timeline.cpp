@@ -248,9 +248,11 @@ struct TimelineRecorder::Impl {
       bool repeated = false;
       for (const Touch& t : last.touches) repeated |= t.addr == e.addr && t.size == e.size;
       if (same && !repeated) {
-        if (last.touches.size() < kTouchesPerOp) last.touches.push_back(Touch{e.addr, e.size, e.access});
+        if (last.touches.size() < kTouchesPerOp) {
+          last.touches.push_back(Touch{e.addr, e.size, e.access});
+          remember_use(last, last.touches.size() - 1);
+        }
         follow(last, true);
-        remember_use(last);
         return;
       }
     }
@@ -259,7 +261,7 @@ struct TimelineRecorder::Impl {
     op.graph = e.graph;
     op.touches.push_back(Touch{e.addr, e.size, e.access});
     place(op, 0);
-    remember_use(op);
+    remember_use(op, 0);
     last_use_lane = key;
   }
 
@@ -402,9 +404,11 @@ struct TimelineRecorder::Impl {
     if (block.freed) ops->push_back(block.free);
   }
 
-  // Remembers `op` as the last use on its lane of each live block it touches.
-  void remember_use(const Op& op) {
-    for (const Touch& t : op.touches) {
+  // Remembers `op` as the last use on its lane of each live block that its
+  // uses from index `from` on touch (the earlier ones were remembered).
+  void remember_use(const Op& op, std::size_t from) {
+    for (std::size_t i = from; i < op.touches.size(); ++i) {
+      const Touch& t = op.touches[i];
       auto it = live.upper_bound(t.addr);
       if (it == live.begin()) continue;
       --it;
@@ -443,9 +447,7 @@ struct TimelineRecorder::Impl {
       if (it != lanes.end()) pin.ops.insert(pin.ops.end(), it->second.ring.begin(), it->second.ring.end());
     }
     for (const Block* block : occupants(f.alloc.addr)) add_block_ops(*block, &pin.ops);
-    std::sort(pin.ops.begin(), pin.ops.end(), [](const Op& a, const Op& b) { return a.seq < b.seq; });
-    pin.ops.erase(std::unique(pin.ops.begin(), pin.ops.end(), [](const Op& a, const Op& b) { return a.seq == b.seq; }),
-                  pin.ops.end());
+    pin.ops = by_seq(std::move(pin.ops));
     pin_of[index] = pins.size();
     if (following.size() >= kPinsFollowing) following.erase(following.begin());
     following.push_back(pins.size());
@@ -467,12 +469,18 @@ struct TimelineRecorder::Impl {
       for (const auto& [addr, block] : live) add_block_ops(block, &ops);
       for (const Block& block : freed) add_block_ops(block, &ops);
     }
+    return by_seq(std::move(ops));
+  }
+
+  // `ops` in host-call order, each once. One op may be held twice (a ring,
+  // an allocation's record); the copy with the most uses is kept, since
+  // the other was taken before the launch's last uses were merged in.
+  static std::vector<Op> by_seq(std::vector<Op> ops) {
     std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.seq < b.seq; });
-    // A merged op may be held twice; the later copy has all its uses.
     std::vector<Op> unique;
     for (Op& op : ops) {
-      if (!unique.empty() && unique.back().seq == op.seq) unique.back() = std::move(op);
-      else unique.push_back(std::move(op));
+      if (unique.empty() || unique.back().seq != op.seq) unique.push_back(std::move(op));
+      else if (op.touches.size() > unique.back().touches.size()) unique.back() = std::move(op);
     }
     return unique;
   }
@@ -739,7 +747,9 @@ Picture Builder::build(std::size_t number, int pid) {
     const Op* first = first_after(realloc->seq, [&](const Op& op) {
       return op.kind == OpKind::kUse && op_touches(op, std::max(a_lo, b_lo), std::min(a_hi, b_hi));
     });
-    if (first && first->col <= use->col) {
+    // (A host action and what its thread enqueues next may share a column,
+    // so a use on a host lane proves nothing.)
+    if (first && !use->lane.host && first->col <= use->col) {
       racing = first;
       racing_proven = true;
     }
