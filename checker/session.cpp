@@ -151,9 +151,12 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
     // changes neither the report's findings nor the exit status.
     std::vector<TimelineInput> inputs;
     for (std::size_t i = 0; i < kept.size(); ++i) inputs.push_back(TimelineInput{&kept[i], kept_index[i], i + 1});
+    // The ranks of one job share their options: each gets a directory.
+    std::string dir = s.options.timeline;
+    if (s.rank >= 0) dir += "/rank-" + std::to_string(s.rank);
     std::string warning;
-    if (!write_timelines(*s.timeline, inputs, s.names, s.stacks, context.pid, s.options.timeline,
-                         &context.timelines, &warning))
+    if (!write_timelines(*s.timeline, inputs, s.names, s.stacks, context.pid, dir, &context.timelines,
+                         &warning))
       std::cerr << "xstream-check: warning: " << warning << '\n';
   }
   const bool advisory_due = context.advisory && context.parked.max_parked > 0;

@@ -1079,7 +1079,8 @@ Picture Builder::build(std::size_t number, int pid) {
       pic.items[after[k]].w = kMarkW;
       pic.items[after[k]].labelled = false;
     }
-    double each = (right - left) / static_cast<double>(slices.size());
+    // Crowded slots (many markers) still draw each slice, if thin.
+    double each = std::max(6.0, (right - left) / static_cast<double>(slices.size()));
     for (std::size_t k = 0; k < slices.size(); ++k) {
       pic.items[slices[k]].dx = left + static_cast<double>(k) * each;
       pic.items[slices[k]].w = each - (k + 1 < slices.size() ? 2 : 0);
