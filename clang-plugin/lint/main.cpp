@@ -34,6 +34,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 using namespace xsc::lint;
 namespace cl = llvm::cl;
@@ -70,6 +71,8 @@ static cl::opt<std::string> opt_source_root(
     cl::value_desc("dir"), cl::cat(kCategory));
 
 namespace {
+
+constexpr unsigned kFrontEndStackBytes = 256u << 20;
 
 [[noreturn]] void fail(const llvm::Twine& message) {
   llvm::errs() << "xstream-lint: error: " << message << "\n";
@@ -509,7 +512,12 @@ int main(int argc, const char** argv) {
     tool.setPrintErrorMessage(false);
     run.diagnostics = &diagnostics;
     LintActionFactory factory(run);
-    tool_status = tool.run(&factory);
+    // Deeply nested input (thousands of parentheses) recurses in clang's
+    // parser past a default 8 MiB stack: the front end runs on a thread
+    // with room for it.
+    llvm::thread front_end(std::optional<unsigned>(kFrontEndStackBytes),
+                           [&] { tool_status = tool.run(&factory); });
+    front_end.join();
   }
 
   PythonCheckResult python = run_python_check(python_inputs, argv[0], run.results, run.notifications);
