@@ -433,9 +433,13 @@ struct TimelineRecorder::Impl {
     add_thread(f.alloc.thread);
     if (f.use.what == UseWhat::kHostAccess) add_thread(f.use.thread);
     else add_stream(f.use.stream);
-    if ((f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead)) {
+    if (f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead) {
       add_stream(f.free.stream);
       add_thread(f.free.thread);
+    }
+    if (f.has_earlier) {
+      if (f.earlier.what == UseWhat::kHostAccess) add_thread(f.earlier.thread);
+      else add_stream(f.earlier.stream);
     }
     if (f.has_late_wait) add_stream(f.late_wait.stream);
     if (f.has_reuse) {
@@ -695,6 +699,7 @@ Picture Builder::build(std::size_t number, int pid) {
   const Op* realloc = nullptr;
   const Op* racing = nullptr;
   const Op* late = nullptr;
+  const Op* earlier = nullptr;
   auto match_use = [&](const UseInfo& u) { return [this, &u](const Op& op) { return is_use(op, u); }; };
   auto match_free = [&](const Op& op) { return is_free(op, f.free); };
   auto match_alloc = [&](const AllocInfo& a) { return [this, &a](const Op& op) { return is_alloc(op, a); }; };
@@ -714,6 +719,10 @@ Picture Builder::build(std::size_t number, int pid) {
     case FindingKind::kUseBeforeReady:
       use = last_before(anchor_, match_use(f.use));
       alloc = last_before(use ? use->seq : anchor_, match_alloc(f.alloc));
+      // The earlier use on the same bytes that the use is not ordered
+      // after: a write the use may read before it lands, or a read the
+      // write may overwrite.
+      if (f.has_earlier) earlier = last_before(use ? use->seq - 1 : anchor_, match_use(f.earlier));
       break;
     case FindingKind::kReuseRace:
       racing = last_before(anchor_, match_use(f.reuse.use));
@@ -763,7 +772,7 @@ Picture Builder::build(std::size_t number, int pid) {
 
   // Lanes: host threads that acted on the block, then the streams involved.
   std::vector<const Op*> keys;
-  for (const Op* op : {alloc, use, free, realloc, racing, late})
+  for (const Op* op : {alloc, use, free, realloc, racing, late, earlier})
     if (op) keys.push_back(op);
   std::vector<LaneKey> top;
   auto add_lane = [&](LaneKey key) {
@@ -773,9 +782,10 @@ Picture Builder::build(std::size_t number, int pid) {
     if (op->lane.host) add_lane(op->lane);
   // The use's stream next to the host threads (the frees of a caching
   // allocator), so the hazard's arrow crosses as few lanes as it can.
+  const bool has_free = f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead;
+  if (f.has_earlier && f.earlier.what != UseWhat::kHostAccess) add_lane(LaneKey{false, f.earlier.stream});
   for (StreamId s : {f.use.stream, f.free.stream, f.alloc.stream})
-    if (!(s == f.use.stream && f.use.what == UseWhat::kHostAccess) &&
-        !(s == f.free.stream && (f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead)))
+    if (!(s == f.use.stream && f.use.what == UseWhat::kHostAccess) && !(s == f.free.stream && !has_free))
       add_lane(LaneKey{false, s});
   if (f.has_late_wait) add_lane(LaneKey{false, f.late_wait.stream});
   for (const Op* op : keys)
@@ -852,7 +862,7 @@ Picture Builder::build(std::size_t number, int pid) {
     PLane lane;
     lane.block = true;
     lane.label = "block " + hex(f.alloc.addr);
-    lane.detail = mib_text(f.alloc.size) + ((f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead) ? ", allocated" : ", freed");
+    lane.detail = mib_text(f.alloc.size) + (has_free ? ", freed" : ", allocated");
     pic.lanes.push_back(lane);
     pic.block_names.push_back("block " + hex(f.alloc.addr) + " (" + mib_text(f.alloc.size) + ")");
   }
@@ -937,7 +947,8 @@ Picture Builder::build(std::size_t number, int pid) {
         if (op->kind == OpKind::kEventSync) item.label += " " + event_label(op->event);
         break;
     }
-    if (op == use || (op == racing && racing_proven) || (op == free && f.kind != FindingKind::kReuseRace))
+    if (op == use || op == earlier || (op == racing && racing_proven) ||
+        (op == free && f.kind != FindingKind::kReuseRace))
       item.hazard = true;
     if (op == late) {
       item.late = true;
@@ -988,7 +999,7 @@ Picture Builder::build(std::size_t number, int pid) {
       item.label = (word.empty() ? std::string("use") : std::string(word)) + ": " + op_name(*op);
       if (block == 0 && free && op->seq > free->seq && (!realloc || op->seq < realloc->seq))
         item.label = "after free: " + op_name(*op);
-      item.hazard = op == use || (op == racing && racing_proven);
+      item.hazard = op == use || op == earlier || (op == racing && racing_proven);
     }
     pic.items.push_back(std::move(item));
   }
@@ -1022,8 +1033,14 @@ Picture Builder::build(std::size_t number, int pid) {
       break;
     case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
-      add_flow(alloc, use, FlowKind::kHazard, "missing edge",
-               "hazard: missing edge, the use is not ordered after the allocation");
+      if (earlier)
+        add_flow(earlier, use, FlowKind::kHazard, "missing edge",
+                 f.kind == FindingKind::kWriteAfterRead
+                     ? "hazard: missing edge, the write is not ordered after this use of the same bytes"
+                     : "hazard: missing edge, the use is not ordered after this write of the same bytes");
+      else
+        add_flow(alloc, use, FlowKind::kHazard, "missing edge",
+                 "hazard: missing edge, the use is not ordered after the allocation");
       break;
     case FindingKind::kReuseRace:
       add_flow(use, racing, FlowKind::kHazard, "missing edge",
@@ -1107,8 +1124,12 @@ Picture Builder::build(std::size_t number, int pid) {
       break;
     case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
-      pic.subtitle = use_text + " at " + site(f.use.stack) + " is not ordered after the allocation on " +
-                     stream_label(f.alloc.stream);
+      if (f.has_earlier)
+        pic.subtitle = use_text + " at " + site(f.use.stack) + " is not ordered after " + use_words(f.earlier) +
+                       " at " + site(f.earlier.stack);
+      else
+        pic.subtitle = use_text + " at " + site(f.use.stack) + " is not ordered after the allocation on " +
+                       stream_label(f.alloc.stream);
       break;
     case FindingKind::kReuseRace:
       pic.subtitle = use_words(f.reuse.use) +
@@ -1119,7 +1140,8 @@ Picture Builder::build(std::size_t number, int pid) {
   if (f.latent) notes.push_back("latent: this run did not reuse the memory while the use could still run");
   if (f.has_late_wait && !late) notes.push_back("the late wait was not in the ops kept");
   if (!use && f.kind != FindingKind::kReuseRace) notes.push_back("the use was not in the ops kept");
-  if (!free && (f.kind != FindingKind::kUseBeforeReady && f.kind != FindingKind::kWriteAfterRead)) notes.push_back("the free was not in the ops kept");
+  if (!free && has_free) notes.push_back("the free was not in the ops kept");
+  if (f.has_earlier && !earlier) notes.push_back("the earlier use was not in the ops kept");
   if (!alloc) notes.push_back("the allocation was not in the ops kept");
   if (pic.ops_elided > 0) notes.push_back(std::to_string(pic.ops_elided) + " ops elided");
   for (const std::string& n : notes) pic.note += (pic.note.empty() ? "" : "; ") + n;
@@ -1325,7 +1347,9 @@ std::string render_svg(const Picture& pic) {
   // Past 100 slots, narrower ones keep a bounded picture within what
   // image converters take (rsvg-convert stops at 32767 pixels).
   const double slot_w = slots > 100 ? 60.0 : kSlotW;
-  const int width = std::max<int>(kLabelW + static_cast<int>(static_cast<double>(slots) * slot_w) + 20, 980);
+  // Wide enough for the lanes and for the subtitle's line.
+  const int width = std::max({kLabelW + static_cast<int>(static_cast<double>(slots) * slot_w) + 20, 980,
+                              20 + static_cast<int>(static_cast<double>(pic.subtitle.size()) * 6.8)});
   const int legend_y = kTopY + lanes_h + 16;
   const int height = legend_y + 128;
   std::ostringstream out;
