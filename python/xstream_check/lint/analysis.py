@@ -28,6 +28,7 @@ NONE = ("none",)
 EMPTY = frozenset()
 NONE_VALUE = frozenset((NONE,))
 MAYBE_STREAM = frozenset((("?",),))
+DEFINITELY_NOT_NONE = {"t", "s", "e", "ev", "c", "tup", "work"}
 
 # Inlining: helpers of the same module, as on the C++ side.
 MAX_INLINE_DEPTH = 3
@@ -81,7 +82,10 @@ MAYBE_SELF_METHODS = {"to", "cuda", "contiguous", "type", "float", "half", "bflo
                       "long", "bool", "char", "short", "byte", "type_as", "to_dense", "coalesce"}
 NEW_TENSOR_METHODS = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided"}
 CONTAINER_ADD = {"append", "appendleft", "add", "insert", "extend", "extendleft", "put", "put_nowait"}
-CONTAINER_TAKE = {"pop", "popleft", "popitem", "get", "get_nowait"}
+CONTAINER_TAKE = {"pop", "popleft", "popitem", "get_nowait"}
+# Lookups: what they return stays in the container (dict.get; a Queue's get
+# is taken as one too, which can only miss a free).
+CONTAINER_LOOK = {"get", "setdefault", "copy"}
 CONTAINER_FACTORIES = {"collections.deque", "queue.Queue", "queue.SimpleQueue", "collections.OrderedDict",
                        "collections.defaultdict"}
 PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", "zip", "enumerate",
@@ -507,7 +511,10 @@ class FunctionAnalysis:
 
     def narrow(self, st, test, truth):
         """On each branch of `x is None` / `x is not None` / `x`, drop what x
-        cannot be there (the first round of a keepalive loop)."""
+        cannot be there (the first round of a keepalive loop). None: the
+        branch cannot be taken."""
+        if st is None:
+            return None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.narrow(st, test.operand, not truth)
         if isinstance(test, ast.BoolOp):
@@ -539,6 +546,8 @@ class FunctionAnalysis:
             if NONE in v and v != NONE_VALUE:
                 st.names[k] = NONE_VALUE
                 self.forget_unreachable(st)
+            elif NONE not in v and v and all(a[0] in DEFINITELY_NOT_NONE for a in v):
+                return None  # a tensor, a stream, a list made here: never None
         elif NONE in v:
             st.names[k] = v - NONE_VALUE
         return st
@@ -607,7 +616,9 @@ class FunctionAnalysis:
             self.exec_block(s.body)
             breaks, continues = self.f.loops.pop()
             ends = [self.st] + continues
-            new_head = join_states([entry] + ends)
+            # Joining the previous head too keeps the heads growing, so that
+            # strong updates (a queue emptied by popleft) cannot oscillate.
+            new_head = join_states([head, entry] + ends)
             if rounds >= WIDEN_AFTER_ROUNDS:
                 widen(new_head)
             if new_head == head:
@@ -616,19 +627,24 @@ class FunctionAnalysis:
         else:
             raise GaveUp()
         if is_for:
-            # No round at all: what was iterated over was empty.
-            zero_trip = entry.copy()
+            # No round at all: a local list iterated over was empty, and so
+            # holds nothing. Over anything else (range(n), a parameter) the
+            # loop is taken to run: a loop of waits waits for what exists.
             iterated = dotted(s.iter)
             if iterated is not None and all(a[0] == "c" for a in entry.names.get(self.key(iterated), (NONE,))):
-                zero_trip = self.empty_container(zero_trip, iterated)
-            exit_state = join_states([zero_trip] + ends)
+                exit_state = join_states([self.empty_container(entry.copy(), iterated)] + ends)
+            else:
+                exit_state = join_states(ends)
+            if exit_state is None:
+                exit_state = None if breaks else head.copy()
         elif forever:
             exit_state = None
         else:
             exit_state = self.narrow(cond, s.test, False)
-            self.st = exit_state
-            self.query_loop_sync(s.test)
-            exit_state = self.st
+            if exit_state is not None:
+                self.st = exit_state
+                self.query_loop_sync(s.test)
+                exit_state = self.st
         self.st = exit_state
         if s.orelse:
             self.exec_block(s.orelse)
@@ -1228,6 +1244,9 @@ class FunctionAnalysis:
     def binop(self, left, right, node):
         operands = left | right
         if not tensor_atoms(operands):
+            if has_kind(operands, "c") and isinstance(node, ast.BinOp):
+                # [None] * depth, a + b: a list of what they hold
+                return self.new_container(node, self.elements(operands))
             return EMPTY
         self.use(operands, node)
         return self.alloc(node, self.ctx)
@@ -1441,6 +1460,13 @@ class FunctionAnalysis:
             path = dotted(recv_node)
             if path is not None:
                 self.st.names[self.key(path)] = event
+            elif isinstance(recv_node, ast.Subscript):
+                # events[i].record(): one of a local list's events (a ring of
+                # N events for N buffers in flight) now names this record.
+                for c in self.eval(recv_node.value):
+                    if c[0] == "c":
+                        held = self.st.containers.get(c, EMPTY)
+                        self.st.containers[c] = frozenset(a for a in held if a[0] not in ("e", "ev")) | event
             return EMPTY
         if meth == "wait" and has_kind(recv, "work"):
             self.eval_args(node)
@@ -1464,7 +1490,7 @@ class FunctionAnalysis:
             self.host_wait_on(recv_node, node)
             return EMPTY
         if has_kind(recv, "c") and not is_tensor:
-            return self.container_method(recv, meth, node)
+            return self.container_method(recv, meth, node, dotted(recv_node) or "entries")
         args, kwargs = self.eval_args(node)
         if is_tensor:
             return self.tensor_method(recv, meth, node, args, kwargs)
@@ -1512,7 +1538,7 @@ class FunctionAnalysis:
             return mine | self.alloc(node, self.ctx)
         return self.alloc(node, self.ctx)
 
-    def container_method(self, recv, meth, node):
+    def container_method(self, recv, meth, node, name):
         args, kwargs = self.eval_args(node)
         if meth in CONTAINER_ADD:
             value = args[-1] if args else EMPTY
@@ -1534,7 +1560,7 @@ class FunctionAnalysis:
                 if c[0] == "c":
                     taken = self.st.containers.get(c, EMPTY)
                     self.st.containers[c] = EMPTY
-                    self.drop(taken, node, "entries", "del")
+                    self.drop(taken, node, name, "del")
             return EMPTY
         if meth == "copy":
             out = EMPTY
@@ -1544,6 +1570,8 @@ class FunctionAnalysis:
             return self.new_container(node, out)
         if meth in ("values", "items", "keys"):
             return self.elements(recv) if meth != "keys" else EMPTY
+        if meth in CONTAINER_LOOK and meth != "copy":
+            return self.elements(recv)
         return EMPTY
 
     def storage_resize(self, tensor_node, node):

@@ -135,3 +135,41 @@ class Unsharder:
         del result
         state = None  # CHECK: [[@LINE]]:9: warning: 'state' is freed by this assignment on stream 'self.gather_stream' while the current stream may still be using it{{.*}}[xstream-unordered-free]
         return out
+
+
+def ring_of_events(producer, steps, depth):
+    # N buffers in flight, one event per slot: the producer waits on the
+    # slot's event before the slot's previous buffer goes.
+    consumer = torch.cuda.current_stream()
+    slots = [None] * depth
+    done = [torch.cuda.Event() for _ in range(depth)]
+    total = []
+    for step in range(steps):
+        i = step % depth
+        buf = produce(producer, 1024)
+        consumer.wait_stream(producer)
+        total.append(buf.sum())
+        producer.wait_event(done[i])
+        slots[i] = buf
+        done[i].record()
+        del buf
+    for i in range(depth):
+        producer.wait_event(done[i])
+    slots.clear()
+    return total
+
+
+def ring_dropped_without_waiting(producer, steps, depth):
+    consumer = torch.cuda.current_stream()
+    slots = [None] * depth
+    done = [torch.cuda.Event() for _ in range(depth)]
+    for step in range(steps):
+        i = step % depth
+        buf = produce(producer, 1024)
+        consumer.wait_stream(producer)
+        buf.sum()
+        producer.wait_event(done[i])
+        slots[i] = buf
+        done[i].record()
+        del buf
+    slots.clear()  # CHECK: [[@LINE]]:5: warning: 'slots' is freed on stream 'producer' while the current stream may still be using it{{.*}}[xstream-unordered-free]
