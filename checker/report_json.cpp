@@ -55,6 +55,18 @@ json stack_json(const StackDepot& stacks, StackId id) {
   return frames;
 }
 
+json use_json(const UseInfo& u, const NameTable& names, const StackDepot& stacks) {
+  return {{"addr", u.addr},
+          {"size", u.size},
+          {"stream", u.stream},
+          {"what", what_name(u.what)},
+          {"name", names.get(u.name)},
+          {"access", access_name(u.access)},
+          {"graph", u.graph},
+          {"thread", u.thread},
+          {"stack", stack_json(stacks, u.stack)}};
+}
+
 }  // namespace
 
 void write_json_report(const std::vector<Finding>& findings, const ReportContext& ctx,
@@ -94,15 +106,7 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
                    {"thread", f.free.thread},
                    {"stack", stack_json(stacks, f.free.stack)}};
     }
-    j["use"] = {{"addr", f.use.addr},
-                {"size", f.use.size},
-                {"stream", f.use.stream},
-                {"what", what_name(f.use.what)},
-                {"name", names.get(f.use.name)},
-                {"access", access_name(f.use.access)},
-                {"graph", f.use.graph},
-                {"thread", f.use.thread},
-                {"stack", stack_json(stacks, f.use.stack)}};
+    j["use"] = use_json(f.use, names, stacks);
     if (f.has_late_wait) {
       j["late_wait"] = {{"stream", f.late_wait.stream},
                         {"event", f.late_wait.event},
@@ -112,16 +116,7 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
       j["late_wait"] = nullptr;
     }
     if (f.has_earlier) {
-      const UseInfo& u = f.earlier;
-      j["earlier"] = {{"addr", u.addr},
-                      {"size", u.size},
-                      {"stream", u.stream},
-                      {"what", what_name(u.what)},
-                      {"name", names.get(u.name)},
-                      {"access", access_name(u.access)},
-                      {"graph", u.graph},
-                      {"thread", u.thread},
-                      {"stack", stack_json(stacks, u.stack)}};
+      j["earlier"] = use_json(f.earlier, names, stacks);
     } else {
       j["earlier"] = nullptr;
     }
@@ -137,16 +132,7 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
       } else {
         reuse["alloc"] = nullptr;
       }
-      const UseInfo& u = f.reuse.use;
-      reuse["use"] = {{"addr", u.addr},
-                      {"size", u.size},
-                      {"stream", u.stream},
-                      {"what", what_name(u.what)},
-                      {"name", names.get(u.name)},
-                      {"access", access_name(u.access)},
-                      {"graph", u.graph},
-                      {"thread", u.thread},
-                      {"stack", stack_json(stacks, u.stack)}};
+      reuse["use"] = use_json(f.reuse.use, names, stacks);
       j["reuse"] = reuse;
     } else {
       j["reuse"] = nullptr;
