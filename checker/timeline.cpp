@@ -1079,7 +1079,9 @@ Picture Builder::build(std::size_t number, int pid) {
       const double spacing = before.size() > 1 ? kSlotW / static_cast<double>(before.size()) - 2 : kMarkSpacing;
       for (std::size_t k = 0; k < before.size(); ++k) {
         pic.items[before[k]].dx = 9 + static_cast<double>(k) * spacing;
-        pic.items[before[k]].w = kMarkW;
+        // Crowded markers shrink rather than overlap (a trace viewer
+        // drops slices that overlap without nesting).
+        pic.items[before[k]].w = std::max(2.0, std::min(kMarkW, spacing - 2));
         pic.items[before[k]].label_chars = before.size() > 1 ? static_cast<std::size_t>(spacing / 5.6) : 14;
       }
       continue;

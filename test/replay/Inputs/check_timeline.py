@@ -14,7 +14,8 @@ per lane, slice, marker and flow arrow, for FileCheck:
   svg TEXT         (the SVG's texts that name a hazard, late wait or the clock)
 
 Exits non-zero, after one "timeline violation: ..." line, when the JSON does
-not parse, a flow does not land in a slice, a slice lacks a lane name, or the
+not parse, a flow does not land in a slice, a slice lacks a lane name, two
+slices of a lane overlap without nesting, or the
 SVG is not well-formed XML, or (--max-ops) the stream and host lanes draw
 more than M ops.
 """
@@ -79,6 +80,16 @@ def main():
             flags += " [late-wait]"
         kind = {"op": "slice", "marker": "marker", "elided": "elided"}.get(e["cat"], e["cat"])
         print("%s %s: %s%s" % (kind, lane, e["name"], flags))
+
+    # Trace viewers drop slices of one lane that overlap without nesting.
+    by_lane = {}
+    for e in slices:
+        by_lane.setdefault((e["pid"], e["tid"]), []).append(e)
+    for lane_slices in by_lane.values():
+        lane_slices.sort(key=lambda e: (e["ts"], -e["dur"]))
+        for a, b in zip(lane_slices, lane_slices[1:]):
+            if b["ts"] < a["ts"] + a["dur"] < b["ts"] + b["dur"]:
+                fail("slices %r and %r overlap without nesting" % (a["name"], b["name"]))
 
     # Ops are what the top lanes draw (slices and markers); blocks repeat them.
     top_pid = min(pid for pid, _ in names) if names else 0
