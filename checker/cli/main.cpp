@@ -38,6 +38,8 @@ constexpr const char* kUsage =
     "  use_after_free=0|1  use_before_ready=0|1  reuse_race=0|1\n"
     "  strict=0|1 (every free before a wait is a finding, not only those whose\n"
     "             memory this run used again while the use could still run)\n"
+    "  timeline=DIR (a picture of each finding: DIR/finding-N.svg, and\n"
+    "               DIR/finding-N.json for Perfetto or chrome://tracing)\n"
     "  launch_callbacks=auto|runtime|driver (run only)\n";
 
 }  // namespace
