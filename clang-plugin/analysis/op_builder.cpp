@@ -2,6 +2,7 @@
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/StmtVisitor.h"
 #include "clang/Basic/SourceManager.h"
@@ -16,6 +17,111 @@ using namespace clang;
 // ---------------------------------------------------------------------------
 // Types
 
+// ---------------------------------------------------------------------------
+// PyTorch's C++ extension API, recognized by qualified name without
+// configuration. This table is the one place that lists it. at::cuda
+// re-exports c10::cuda (`using namespace c10::cuda` in torch's headers), so
+// at::cuda::getCurrentCUDAStream and at::cuda::CUDAEvent are c10's
+// declarations; releases that declared their own at::cuda::CUDAEvent or
+// at::cuda::CUDAStreamGuard are matched under that name too.
+
+namespace {
+
+enum class TorchApi : std::uint8_t {
+  kNone,
+  kAllocWithStream,  // raw_alloc_with_stream(n, stream): a block on that stream
+  kAllocOnCurrent,   // raw_alloc(n), tensor factories: on the current stream
+  kFree,             // raw_delete(p): back to the pool of its allocation stream
+  kRecordStream,     // recordStream(data_ptr, stream), tensor.record_stream(stream)
+  kCurrentStream,    // getCurrentCUDAStream(): the current stream
+  kStreamValue,      // stream.stream(): the stream it is called on
+  kEventRecord,      // event.record(stream); record(): the current stream
+  kEventBlock,       // event.block(stream): the stream waits for the event
+  kEventSync,        // event.synchronize()
+  kStreamSync,       // stream.synchronize()
+  // Types.
+  kStreamType,       // c10::cuda::CUDAStream, c10::Stream
+  kEventType,        // CUDAEvent
+  kStreamGuardType,  // CUDAStreamGuard: sets the current stream for its scope
+  kTensorType,       // at::Tensor: its destructor frees (the caching allocator's free)
+  kDataPtrType,      // c10::DataPtr: names the tensor storage it belongs to
+};
+
+struct TorchName {
+  llvm::StringLiteral name;
+  TorchApi api;
+};
+
+constexpr TorchName kTorchApi[] = {
+    {"c10::cuda::CUDACachingAllocator::raw_alloc_with_stream", TorchApi::kAllocWithStream},
+    {"c10::cuda::CUDACachingAllocator::raw_alloc", TorchApi::kAllocOnCurrent},
+    {"c10::cuda::CUDACachingAllocator::raw_delete", TorchApi::kFree},
+    {"c10::cuda::CUDACachingAllocator::recordStream", TorchApi::kRecordStream},
+    {"at::Tensor::record_stream", TorchApi::kRecordStream},
+    {"c10::cuda::getCurrentCUDAStream", TorchApi::kCurrentStream},
+    {"at::cuda::getCurrentCUDAStream", TorchApi::kCurrentStream},
+    {"c10::cuda::CUDAStream::stream", TorchApi::kStreamValue},
+    {"c10::cuda::CUDAStream::synchronize", TorchApi::kStreamSync},
+    {"c10::cuda::CUDAEvent::record", TorchApi::kEventRecord},
+    {"at::cuda::CUDAEvent::record", TorchApi::kEventRecord},
+    {"c10::cuda::CUDAEvent::block", TorchApi::kEventBlock},
+    {"at::cuda::CUDAEvent::block", TorchApi::kEventBlock},
+    {"c10::cuda::CUDAEvent::synchronize", TorchApi::kEventSync},
+    {"at::cuda::CUDAEvent::synchronize", TorchApi::kEventSync},
+    // Tensor factories: a new block from the allocator, on the current stream.
+    {"at::empty", TorchApi::kAllocOnCurrent},
+    {"at::zeros", TorchApi::kAllocOnCurrent},
+    {"at::ones", TorchApi::kAllocOnCurrent},
+    {"at::empty_like", TorchApi::kAllocOnCurrent},
+    {"at::zeros_like", TorchApi::kAllocOnCurrent},
+    {"at::empty_strided", TorchApi::kAllocOnCurrent},
+    {"torch::empty", TorchApi::kAllocOnCurrent},
+    {"torch::zeros", TorchApi::kAllocOnCurrent},
+    {"at::Tensor::clone", TorchApi::kAllocOnCurrent},
+    {"at::Tensor::new_empty", TorchApi::kAllocOnCurrent},
+    {"at::Tensor::new_zeros", TorchApi::kAllocOnCurrent},
+    {"c10::cuda::CUDAStream", TorchApi::kStreamType},
+    {"c10::Stream", TorchApi::kStreamType},
+    {"c10::cuda::CUDAEvent", TorchApi::kEventType},
+    {"at::cuda::CUDAEvent", TorchApi::kEventType},
+    {"c10::cuda::CUDAStreamGuard", TorchApi::kStreamGuardType},
+    {"at::cuda::CUDAStreamGuard", TorchApi::kStreamGuardType},
+    {"at::Tensor", TorchApi::kTensorType},
+    {"c10::DataPtr", TorchApi::kDataPtrType},
+};
+
+}  // namespace
+
+static TorchApi torch_api(const NamedDecl* d) {
+  if (!d) return TorchApi::kNone;
+  // The conversion to cudaStream_t (or c10::Stream) is the stream itself.
+  if (const auto* conv = dyn_cast<CXXConversionDecl>(d))
+    return torch_api(conv->getParent()) == TorchApi::kStreamType ? TorchApi::kStreamValue
+                                                                  : TorchApi::kNone;
+  const IdentifierInfo* id = d->getIdentifier();
+  if (!id) return TorchApi::kNone;
+  // Cheap filter before building the qualified name.
+  llvm::StringRef last = id->getName();
+  bool listed = false;
+  for (const TorchName& t : kTorchApi)
+    if (t.name.ends_with(last) && t.name.drop_back(last.size()).ends_with("::")) {
+      listed = true;
+      break;
+    }
+  if (!listed) return TorchApi::kNone;
+  std::string qualified = d->getQualifiedNameAsString();
+  for (const TorchName& t : kTorchApi)
+    if (qualified == t.name) return t.api;
+  return TorchApi::kNone;
+}
+
+static TorchApi torch_type(QualType t) {
+  if (t.isNull()) return TorchApi::kNone;
+  t = t.getNonReferenceType();
+  const auto* rd = t->getAsCXXRecordDecl();
+  return rd ? torch_api(rd) : TorchApi::kNone;
+}
+
 static const RecordDecl* pointee_record(QualType t) {
   t = t.getCanonicalType();
   if (const auto* pt = t->getAs<PointerType>())
@@ -25,12 +131,14 @@ static const RecordDecl* pointee_record(QualType t) {
 
 bool is_stream_type(QualType t) {
   const RecordDecl* rd = pointee_record(t);
-  return rd && rd->getIdentifier() && rd->getName() == "CUstream_st";
+  if (rd && rd->getIdentifier() && rd->getName() == "CUstream_st") return true;
+  return torch_type(t) == TorchApi::kStreamType;
 }
 
 bool is_event_type(QualType t) {
   const RecordDecl* rd = pointee_record(t);
-  return rd && rd->getIdentifier() && rd->getName() == "CUevent_st";
+  if (rd && rd->getIdentifier() && rd->getName() == "CUevent_st") return true;
+  return torch_type(t) == TorchApi::kEventType;
 }
 
 // The driver API names device memory by an integer typedef.
@@ -119,6 +227,25 @@ ApiRole ApiModel::classify(const FunctionDecl* fd) {
     if (config_lists(config_.use, qualified)) return ApiRole::kUse;
     if (config_lists(config_.record_stream, qualified)) return ApiRole::kRecordStream;
   }
+  switch (torch_api(fd)) {
+    case TorchApi::kAllocWithStream:
+    case TorchApi::kAllocOnCurrent:
+      return ApiRole::kAlloc;
+    case TorchApi::kFree:
+      return ApiRole::kFree;
+    case TorchApi::kRecordStream:
+      return ApiRole::kRecordStream;
+    case TorchApi::kEventRecord:
+      return ApiRole::kRecord;
+    case TorchApi::kEventBlock:
+      return ApiRole::kWait;
+    case TorchApi::kEventSync:
+      return ApiRole::kEventSync;
+    case TorchApi::kStreamSync:
+      return ApiRole::kStreamSync;
+    default:
+      break;
+  }
   if (const IdentifierInfo* id = fd->getIdentifier()) {
     if (ApiRole role = cuda_api_role(id->getName()); role != ApiRole::kNone) return role;
     // CUB device algorithms take their stream last; each call is a use.
@@ -153,8 +280,8 @@ bool ApiModel::destructor_frees(const CXXRecordDecl* rd) {
   auto it = freeing_dtors_.find(rd);
   if (it != freeing_dtors_.end()) return it->second;
   freeing_dtors_[rd] = false;  // guards recursion through the destructor body
-  bool frees = false;
-  if (const CXXDestructorDecl* dtor = rd->getDestructor()) {
+  bool frees = torch_api(rd) == TorchApi::kTensorType;
+  if (const CXXDestructorDecl* dtor = rd->getDestructor(); dtor && !frees) {
     frees = role_of(dtor) == ApiRole::kFree;
     if (!frees && dtor->hasBody()) frees = body_calls(dtor->getBody(), ApiRole::kFree, 1);
   }
@@ -375,6 +502,16 @@ class Builder {
   KeyId stream_key(const Expr* e) {
     if (!e) return kNoKey;
     e = strip(e);
+    if (const auto* call = dyn_cast<CallExpr>(e)) {
+      const FunctionDecl* fd = call->getDirectCallee();
+      TorchApi api = torch_api(fd);
+      if (api == TorchApi::kCurrentStream) return current_stream_at(call);
+      // stream.stream(), (cudaStream_t)stream, c10::Stream(stream): the stream.
+      if (api == TorchApi::kStreamValue)
+        if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call))
+          return stream_key(mc->getImplicitObjectArgument());
+    }
+    if (const VarDecl* vd = torch_stream_alias(e)) return stream_key(vd->getInit());
     if (e->isNullPointerConstant(ctx_, Expr::NPC_ValueDependentIsNotNull))
       return intern("legacy", e, "the legacy default stream");
     // cudaStreamLegacy and cudaStreamPerThread are casts of small integers.
@@ -398,6 +535,136 @@ class Builder {
     std::string path;
     if (decl_path(e, path)) return intern("e" + path, e);
     return profile_key(e, 'e');
+  }
+
+  // --- PyTorch's current stream ---------------------------------------------
+
+  KeyId ambient_current_stream() {
+    return intern_with_display("current", KeyInfo{"the current stream", true});
+  }
+
+  // The stream a CUDAStreamGuard declared in `s` (or a reset_stream call)
+  // makes current, or kNoKey.
+  KeyId guard_stream(const Stmt* s) {
+    if (const auto* ds = dyn_cast<DeclStmt>(s)) {
+      for (const Decl* d : llvm::reverse(ds->decls())) {
+        const auto* vd = dyn_cast<VarDecl>(d);
+        if (!vd || torch_type(vd->getType()) != TorchApi::kStreamGuardType || !vd->getInit())
+          continue;
+        const auto* ctor = dyn_cast<CXXConstructExpr>(strip_cleanups(vd->getInit()));
+        if (ctor && ctor->getNumArgs() >= 1) return stream_key(ctor->getArg(0));
+      }
+      return kNoKey;
+    }
+    if (const auto* e = dyn_cast<Expr>(s))
+      if (const auto* mc = dyn_cast<CXXMemberCallExpr>(strip_cleanups(e)))
+        if (const CXXMethodDecl* md = mc->getMethodDecl();
+            md && md->getIdentifier() && md->getName() == "reset_stream" &&
+            torch_api(md->getParent()) == TorchApi::kStreamGuardType && mc->getNumArgs() >= 1)
+          return stream_key(mc->getArg(0));
+    return kNoKey;
+  }
+
+  static const Expr* strip_cleanups(const Expr* e) {
+    if (const auto* c = dyn_cast<ExprWithCleanups>(e)) return c->getSubExpr();
+    return e;
+  }
+
+  // The current stream where `at` runs: the stream of the innermost
+  // CUDAStreamGuard declared before it in an enclosing block (guards are
+  // scoped, so this is lexical), else the current stream the function
+  // started with.
+  KeyId current_stream_at(const Stmt* at) {
+    DynTypedNode node = DynTypedNode::create(*at);
+    for (int depth = 0; depth < 256; ++depth) {
+      DynTypedNodeList parents = ctx_.getParents(node);
+      if (parents.empty()) break;
+      const DynTypedNode& parent = parents[0];
+      if (parent.get<FunctionDecl>() || parent.get<LambdaExpr>()) break;
+      if (const auto* cs = parent.get<CompoundStmt>()) {
+        const Stmt* child = node.get<Stmt>();
+        bool before = false;
+        for (const Stmt* sibling : llvm::reverse(cs->body())) {
+          if (sibling == child) {
+            before = true;
+            continue;
+          }
+          if (!before) continue;
+          if (KeyId k = guard_stream(sibling); k != kNoKey) return k;
+        }
+      }
+      node = parent;
+    }
+    return ambient_current_stream();
+  }
+
+  // A local stream that only ever names what it was initialized with
+  // (`auto stream = at::cuda::getCurrentCUDAStream();`,
+  // `cudaStream_t raw = compute.stream();`): the same stream as its
+  // initializer. Written or address-taken later, it is its own name.
+  const VarDecl* torch_stream_alias(const Expr* e) {
+    const auto* dre = dyn_cast<DeclRefExpr>(e);
+    const auto* vd = dre ? dyn_cast<VarDecl>(dre->getDecl()) : nullptr;
+    if (!vd || !vd->isLocalVarDecl() || vd->getType()->isReferenceType() || !vd->getInit())
+      return nullptr;
+    auto it = stream_aliases_.find(vd);
+    if (it != stream_aliases_.end()) return it->second ? vd : nullptr;
+    stream_aliases_[vd] = false;  // guards `auto s = s2; auto s2 = s;` style recursion
+    bool alias = false;
+    const Expr* init = strip(vd->getInit());
+    if (const auto* call = dyn_cast<CallExpr>(init)) {
+      TorchApi api = torch_api(call->getDirectCallee());
+      alias = is_stream_type(vd->getType()) &&
+              (api == TorchApi::kCurrentStream || api == TorchApi::kStreamValue);
+    } else if (torch_type(vd->getType()) == TorchApi::kStreamType) {
+      std::string path;
+      alias = decl_path(init, path);  // a copy of another CUDAStream
+    }
+    if (alias)
+      if (const auto* fn = dyn_cast_or_null<FunctionDecl>(vd->getParentFunctionOrMethod()))
+        alias = !writes_var(fn->getBody(), vd);
+    stream_aliases_[vd] = alias;
+    return alias ? vd : nullptr;
+  }
+
+  static bool writes_var(const Stmt* s, const VarDecl* vd) {
+    if (!s) return false;
+    auto names = [&](const Expr* e) {
+      const auto* d = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts());
+      return d && d->getDecl() == vd;
+    };
+    if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp() && names(bo->getLHS()))
+      return true;
+    if (const auto* uo = dyn_cast<UnaryOperator>(s); uo && uo->getOpcode() == UO_AddrOf && names(uo->getSubExpr()))
+      return true;
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s);
+        op && op->isAssignmentOp() && op->getNumArgs() >= 1 && names(op->getArg(0)))
+      return true;
+    for (const Stmt* child : s->children())
+      if (writes_var(child, vd)) return true;
+    return false;
+  }
+
+  // The stream a call enqueues on: its stream argument, or for PyTorch calls
+  // without one (raw_alloc, factories, event.record()), the current stream.
+  KeyId call_stream(const CallExpr* call) {
+    KeyId stream = stream_arg(call);
+    if (stream != kNoKey) return stream;
+    TorchApi api = torch_api(call->getDirectCallee());
+    if (api == TorchApi::kAllocOnCurrent || api == TorchApi::kEventRecord)
+      return current_stream_at(call);
+    return kNoKey;
+  }
+
+  // A named at::Tensor (`t`, `std::move(t)`, `this->t`): its block now has
+  // another owner this analysis does not count references for.
+  KeyId named_tensor(const Expr* e) {
+    e = strip(e);
+    if (is_std_move(e)) e = strip(cast<CallExpr>(e)->getArg(0));
+    if (torch_type(e->getType()) != TorchApi::kTensorType) return kNoKey;
+    std::string path;
+    if (!decl_path(e, path)) return kNoKey;
+    return buffer_key(e);
   }
 
   // --- sites ----------------------------------------------------------------
@@ -441,7 +708,10 @@ class Builder {
     const FunctionDecl* fd = call->getDirectCallee();
     for (unsigned i = 0; i < call->getNumArgs(); ++i) {
       const Expr* arg = call->getArg(i);
-      if (!buffer_like(param_type(fd, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
+      // recordStream(t.storage().data_ptr(), s): the DataPtr names the tensor.
+      if (!buffer_like(param_type(fd, i, arg)) && !buffer_like(strip(arg)->getType()) &&
+          torch_type(param_type(fd, i, arg)) != TorchApi::kDataPtrType)
+        continue;
       KeyId k = buffer_key(arg);
       if (k == kNoKey) continue;
       keys.push_back(k);
@@ -463,6 +733,16 @@ class Builder {
       return;
     }
     if (const auto* call = dyn_cast<CallExpr>(s)) return visit_call(call);
+    if (const auto* ctor = dyn_cast<CXXConstructExpr>(s)) {
+      // A copy of a named tensor (into a container, a member, a by-value
+      // argument, a return value) is another reference to its block: its
+      // destructor no longer frees it, so the analysis stops following it.
+      if (ctor->getNumArgs() == 1 && ctor->getConstructor()->isCopyOrMoveConstructor() &&
+          torch_type(ctor->getType()) == TorchApi::kTensorType)
+        if (KeyId k = named_tensor(ctor->getArg(0)); k != kNoKey)
+          emit(Op{OpKind::kKill, k, kNoKey, kNoKey, kNoKey, site(ctor->getBeginLoc())});
+      return;
+    }
     if (const auto* ret = dyn_cast<ReturnStmt>(s)) {
       if (const Expr* v = ret->getRetValue()) {
         if (is_event_type(v->getType()))
@@ -472,6 +752,9 @@ class Builder {
           KeyId fresh = intern_with_display("bret", KeyInfo{"'" + source_text(v) + "'", false});
           out_->returned_buffer =
               visit_allocating_init(fresh, v, v->getBeginLoc()) ? fresh : buffer_key(v);
+          // A returned tensor lives on in the caller.
+          if (KeyId k = named_tensor(v); k != kNoKey)
+            emit(Op{OpKind::kKill, k, kNoKey, kNoKey, kNoKey, site(v->getBeginLoc())});
         }
       }
       return;
@@ -512,17 +795,36 @@ class Builder {
     return arg ? event_key(arg) : kNoKey;
   }
 
+  // event.record(stream), event.block(stream): the object is the event.
+  KeyId event_or_object(const CallExpr* call) {
+    KeyId event = event_arg(call);
+    if (event == kNoKey)
+      if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call))
+        event = event_key(mc->getImplicitObjectArgument());
+    return event;
+  }
+
   void visit_call(const CallExpr* call) {
     const FunctionDecl* fd = call->getDirectCallee();
     ApiRole role = model_.role_of(fd);
-    if (role == ApiRole::kNone) return inline_call(call);
+    if (role == ApiRole::kNone) {
+      if (inline_call(call)) return;
+      // An opaque function outside PyTorch given a tensor may keep a
+      // reference to it (push_back, a member): the block may outlive the name.
+      if (fd && !in_namespace(fd, "at") && !in_namespace(fd, "c10") && !in_namespace(fd, "torch"))
+        for (const Expr* arg : call->arguments())
+          if (KeyId k = named_tensor(arg); k != kNoKey)
+            emit(Op{OpKind::kKill, k, kNoKey, kNoKey, kNoKey, site(call->getBeginLoc())});
+      return;
+    }
     SourceLocation loc = call->getBeginLoc();
     if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) loc = mc->getExprLoc();
     switch (role) {
       case ApiRole::kNone:
         return;
       case ApiRole::kAlloc: {
-        if (fd->getReturnType()->isPointerType()) return;  // the assignment handles it
+        if (fd->getReturnType()->isPointerType() || buffer_like(fd->getReturnType()))
+          return;  // the assignment handles it
         // Out-argument form: alloc(&p, bytes, stream).
         for (const Expr* arg : call->arguments()) {
           const auto* uo = dyn_cast<UnaryOperator>(strip(arg));
@@ -555,19 +857,23 @@ class Builder {
         return;
       }
       case ApiRole::kRecord: {
-        KeyId stream = stream_arg(call);
+        KeyId stream = call_stream(call);
         if (stream == kNoKey) stream = intern("legacy", call, "the legacy default stream");
-        emit(Op{OpKind::kRecord, kNoKey, stream, event_arg(call), kNoKey, site(loc)});
+        emit(Op{OpKind::kRecord, kNoKey, stream, event_or_object(call), kNoKey, site(loc)});
         return;
       }
       case ApiRole::kWait:
-        emit(Op{OpKind::kWait, kNoKey, stream_arg(call), event_arg(call), kNoKey, site(loc)});
+        emit(Op{OpKind::kWait, kNoKey, stream_arg(call), event_or_object(call), kNoKey, site(loc)});
         return;
-      case ApiRole::kStreamSync:
-        emit(Op{OpKind::kStreamSync, kNoKey, stream_arg(call), kNoKey, kNoKey, site(loc)});
+      case ApiRole::kStreamSync: {
+        KeyId stream = stream_arg(call);
+        if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call); mc && stream == kNoKey)
+          stream = stream_key(mc->getImplicitObjectArgument());  // stream.synchronize()
+        emit(Op{OpKind::kStreamSync, kNoKey, stream, kNoKey, kNoKey, site(loc)});
         return;
+      }
       case ApiRole::kEventSync:
-        emit(Op{OpKind::kEventSync, kNoKey, kNoKey, event_arg(call), kNoKey, site(loc)});
+        emit(Op{OpKind::kEventSync, kNoKey, kNoKey, event_or_object(call), kNoKey, site(loc)});
         return;
       case ApiRole::kDeviceSync:
         emit(Op{OpKind::kDeviceSync, kNoKey, kNoKey, kNoKey, kNoKey, site(loc)});
@@ -587,8 +893,9 @@ class Builder {
     const Expr* e = strip(init);
     if (const auto* call = dyn_cast<CallExpr>(e)) {
       const FunctionDecl* fd = call->getDirectCallee();
-      if (model_.role_of(fd) == ApiRole::kAlloc && fd->getReturnType()->isPointerType()) {
-        emit(Op{OpKind::kAlloc, dst, stream_arg(call), kNoKey, kNoKey, site(loc)});
+      if (model_.role_of(fd) == ApiRole::kAlloc &&
+          (fd->getReturnType()->isPointerType() || buffer_like(fd->getReturnType()))) {
+        emit(Op{OpKind::kAlloc, dst, call_stream(call), kNoKey, kNoKey, site(loc)});
         return true;
       }
     }
@@ -630,6 +937,13 @@ class Builder {
       src_expr = strip(ctor->getArg(0));
     KeyId src = buffer_key(src_expr);
     if (src == kNoKey) {
+      emit(Op{OpKind::kKill, dst, kNoKey, kNoKey, kNoKey, at});
+      return;
+    }
+    if (torch_type(type) == TorchApi::kTensorType) {
+      // Tensors are reference counted: after `b = a` neither name's
+      // destructor is known to free the block, so neither is followed.
+      emit(Op{OpKind::kKill, src, kNoKey, kNoKey, kNoKey, at});
       emit(Op{OpKind::kKill, dst, kNoKey, kNoKey, kNoKey, at});
       return;
     }
@@ -719,6 +1033,8 @@ class Builder {
       return event_key(arg);
     };
 
+    // The helper's current stream is the one current at the call.
+    if (id == "current") return current_stream_at(call);
     const auto* member_call = dyn_cast<CXXMemberCallExpr>(call);
     for (unsigned i = 0; i < def->getNumParams() && i < call->getNumArgs(); ++i) {
       const ParmVarDecl* p = def->getParamDecl(i);
@@ -736,12 +1052,14 @@ class Builder {
     return intern_with_display(id, info);  // a helper local, or a global
   }
 
-  void inline_call(const CallExpr* call) {
-    if (isa<CXXOperatorCallExpr>(call) || isa<CUDAKernelCallExpr>(call)) return;
+  // Whether the call was inlined (a helper with nothing to inline counts).
+  bool inline_call(const CallExpr* call) {
+    if (isa<CXXOperatorCallExpr>(call) || isa<CUDAKernelCallExpr>(call)) return false;
     const FunctionDecl* def = model_.inlinable_definition(call->getDirectCallee());
-    if (!def) return;
+    if (!def) return false;
     const InlineSummary* sum = model_.summary_of(ctx_, def);
-    if (!sum || sum->ops.empty() || sum->ops.size() > kMaxInlinedOps) return;
+    if (!sum || sum->ops.size() > kMaxInlinedOps) return false;
+    if (sum->ops.empty()) return true;
 
     std::string ret_id = llvm::utohexstr(reinterpret_cast<uintptr_t>(call));
     KeyId ret_buffer = kNoKey, ret_event = kNoKey;
@@ -789,11 +1107,13 @@ class Builder {
       KeyId src = map_key(*sum, sum->returned_event, def, call);
       emit(Op{OpKind::kEventCopy, kNoKey, kNoKey, ret_event, src, site(loc)});
     }
+    return true;
   }
 
   ASTContext& ctx_;
   ApiModel& model_;
   llvm::DenseMap<const CallExpr*, std::pair<KeyId, KeyId>> inlined_returns_;
+  llvm::DenseMap<const VarDecl*, bool> stream_aliases_;
   std::unique_ptr<FunctionOps> out_;
   OpBlock* current_ = nullptr;
   llvm::StringMap<KeyId> key_ids_;
