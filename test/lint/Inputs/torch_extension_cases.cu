@@ -236,3 +236,68 @@ void tensor_view_dropped(const at::Tensor& input, c10::cuda::CUDAStream side, in
   at::Tensor window = input.narrow(0, 0, n);
   consume<<<1, 32, 0, side>>>(window.data_ptr<float>(), n);
 }
+
+// Captured by copy: the lambda holds a reference of its own.
+template <typename F>
+void run_later(F f) { f(); }
+void tensor_captured(c10::cuda::CUDAStream side, int n) {
+  at::Tensor out = at::empty(n);
+  produce<<<1, 32, 0, side>>>(out.data_ptr<float>(), n);
+  run_later([out] { (void)out.numel(); });
+}
+
+// A launch helper is inlined: its launch is the caller's use.
+inline void launch_consume(const at::Tensor& t, c10::cuda::CUDAStream stream, int n) {
+  consume<<<1, 32, 0, stream>>>(t.const_data_ptr<float>(), n);
+}
+
+void helper_launch_unrecorded(c10::cuda::CUDAStream side, int n) {
+  at::Tensor buf = at::empty(n);
+  launch_consume(buf, side, n); // expected-note {{'buf' is used on stream 'side' here}}
+} // expected-warning {{'buf' is freed by its destructor on the current stream while stream 'side'}}
+
+void helper_launch_recorded(c10::cuda::CUDAStream side, int n) {
+  at::Tensor buf = at::empty(n);
+  launch_consume(buf, side, n);
+  buf.record_stream(side);
+}
+
+// A launch without a stream is on the legacy default stream, not on the
+// current stream: under a caller's side stream the two are unordered.
+void tensor_on_legacy_stream(int n) {
+  at::Tensor buf = at::empty(n);
+  consume<<<1, 32>>>(buf.data_ptr<float>(), n); // expected-note {{'buf' is used on the legacy default stream here}}
+} // expected-warning {{'buf' is freed by its destructor on the current stream while the legacy default stream may still be using it}}
+
+void tensor_on_current_stream(int n) {
+  at::Tensor buf = at::empty(n);
+  consume<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(buf.data_ptr<float>(), n);
+  at::Tensor other = at::empty(n);
+  consume<<<1, 32, 0, c10::cuda::getCurrentCUDAStream().stream()>>>(other.data_ptr<float>(), n);
+}
+
+// reset_stream changes the current stream from there on.
+void reset_stream_then_use(c10::cuda::CUDAStream first, c10::cuda::CUDAStream second, int n) {
+  c10::cuda::CUDAStreamGuard guard(first);
+  void* block = alloc::raw_alloc(n * sizeof(float));
+  guard.reset_stream(second);
+  consume<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(static_cast<float*>(block), n); // expected-note {{'block' is used on stream 'second' here}}
+  alloc::raw_delete(block); // expected-warning {{'block' is freed on stream 'first' while stream 'second' may still be using it}}
+}
+
+void reset_stream_before_alloc(c10::cuda::CUDAStream first, c10::cuda::CUDAStream second, int n) {
+  c10::cuda::CUDAStreamGuard guard(first);
+  guard.reset_stream(second);
+  void* block = alloc::raw_alloc(n * sizeof(float));
+  consume<<<1, 32, 0, at::cuda::getCurrentCUDAStream()>>>(static_cast<float*>(block), n);
+  alloc::raw_delete(block);
+}
+
+// A local assigned after its initialization is its own stream.
+void current_stream_reassigned(c10::cuda::CUDAStream side, int n) {
+  auto stream = at::cuda::getCurrentCUDAStream();
+  stream = side;
+  void* block = alloc::raw_alloc(n * sizeof(float));
+  consume<<<1, 32, 0, stream>>>(static_cast<float*>(block), n); // expected-note {{'block' is used on stream 'stream' here}}
+  alloc::raw_delete(block); // expected-warning {{'block' is freed on the current stream while stream 'stream'}}
+}
