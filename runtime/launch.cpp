@@ -177,8 +177,11 @@ bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
 class DistinctAllocations {
  public:
   // False when `addr` was seen already or the list is full. The table
-  // holds at most kMaxUses entries, half its slots.
-  bool add(Addr addr) {
+  // holds at most kMaxUses entries, half its slots. `word` is the pointer
+  // the launch passed into that allocation (the first one seen): a use is
+  // fed at it, so that checks on bytes (two slots of one pool) see where
+  // the kernel points, not the allocation's start.
+  bool add(Addr addr, Addr word) {
     if (n_ == kMaxUses) return false;
     if (hashed_) {
       if (!insert_hashed(addr)) return false;
@@ -192,11 +195,13 @@ class DistinctAllocations {
         insert_hashed(addr);
       }
     }
+    words_[n_] = word;
     list_[n_++] = addr;
     return true;
   }
   std::size_t size() const { return n_; }
-  Addr operator[](std::size_t i) const { return list_[i]; }
+  // The pointer the launch passed into the i-th allocation.
+  Addr operator[](std::size_t i) const { return words_[i]; }
 
  private:
   static constexpr std::size_t kLinear = 16;
@@ -214,14 +219,17 @@ class DistinctAllocations {
     return true;
   }
   Addr list_[kMaxUses];
+  Addr words_[kMaxUses];
   std::size_t n_ = 0;
   bool hashed_ = false;
   Addr table_[kTable];
 };
 
 // One use per allocation, then a bare use when there was none (pointers,
-// but none into a tracked allocation: still an op on the stream). Size 0:
-// the kernel may touch any part of the allocation.
+// but none into a tracked allocation: still an op on the stream). Each use
+// is at the pointer the launch passed, with size 0: for a free the kernel
+// may touch any part of the allocation, for the checks on bytes it touches
+// the bytes at the pointer (checker/check_write_after_read.cpp).
 void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
                StackId stack) {
   Event event = bare_use(stream, UseWhat::kKernel, name);
@@ -244,7 +252,7 @@ void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stac
   for_each_word([&](std::uint64_t word) {
     AllocInfo alloc;
     if (!checker.lookup_allocation(word, &alloc)) return;
-    found.add(alloc.addr);
+    found.add(alloc.addr, word);
   });
   emit_uses(locked, found, stream, name, stack);
 }
@@ -308,7 +316,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
       if (keep_own_stream || carries_past_uses || !is_own_stream_caching_use(alloc, stream))
         needs_stack = true;
       else
-        own.add(alloc.addr);
+        own.add(alloc.addr, candidates[i]);
     }
     if (!needs_stack) {
       emit_uses(locked, own, stream, info->name, kNoStack);
