@@ -363,10 +363,11 @@ bool Checker::lookup_allocation(Addr addr, AllocInfo* out, bool* carries_past_us
   if (!a) return false;
   if (out) *out = a->info;
   if (carries_past_uses) {
-    *carries_past_uses = false;
     const AgentId own = impl_->hb.live_stream_agent(a->info.stream);
-    for (const PastUse& p : a->inherited)
-      if (p.agent != own) *carries_past_uses = true;
+    bool other = !a->used_only_by(own);
+    for (const PastUse& p : a->inherited) other = other || p.agent != own;
+    for (const Allocation::KnownWrite& w : a->known_writes) other = other || w.agent != own;
+    *carries_past_uses = other;
   }
   return true;
 }

@@ -61,9 +61,11 @@ class Checker {
   ParkedBlockStats parked_blocks() const;
   // The live allocation containing `addr` (interior pointers included).
   // Producers use it to tell pointer-valued kernel arguments from other words.
-  // *carries_past_uses (when given) says whether the memory still carries
-  // uses of earlier occupants by agents other than its allocation stream:
-  // then every use of it, on its allocation stream too, can race with them.
+  // *carries_past_uses (when given) says whether another agent than the
+  // allocation stream takes part in the memory's uses: an earlier
+  // occupant's use it still carries, a use or a known write of the live
+  // allocation. Then a use on the allocation stream too can appear in a
+  // report (a race with that use, the pending read a copy lands on).
   bool lookup_allocation(Addr addr, AllocInfo* out, bool* carries_past_uses = nullptr) const;
   // Whether the live allocation starting at `addr` was used by anything but
   // its own allocation stream (another stream, a host access). True when no

@@ -161,10 +161,11 @@ constexpr std::size_t kMaxUses = 256;
 // the memory carries it after the free, and a later occupant first touched
 // on another stream that never waited for this one races with it.
 //
-// Unless the memory still carries another stream's use from an earlier
-// occupant: then this use may be the one that races with it (the block
-// freed before its allocation stream waited for that stream), and a report
-// needs its stack. The same inside a stream capture: captured work runs
+// Unless another stream takes part in the memory's uses: an earlier
+// occupant's use it still carries (this use may be the one that races with
+// it: the block freed before its allocation stream waited), or a use or a
+// known write of the block itself (a copy may land on this read). Then a
+// report may name this use, and needs its stack. The same inside a stream capture: captured work runs
 // when its graph is launched, on the stream the graph is launched on.
 bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
   return alloc.kind == AllocKind::kCachingAllocator && alloc.stream == stream;
