@@ -146,7 +146,13 @@ void HbState::sync_device(AgentId thread) {
 }
 
 void HbState::host_func_enqueued(EventId token, AgentId stream) {
-  if (token != 0) host_funcs_[token].assign(agents_[stream].clock);
+  if (token == 0) return;
+  // A snapshot lives until its function returns. One that never runs (its
+  // stream destroyed first, an error) would stay: past a bound the oldest
+  // knowledge goes, which can only make later orderings unknown.
+  constexpr std::size_t kMaxPendingHostFuncs = 1 << 16;
+  if (host_funcs_.size() >= kMaxPendingHostFuncs) host_funcs_.clear();
+  host_funcs_[token].assign(agents_[stream].clock);
 }
 
 void HbState::host_func_run(AgentId thread, EventId token) {
