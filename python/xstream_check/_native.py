@@ -1,0 +1,73 @@
+"""The installed C++ programs: where pip put them inside this package, and
+how the `xstream-check` console script and `python -m xstream_check` hand
+over to the command-line program.
+
+Layout of an installed package (pyproject.toml, CMake's install rules):
+    xstream_check/bin/xstream-check       the command (run, replay, merge)
+    xstream_check/lib/libxstream_check.so the runtime it preloads
+    xstream_check/lib/libxstream_torch.so the PyTorch adapter, if built
+    xstream_check/lib/xstream_check/      libdw, libelf, libunwind copies
+The command finds the runtime as ../lib/libxstream_check.so from itself."""
+import os
+import sys
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def binary_path():
+    return os.path.join(PACKAGE_DIR, "bin", "xstream-check")
+
+
+def runtime_library_path():
+    return os.path.join(PACKAGE_DIR, "lib", "libxstream_check.so")
+
+
+def torch_adapter_path():
+    return os.path.join(PACKAGE_DIR, "lib", "libxstream_torch.so")
+
+
+def build_info():
+    """The generated _build_info module, or None outside a pip install (a
+    source checkout, where python/ is on the path)."""
+    try:
+        from . import _build_info
+    except ImportError:
+        return None
+    return _build_info
+
+
+def version_text():
+    info = build_info()
+    if info is None:
+        return "xstream-check (source checkout: no installed programs)"
+    torch = ("PyTorch adapter built against torch %s" % info.TORCH_BUILT_AGAINST
+             if info.TORCH_BUILT_AGAINST else "built without the PyTorch adapter")
+    return "xstream-check %s (CUDA %s; %s)\n%s" % (
+        info.VERSION, info.CUDA_TOOLKIT, torch, PACKAGE_DIR)
+
+
+def exec_command(args):
+    """Replaces this process with the installed xstream-check: signals,
+    exit status and the terminal all belong to it, as with the C++ program
+    run directly. Never returns."""
+    program = binary_path()
+    if not os.access(program, os.X_OK):
+        sys.stderr.write("xstream-check: the installed program %s is missing; this package "
+                         "was not installed from a wheel (pip install xstream-check)\n" % program)
+        raise SystemExit(2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(program, [program] + list(args))
+
+
+def main(argv=None):
+    """Entry point of the `xstream-check` console script and of
+    `python -m xstream_check`."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["--version"]:
+        print(version_text())
+        return 0
+    if args[:1] == ["lint"]:
+        from .lint.cli import main as lint_main
+        return lint_main(args[1:])
+    exec_command(args)
