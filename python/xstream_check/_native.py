@@ -60,6 +60,18 @@ def exec_command(args):
     os.execv(program, [program] + list(args))
 
 
+def python_script_as_program(args):
+    """`run -- train.py ARGS`: a Python script is run by this interpreter
+    (the environment's python, the one that has torch), as the user of
+    `python -m xstream_check run -- train.py` means."""
+    if args[:1] != ["run"] or "--" not in args:
+        return args
+    at = args.index("--") + 1
+    if at < len(args) and args[at].endswith(".py"):
+        return args[:at] + [sys.executable] + args[at:]
+    return args
+
+
 def main(argv=None):
     """Entry point of the `xstream-check` console script and of
     `python -m xstream_check`."""
@@ -70,4 +82,4 @@ def main(argv=None):
     if args[:1] == ["lint"]:
         from .lint.cli import main as lint_main
         return lint_main(args[1:])
-    exec_command(args)
+    exec_command(python_script_as_program(args))
