@@ -25,4 +25,11 @@ if [ "${XSC_SKIP_SANITIZE:-0}" != 1 ]; then
   (cd "$sanitize" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure) || status=1
 fi
+
+# Stage 3, the pip route: a wheel built from scratch, installed into a fresh
+# venv, replaying the bundled trace (test/wheel/test-wheel.sh; minutes on two
+# cores). XSC_SKIP_WHEEL=1 skips it.
+if [ "${XSC_SKIP_WHEEL:-0}" != 1 ]; then
+  bash "$root/test/wheel/test-wheel.sh" || status=1
+fi
 exit $status
