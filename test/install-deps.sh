@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ python3 python3-flake8 python3-pytest
+  cmake ninja-build g++ python3 python3-venv python3-flake8 python3-pytest
   clang-22 libclang-22-dev clang-tidy-22 llvm-22-dev llvm-22-tools libclang-rt-22-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libsimdjson-dev
