@@ -18,14 +18,6 @@ def binary_path():
     return os.path.join(PACKAGE_DIR, "bin", "xstream-check")
 
 
-def runtime_library_path():
-    return os.path.join(PACKAGE_DIR, "lib", "libxstream_check.so")
-
-
-def torch_adapter_path():
-    return os.path.join(PACKAGE_DIR, "lib", "libxstream_torch.so")
-
-
 def build_info():
     """The generated _build_info module, or None outside a pip install (a
     source checkout, where python/ is on the path)."""
@@ -53,7 +45,7 @@ def exec_command(args):
     program = binary_path()
     if not os.access(program, os.X_OK):
         sys.stderr.write("xstream-check: the installed program %s is missing; this package "
-                         "was not installed from a wheel (pip install xstream-check)\n" % program)
+                         "was not installed by pip (pip install . in the xstream-check source)\n" % program)
         raise SystemExit(2)
     sys.stdout.flush()
     sys.stderr.flush()
