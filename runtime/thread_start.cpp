@@ -9,6 +9,7 @@
 // start knowing nothing, as before. Only threads started once a checking
 // session exists get the edge: before that there is nothing to order.
 #include <dlfcn.h>
+#include <cerrno>
 #include <pthread.h>
 
 #include <atomic>
