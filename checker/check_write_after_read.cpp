@@ -5,8 +5,11 @@
 //    of the same bytes (a copy into a slot a kernel may still read).
 //
 // Known writes are the ones whose extent and direction are certain: a
-// copy's destination, a memset, a collective's receive buffer, an annotated
-// write. A kernel's pointer argument gives no extent, so a kernel use counts
+// copy's destination, a collective's receive buffer, an annotated write.
+// Not a memset: cuDNN clears its workspaces with memsets on a stream of its
+// own that are ordered with the kernels reading them in a way no event or
+// wait shows (a DDP run with batch norm on an H200), so counting them would
+// be a false report in correct programs. A kernel's pointer argument gives no extent, so a kernel use counts
 // as touching the bytes at the pointer (two slots of one pool tensor stay
 // two buffers); and nothing says a kernel writes, so two uses of which
 // neither is a known write never conflict here.
@@ -33,7 +36,7 @@ Extent extent_of(const UseInfo& u, const Allocation& a) {
 bool overlap(Extent x, Extent y) { return x.begin < y.end && y.begin < x.end; }
 
 bool known_write(const UseInfo& u) {
-  return u.access == Access::kWrite && u.what != UseWhat::kKernel;
+  return u.access == Access::kWrite && u.what != UseWhat::kKernel && u.what != UseWhat::kMemset;
 }
 
 }  // namespace
