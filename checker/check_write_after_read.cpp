@@ -4,8 +4,11 @@
 //  * write after read: a known write not ordered after another agent's use
 //    of the same bytes (a copy into a slot a kernel may still read).
 //
-// Known writes are the ones whose extent and direction are certain: a
-// copy's destination, a collective's receive buffer, an annotated write.
+// Known writes are the ones whose extent and direction are certain and
+// whose ordering the checker sees: a copy's destination, an annotated
+// write. Not a collective's receive buffer: in a DDP run on the H200 a
+// kernel on the default stream read parameters written by the initial
+// ncclBcast with no wait the checker saw, in a correct program.
 // Not a memset: cuDNN clears its workspaces with memsets on a stream of its
 // own that are ordered with the kernels reading them in a way no event or
 // wait shows (a DDP run with batch norm on an H200), so counting them would
@@ -36,7 +39,8 @@ Extent extent_of(const UseInfo& u, const Allocation& a) {
 bool overlap(Extent x, Extent y) { return x.begin < y.end && y.begin < x.end; }
 
 bool known_write(const UseInfo& u) {
-  return u.access == Access::kWrite && u.what != UseWhat::kKernel && u.what != UseWhat::kMemset;
+  return u.access == Access::kWrite &&
+         (u.what == UseWhat::kMemcpy || u.what == UseWhat::kAnnotated || u.what == UseWhat::kHostAccess);
 }
 
 }  // namespace
