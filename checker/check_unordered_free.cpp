@@ -77,17 +77,20 @@ std::uint32_t Checker::Impl::unordered_pair(const Allocation& a, const FreeInfo&
   }
   UnorderedFreeSite& site = sites[it->second];
   ++site.frees;
-  if (config.strict) {
-    bool fresh = false;
-    Finding& f = report(key, &fresh);
-    if (fresh) {
-      f.alloc = site.first.alloc;
-      f.free = site.first.free;
-      f.use = site.first.use;
-      site.finding = &f - findings.data();
-    }
-  }
+  if (config.strict) report_site(site);
   return it->second;
+}
+
+void Checker::Impl::report_site(UnorderedFreeSite& site) {
+  bool fresh = false;
+  Finding& f = report(site_key(site.first.free, site.first.use), &fresh);
+  if (!fresh) return;
+  f.alloc = site.first.alloc;
+  f.free = site.first.free;
+  f.use = site.first.use;
+  f.has_late_wait = site.has_late_wait;
+  f.late_wait = site.late_wait;
+  site.finding = &f - findings.data();
 }
 
 void Checker::Impl::unordered_pair_raced(PastUse& past, const Allocation* reuse_alloc,
@@ -98,18 +101,7 @@ void Checker::Impl::unordered_pair_raced(PastUse& past, const Allocation* reuse_
     ++site.raced;
     // A stale pointer's use is a use after free, reported as such; the
     // pair is then not latent, and needs no second finding.
-    if (!config.strict && report_it) {
-      bool fresh = false;
-      Finding& f = report(site_key(site.first.free, site.first.use), &fresh);
-      if (fresh) {
-        f.alloc = site.first.alloc;
-        f.free = site.first.free;
-        f.use = site.first.use;
-        f.has_late_wait = site.has_late_wait;
-        f.late_wait = site.late_wait;
-        site.finding = &f - findings.data();
-      }
-    }
+    if (!config.strict && report_it) report_site(site);
   }
   if (site.finding < 0 || !report_it) return;
   Finding& f = findings[static_cast<std::size_t>(site.finding)];

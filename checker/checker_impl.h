@@ -134,6 +134,9 @@ struct Checker::Impl {
   void retire(AllocMap::Slot slot, const FreeInfo& free, AgentId late_wait_agent,
               bool all_ordered);
   std::uint32_t unordered_pair(const Allocation& a, const FreeInfo& free, const UseInfo& use);
+  // Counts one more occurrence of the site's finding, made from its first
+  // pair (and late wait) when it is new.
+  void report_site(UnorderedFreeSite& site);
   // An unordered (free, use) pair was followed by a use that races with it;
   // `report`: that use is not reported as a use after free.
   void unordered_pair_raced(PastUse& past, const Allocation* reuse_alloc, bool report,

@@ -60,16 +60,20 @@ std::string free_detail(const Finding& f) {
   return text;
 }
 
+// The reallocation of a finding's memory, when there was one.
+void print_reallocation(std::ostream& out, const Reuse& r, const StackDepot& stacks) {
+  if (!r.has_alloc) return;
+  out << "  The memory was allocated again: " << r.alloc.size << " bytes at " << hex(r.alloc.addr)
+      << " on " << describe_stream(r.alloc.stream) << " by thread " << thread_name(r.alloc.thread)
+      << " (" << alloc_kind_word(r.alloc.kind) << "):\n";
+  print_stack(out, stacks, r.alloc.stack);
+}
+
 // The reallocation and the racing use of a finding that has them.
 void print_reuse(std::ostream& out, const Finding& f, const NameTable& names,
                  const StackDepot& stacks, std::string_view earlier) {
   const Reuse& r = f.reuse;
-  if (r.has_alloc) {
-    out << "  The memory was allocated again: " << r.alloc.size << " bytes at " << hex(r.alloc.addr)
-        << " on " << describe_stream(r.alloc.stream) << " by thread " << thread_name(r.alloc.thread)
-        << " (" << alloc_kind_word(r.alloc.kind) << "):\n";
-    print_stack(out, stacks, r.alloc.stack);
-  }
+  print_reallocation(out, r, stacks);
   out << "  and used on " << describe_stream(r.use.stream) << " by " << describe_use(r.use, names)
       << access_suffix(r.use.access) << " by thread " << thread_name(r.use.thread) << " while "
       << earlier << " may still run:\n";
@@ -154,12 +158,7 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
           << thread_name(f.free.thread) << " (" << free_detail(f)
           << ") after every use was ordered:\n";
       print_stack(out, stacks, f.free.stack);
-      if (r.has_alloc) {
-        out << "  The memory was allocated again: " << r.alloc.size << " bytes at "
-            << hex(r.alloc.addr) << " on " << describe_stream(r.alloc.stream) << " by thread "
-            << thread_name(r.alloc.thread) << " (" << alloc_kind_word(r.alloc.kind) << "):\n";
-        print_stack(out, stacks, r.alloc.stack);
-      }
+      print_reallocation(out, r, stacks);
       break;
     }
   }
