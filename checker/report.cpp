@@ -177,6 +177,10 @@ std::string_view cuda_frame_role(const Frame& frame) {
   // points and internals are known by name.
   if (file.empty() && (starts_with(fn, "__cudart") || api_name(fn, "cuda"))) return "CUDA runtime";
   if (file.empty() && api_name(fn, "cu")) return "CUDA driver";
+  // xstream-check's own annotation functions (static inline in the public
+  // header): the site is the program's line that calls them.
+  if (ends_with(file, "xstream_check/annotations.h") || starts_with(fn, "XSC_ANNOTATE_"))
+    return "annotation";
   return "";
 }
 

@@ -68,8 +68,8 @@ StackId primary_stack(const Finding& finding);
 // source file (0 when empty). Like ThreadSanitizer's interceptor frames,
 // those frames name the API, not the user's code.
 std::size_t locating_frame(const std::vector<Frame>& frames);
-// What a CUDA frame is, for marking it in a stack: "CUDA runtime", "CUDA
-// driver", "kernel launch stub"; empty for the user's frames.
+// What an API frame is, for marking it in a stack: "CUDA runtime", "CUDA
+// driver", "kernel launch stub", "annotation"; empty for the user's frames.
 std::string_view cuda_frame_role(const Frame& frame);
 // The number of latent free-before-wait sites in `context` (0 when none).
 std::uint64_t latent_sites(const ReportContext& context);

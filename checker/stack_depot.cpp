@@ -109,9 +109,11 @@ struct StackDepot::Impl {
       frames.reserve(pcs.size());
       for (std::uint64_t pc : pcs) {
         if (sym) {
-          frames.push_back(sym->symbolize(pc));
+          const std::size_t first = frames.size();
+          sym->symbolize_inlined(pc, &frames);
           // A symbolizer may give the pc relative to its module.
-          if (frames.back().pc == 0) frames.back().pc = pc;
+          for (std::size_t i = first; i < frames.size(); ++i)
+            if (frames[i].pc == 0) frames[i].pc = pc;
         } else {
           Frame f;
           f.pc = pc;

@@ -29,6 +29,13 @@ class Symbolizer {
  public:
   virtual ~Symbolizer() = default;
   virtual Frame symbolize(std::uint64_t pc) = 0;
+  // The frames at `pc`, innermost first: the calls inlined there, each at
+  // the line it runs, then the function the code was compiled into, at the
+  // line of its outermost inlined call. A symbolizer that knows no inlining
+  // gives the one frame symbolize() does.
+  virtual void symbolize_inlined(std::uint64_t pc, std::vector<Frame>* out) {
+    out->push_back(symbolize(pc));
+  }
 };
 
 // Thread-safe. Ids are dense and start at 1 (kNoStack is 0).

@@ -54,7 +54,9 @@ bool is_device(Locked& locked, Addr addr) {
 void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
              bool synchronous) {
   if (!enabled()) return;
-  const StackId stack = capture_stack();
+  // A copy is an op like a kernel (tensor.copy_, .to(), non_blocking
+  // uploads): its report names the Python line that issued it.
+  const StackId stack = capture_launch_stack();
   Locked locked;
   if (!locked) return;
   bool dst_device = kind == CopyKind::kHostToDevice || kind == CopyKind::kDeviceToDevice;
@@ -87,7 +89,7 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
 
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
   if (!enabled()) return;  // dst 0 (invalid) still names an op on the stream
-  const StackId stack = capture_stack();
+  const StackId stack = capture_launch_stack();
   Locked locked;
   if (locked) locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
 }

@@ -173,7 +173,8 @@ void on_stream_destroyed(Locked& locked, StreamId stream);
 // Captures the calling thread's host stack (without the runtime's, CUPTI's
 // and the driver's own frames) and interns it. kNoStack when stacks are off.
 StackId capture_stack();
-// Stack for a kernel launch: the adapter's Python stack when it has one.
+// Stack for a kernel launch, copy or memset: the adapter's Python stack
+// when it has one.
 StackId capture_launch_stack();
 // Stack for an event record, stream wait or synchronization: the adapter's
 // Python stack only when this thread already holds the GIL (the caching

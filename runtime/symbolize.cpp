@@ -5,6 +5,11 @@
 //   2. the module's ELF symbol table through libelf: the function only (a
 //      module libdw cannot read, or a machine without libdw);
 //   3. dladdr: exported functions only.
+// Calls the compiler inlined at a pc become frames of their own, innermost
+// first, as DWARF's inlined-subroutine scopes describe them: a cudaMalloc<T>
+// template from cuda_runtime.h inlined into main is told as that frame, then
+// main at the user's line (libdw's dwarf_getscopes; without those entry
+// points, one frame per pc).
 // A frame always carries its module and, in Frame::pc, the offset of the pc
 // in that module (pc minus the module's load bias: what addr2line and
 // `nm` speak), so that even an unnamed frame can be looked up by hand.
@@ -33,6 +38,7 @@
 #include <vector>
 
 #ifdef XSC_HAVE_ELFUTILS
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -107,6 +113,13 @@ unsigned long long loads_now() {
   return loads;
 }
 
+// A call the compiler inlined: the function called, and where the call is.
+struct InlinedCall {
+  std::string function;
+  std::string call_file;
+  std::uint32_t call_line = 0;
+};
+
 #ifdef XSC_HAVE_ELFUTILS
 
 template <class Slot>
@@ -161,6 +174,34 @@ struct DwflApi {
            bind(library, &lineinfo, "dwfl_lineinfo") &&
            bind(library, &find_elf, "dwfl_linux_proc_find_elf") &&
            bind(library, &errmsg, "dwfl_errmsg");
+  }
+};
+
+// libdw entry points for inlined calls; optional: without them each pc is
+// one frame.
+struct InlineApi {
+  decltype(&dwfl_module_addrdie) addrdie = nullptr;
+  decltype(&dwarf_getscopes) getscopes = nullptr;
+  decltype(&dwarf_tag) tag = nullptr;
+  decltype(&dwarf_attr) attr = nullptr;
+  decltype(&dwarf_attr_integrate) attr_integrate = nullptr;
+  decltype(&dwarf_formstring) formstring = nullptr;
+  decltype(&dwarf_formudata) formudata = nullptr;
+  decltype(&dwarf_diename) diename = nullptr;
+  decltype(&dwarf_getsrcfiles) getsrcfiles = nullptr;
+  decltype(&dwarf_filesrc) filesrc = nullptr;
+  bool loaded = false;
+
+  void load(void* library) {
+    loaded = bind(library, &addrdie, "dwfl_module_addrdie") &&
+             bind(library, &getscopes, "dwarf_getscopes") && bind(library, &tag, "dwarf_tag") &&
+             bind(library, &attr, "dwarf_attr") &&
+             bind(library, &attr_integrate, "dwarf_attr_integrate") &&
+             bind(library, &formstring, "dwarf_formstring") &&
+             bind(library, &formudata, "dwarf_formudata") &&
+             bind(library, &diename, "dwarf_diename") &&
+             bind(library, &getsrcfiles, "dwarf_getsrcfiles") &&
+             bind(library, &filesrc, "dwarf_filesrc");
   }
 };
 
@@ -257,7 +298,17 @@ SymbolTable read_symbol_table(const ElfApi& elf, const std::string& path) {
 
 class ProcessSymbolizer final : public Symbolizer {
  public:
+  // The function the code at `pc` was compiled into, at the line `pc` runs.
   Frame symbolize(std::uint64_t pc) override {
+    std::vector<Frame> frames;
+    symbolize_inlined(pc, &frames);
+    Frame frame = frames.back();
+    frame.file = frames.front().file;
+    frame.line = frames.front().line;
+    return frame;
+  }
+
+  void symbolize_inlined(std::uint64_t pc, std::vector<Frame>* out) override {
     std::lock_guard<std::mutex> lock(mu_);
     load_once();
     // Timed for verbosity=2 only at report time, so the clock reads cost
@@ -276,11 +327,11 @@ class ProcessSymbolizer final : public Symbolizer {
     const bool look_up = it == cached_.end();
     if (look_up) it = cached_.emplace(pc, symbolize_locked(pc)).first;
     note_symbolized_frame_time(monotonic_ns() - begin, look_up);
-    return it->second;
+    out->insert(out->end(), it->second.begin(), it->second.end());
   }
 
  private:
-  Frame symbolize_locked(std::uint64_t pc) {
+  std::vector<Frame> symbolize_locked(std::uint64_t pc) {
     Frame frame;
     frame.pc = pc;
     const ModuleOf module = module_of(pc);
@@ -288,10 +339,11 @@ class ProcessSymbolizer final : public Symbolizer {
       frame.module = module.path;
       frame.pc = pc - module.bias;  // module-relative, as printed
     }
+    std::vector<InlinedCall> calls;
 #ifdef XSC_HAVE_ELFUTILS
     // libdwfl reads a module's symbol tables itself: the ELF tables are for
     // modules it does not know.
-    const bool dwfl_knows = dwfl_ != nullptr && symbolize_dwarf(pc, &frame);
+    const bool dwfl_knows = dwfl_ != nullptr && symbolize_dwarf(pc, &frame, &calls);
     if (!dwfl_knows && frame.function.empty() && elf_loaded_ && module.found &&
         !module.path.empty()) {
       auto it = tables_.find(module.path);
@@ -308,7 +360,25 @@ class ProcessSymbolizer final : public Symbolizer {
         if (frame.module.empty() && info.dli_fname != nullptr) frame.module = info.dli_fname;
       }
     }
-    return frame;
+    // The innermost inlined call runs at the pc's line; each enclosing
+    // function is at the line of the call inlined into it.
+    std::vector<Frame> frames;
+    frames.reserve(calls.size() + 1);
+    std::string file = frame.file;
+    std::uint32_t line = frame.line;
+    for (InlinedCall& call : calls) {
+      Frame inlined = frame;
+      inlined.function = std::move(call.function);
+      inlined.file = std::move(file);
+      inlined.line = line;
+      frames.push_back(std::move(inlined));
+      file = std::move(call.call_file);
+      line = call.call_line;
+    }
+    frame.file = std::move(file);
+    frame.line = line;
+    frames.push_back(std::move(frame));
+    return frames;
   }
 
   void load_once() {
@@ -333,6 +403,7 @@ class ProcessSymbolizer final : public Symbolizer {
       dw = open_elfutils(dir, "libdw.so.1", &dw_where, &dw_why);
     }
     if (dw != nullptr) {
+      inline_api_.load(dw);
       if (!dwfl_api_.load(dw)) {
         dw_why = dw_where + " lacks the libdwfl functions used";
       } else if (!start_dwfl(&dw_why)) {
@@ -391,8 +462,9 @@ class ProcessSymbolizer final : public Symbolizer {
     return true;  // kept for the life of the process
   }
 
-  // False when libdwfl knows no module at `pc`.
-  bool symbolize_dwarf(std::uint64_t pc, Frame* frame) {
+  // False when libdwfl knows no module at `pc`. `calls` gets the calls
+  // inlined at `pc`, innermost first.
+  bool symbolize_dwarf(std::uint64_t pc, Frame* frame, std::vector<InlinedCall>* calls) {
     Dwfl_Module* module = dwfl_api_.addrmodule(dwfl_, pc);
     if (module == nullptr && loads_now() != reported_loads_) {
       // A library loaded since the modules were reported.
@@ -408,19 +480,69 @@ class ProcessSymbolizer final : public Symbolizer {
       if (file != nullptr) frame->file = file;
       frame->line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
     }
+    if (inline_api_.loaded) inlined_calls(module, pc, calls);
     return true;
+  }
+
+  // dwarf_getscopes gives the scopes at `pc`, innermost first, up to the
+  // compile unit: each inlined-subroutine scope is a call, with its callee
+  // (DW_AT_abstract_origin, followed by the *_integrate readers) and the
+  // file and line of the call, until the subprogram the code belongs to.
+  void inlined_calls(Dwfl_Module* module, std::uint64_t pc, std::vector<InlinedCall>* calls) {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* unit = inline_api_.addrdie(module, pc, &bias);
+    if (unit == nullptr) return;
+    Dwarf_Die* scopes = nullptr;
+    const int count = inline_api_.getscopes(unit, pc - bias, &scopes);
+    if (count <= 0) return;
+    Dwarf_Files* files = nullptr;
+    std::size_t file_count = 0;
+    const bool have_files = inline_api_.getsrcfiles(unit, &files, &file_count) == 0;
+    for (int i = 0; i < count; ++i) {
+      Dwarf_Die* scope = &scopes[i];
+      const int tag = inline_api_.tag(scope);
+      if (tag == DW_TAG_subprogram) break;
+      if (tag != DW_TAG_inlined_subroutine) continue;
+      InlinedCall call;
+      call.function = callee_name(scope);
+      Dwarf_Attribute attr;
+      Dwarf_Word value = 0;
+      if (have_files && inline_api_.attr(scope, DW_AT_call_file, &attr) != nullptr &&
+          inline_api_.formudata(&attr, &value) == 0 && value < file_count) {
+        if (const char* file = inline_api_.filesrc(files, value, nullptr, nullptr))
+          call.call_file = file;
+      }
+      if (inline_api_.attr(scope, DW_AT_call_line, &attr) != nullptr &&
+          inline_api_.formudata(&attr, &value) == 0)
+        call.call_line = static_cast<std::uint32_t>(value);
+      calls->push_back(std::move(call));
+    }
+    std::free(scopes);
+  }
+
+  // The demangled linkage name (with namespaces and parameters, as the
+  // symbol tables give other frames), else the plain DW_AT_name.
+  std::string callee_name(Dwarf_Die* scope) {
+    Dwarf_Attribute attr;
+    for (const unsigned name : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+      if (inline_api_.attr_integrate(scope, name, &attr) == nullptr) continue;
+      if (const char* linkage = inline_api_.formstring(&attr)) return demangle(linkage);
+    }
+    const char* plain = inline_api_.diename(scope);
+    return plain != nullptr ? plain : "";
   }
 
   ElfApi elf_;
   bool elf_loaded_ = false;
   DwflApi dwfl_api_;
+  InlineApi inline_api_;
   Dwfl_Callbacks callbacks_{};
   Dwfl* dwfl_ = nullptr;
   unsigned long long reported_loads_ = 0;
   std::map<std::string, SymbolTable> tables_;
 #endif
   bool tried_ = false;
-  std::unordered_map<std::uint64_t, Frame> cached_;
+  std::unordered_map<std::uint64_t, std::vector<Frame>> cached_;
   unsigned long long cached_loads_ = 0;
   std::mutex mu_;
 };

@@ -144,8 +144,10 @@ int main(int argc, char** argv) {
           XSC_EXAMPLE_CHECK(cudaEventRecord(read_done[0], compute));
           XSC_EXAMPLE_CHECK(cudaStreamWaitEvent(load, read_done[0], 0));  // wait-site
         }
-        XSC_EXAMPLE_CHECK(cudaMemcpyAsync(slot, host[request], kParamBytes,
-                                          cudaMemcpyHostToDevice, load));  // copy-site: next
+        // The site marker sits on the call's first line: a return address
+        // inside a multi-line call maps to it.
+        XSC_EXAMPLE_CHECK(cudaMemcpyAsync(slot, host[request], kParamBytes,  // copy-site: next
+                                          cudaMemcpyHostToDevice, load));
       }
     }
     XSC_EXAMPLE_CHECK(cudaDeviceSynchronize());

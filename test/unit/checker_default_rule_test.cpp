@@ -181,6 +181,42 @@ TEST_F(DefaultRuleTest, PoolReuseOnAThirdStreamIsAFinding) {
   EXPECT_EQ(checker.findings()[0].reuse.use.stack, 5u);
 }
 
+// Many host threads, each with its own streams, each free ordered after the
+// cross-stream read: a pool handing the memory to another thread's stream
+// orders that stream after the free (event dependency, opportunistic reuse
+// or a dependency it inserts), so the new occupant's use is safe even with
+// no event the checker sees.
+TEST_F(DefaultRuleTest, PoolReuseAfterAnOrderedFreeIsSafeOnAnyStream) {
+  feed(Alloc(kBlock, kSize, kCompute, AllocKind::kStreamOrdered).stack(1));
+  feed(Record(1, kCompute));
+  feed(Wait(kReduce, 1));
+  feed(Use(kBlock, 0, kReduce).stack(2));
+  feed(Record(2, kReduce));
+  feed(Wait(kCompute, 2));  // the owner waits for the read, then frees
+  feed(Free(kBlock, kCompute, FreeKind::kStreamOrdered).stack(3));
+  feed(Alloc(kBlock, kSize, kThird, AllocKind::kStreamOrdered).stack(4));
+  feed(Use(kBlock, 0, kThird).stack(5));
+  checker.finish();
+  EXPECT_TRUE(checker.findings().empty());
+  EXPECT_TRUE(checker.latent().empty());
+}
+
+// The same hand-off without the owner's wait: the pool orders the third
+// stream after the free, not after the read the free did not wait for.
+TEST_F(DefaultRuleTest, PoolReuseAfterAnUnorderedFreeOnAnyStreamIsAFinding) {
+  feed(Alloc(kBlock, kSize, kCompute, AllocKind::kStreamOrdered).stack(1));
+  feed(Record(1, kCompute));
+  feed(Wait(kReduce, 1));
+  feed(Use(kBlock, 0, kReduce).stack(2));
+  feed(Free(kBlock, kCompute, FreeKind::kStreamOrdered).stack(3));
+  feed(Alloc(kBlock, kSize, kThird, AllocKind::kStreamOrdered).stack(4));
+  feed(Use(kBlock, 0, kThird).stack(5));
+  checker.finish();
+  ASSERT_EQ(checker.findings().size(), 1u);
+  EXPECT_EQ(checker.findings()[0].kind, FindingKind::kUnorderedFree);
+  EXPECT_EQ(checker.findings()[0].reuse.use.stack, 5u);
+}
+
 // A block split in two by a caching allocator: each part carries the use.
 TEST_F(DefaultRuleTest, SplitBlockCarriesTheUseIntoEachPart) {
   feed(Alloc(kBlock, kSize, kCompute).stack(1));
