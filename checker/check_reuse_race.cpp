@@ -71,9 +71,16 @@ void Checker::Impl::check_past_uses(std::vector<PastUse>& past, const Allocation
     }
     // Through a stale pointer the use is a use after free, told as such.
     if (!report_it || !config.check_reuse_race) continue;
+    // One finding per (racing use, earlier occupant's free): the earlier
+    // use itself may have been seen without a stack (the runtime records a
+    // caching block's uses on its own stream stackless until another stream
+    // takes part), and it is the same bug as the later rounds' with one.
     bool fresh = false;
-    Finding& f = report({FindingKind::kReuseRace, use.stack, p.use.stack, use.name}, &fresh);
-    if (!fresh) continue;
+    Finding& f = report({FindingKind::kReuseRace, use.stack, p.free.stack, use.name}, &fresh);
+    if (!fresh) {
+      if (f.use.stack == kNoStack && p.use.stack != kNoStack) f.use = p.use;
+      continue;
+    }
     f.alloc = p.alloc;
     f.free = p.free;
     f.use = p.use;

@@ -133,18 +133,20 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
     live.release(it->second.slot);
     it = deferred.erase(it);
   }
-  // A memory pool hands memory freed with cudaFreeAsync to an allocation on
-  // another stream only once that stream is ordered after the free: by an
-  // event it waited on, by the free having completed (opportunistic reuse),
-  // or by a dependency the driver inserts (Programming Guide, "Stream
-  // Ordered Memory Allocator", reuse policies). Uses ordered before such a
-  // free are then ordered before the new occupant; the uses an unordered
-  // free left behind stay (the free-before-wait bug on a pool).
-  if (e.alloc_kind == AllocKind::kStreamOrdered) {
-    std::erase_if(forgotten.uses, [](const PastUse& p) {
-      return p.site == kNoSite && p.free.kind == FreeKind::kStreamOrdered;
-    });
-  }
+  // Memory freed with cudaFreeAsync goes to an allocation on another stream
+  // only once that stream is ordered after the free: by an event it waited
+  // on, by the free having completed (opportunistic reuse), or by a
+  // dependency the driver inserts (Programming Guide, "Stream Ordered Memory
+  // Allocator", reuse policies); a pool gives memory back to the system
+  // (where cudaMalloc may get it) only once the free has completed. cudaFree
+  // synchronizes the device first. Uses ordered before such a free are then
+  // ordered before any new occupant; the uses an unordered free left behind
+  // stay (the free-before-wait bug on a pool). A caching allocator's free
+  // gives no such guarantee: its block goes to the next allocation on its
+  // stream at once, and another stream's first use may race.
+  std::erase_if(forgotten.uses, [](const PastUse& p) {
+    return p.site == kNoSite && p.free.kind != FreeKind::kCachingAllocator;
+  });
   if (Allocation* a = live.insert(info)) {
     a->ready_agent = ready_agent;
     a->ready_epoch = ready_epoch;

@@ -28,7 +28,7 @@ struct FindingKey {
   FindingKind kind;
   StackId site;  // free stack; the allocation stack for use-before-ready;
                  // the racing use's stack for a reuse race
-  StackId use_stack;
+  StackId use_stack;  // the use's; for a reuse race, the earlier free's
   NameId use_name;
   bool operator==(const FindingKey&) const = default;
 };

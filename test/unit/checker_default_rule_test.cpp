@@ -201,6 +201,22 @@ TEST_F(DefaultRuleTest, PoolReuseAfterAnOrderedFreeIsSafeOnAnyStream) {
   EXPECT_TRUE(checker.latent().empty());
 }
 
+// A pool gives memory back to the system once its frees have completed,
+// and cudaMalloc may hand it out again: the ordered free's uses are done.
+TEST_F(DefaultRuleTest, SynchronousAllocationOfPoolMemoryAfterAnOrderedFreeIsSafe) {
+  feed(Alloc(kBlock, kSize, kCompute, AllocKind::kStreamOrdered).stack(1));
+  feed(Record(1, kCompute));
+  feed(Wait(kReduce, 1));
+  feed(Use(kBlock, 0, kReduce).stack(2));
+  feed(Record(2, kReduce));
+  feed(Wait(kCompute, 2));
+  feed(Free(kBlock, kCompute, FreeKind::kStreamOrdered).stack(3));
+  feed(Alloc(kBlock, kSize, kThird, AllocKind::kSynchronous).stack(4));
+  feed(Use(kBlock, 0, kThird).stack(5));
+  checker.finish();
+  EXPECT_TRUE(checker.findings().empty());
+}
+
 // The same hand-off without the owner's wait: the pool orders the third
 // stream after the free, not after the read the free did not wait for.
 TEST_F(DefaultRuleTest, PoolReuseAfterAnUnorderedFreeOnAnyStreamIsAFinding) {
@@ -215,6 +231,28 @@ TEST_F(DefaultRuleTest, PoolReuseAfterAnUnorderedFreeOnAnyStreamIsAFinding) {
   ASSERT_EQ(checker.findings().size(), 1u);
   EXPECT_EQ(checker.findings()[0].kind, FindingKind::kUnorderedFree);
   EXPECT_EQ(checker.findings()[0].reuse.use.stack, 5u);
+}
+
+// The earlier use on the block's own stream may be recorded stackless (the
+// runtime leaves those out until another stream takes part); a later round
+// with a stack is the same bug: one finding, with the stack.
+TEST_F(DefaultRuleTest, ReuseRaceOfOneFreeSiteIsOneFindingWhateverTheEarlierUseStack) {
+  for (StackId earlier : {StackId{0}, StackId{8}}) {
+    feed(Alloc(kBlock, kSize, kCompute).stack(1));
+    feed(Use(kBlock, 0, kCompute).stack(earlier).name(9));
+    feed(Free(kBlock, kCompute).stack(3));
+    feed(Alloc(kBlock, kSize, kCompute).stack(4));
+    feed(Use(kBlock, 0, kReduce).stack(5));
+    feed(Free(kBlock, kCompute).stack(6));
+    feed(Record(7, kReduce));
+    feed(Wait(kCompute, 7));
+  }
+  checker.finish();
+  ASSERT_EQ(checker.findings().size(), 1u);
+  const Finding& f = checker.findings()[0];
+  EXPECT_EQ(f.kind, FindingKind::kReuseRace);
+  EXPECT_EQ(f.count, 2u);
+  EXPECT_EQ(f.use.stack, 8u);
 }
 
 // A block split in two by a caching allocator: each part carries the use.
