@@ -623,6 +623,27 @@ def pool_reuse_third_stream():
     return tr
 
 
+# The owner P waits for C's read before cudaFreeAsync; the pool then hands
+# the memory to an allocation on X (another host thread's stream in a real
+# program), with no event the trace shows: the driver orders X after the
+# free (event dependency, opportunistic reuse or an inserted dependency), so
+# the read is ordered before X's write.
+def pool_reuse_ordered_free():
+    tr = Trace("pool_reuse_ordered", pid=7012)
+    P, C, X = 0x1100, 0x2200, 0x3300
+    for i, st_ in enumerate((P, C, X)):
+        tr.ev("stream_create", s(("main", 1 + i)), s=st_, fl="non_blocking")
+    tr.ev("alloc", s(("main", 10)), a=0x7F0000000000, n=MiB, s=P, ak="stream_ordered")
+    ready_on(tr, P, C, 11)
+    tr.use(0x7F0000000000, MiB, C, "read", "consume", s(("consume_async", 30), ("main", 12)))
+    ready_on(tr, C, P, 13)
+    tr.ev("free", s(("main", 14)), a=0x7F0000000000, s=P, fk="stream_ordered")
+    tr.ev("alloc", s(("worker", 15)), a=0x7F0000000000, n=MiB, s=X, ak="stream_ordered")
+    tr.use(0x7F0000000000, MiB, X, "write", "produce", s(("worker", 16)))
+    tr.ev("device_sync", s(("main", 17)))
+    return tr
+
+
 # cudaLaunchHostFunc on C after the read sets a flag; the host waits for the
 # flag, then frees on P. The runtime saw the host function return before the
 # free. Without the host function, the same free is unordered.
@@ -752,6 +773,7 @@ TRACES = {
     "reuse_staging_waits.jsonl": lambda: staging_reuse(pack_waits=True),
     "reuse_sync_free.jsonl": cuda_free_after_cross_stream_use,
     "reuse_pool_third_stream.jsonl": pool_reuse_third_stream,
+    "reuse_pool_ordered_free.jsonl": pool_reuse_ordered_free,
     "host_func_flag.jsonl": lambda: host_func_flag(True),
     "host_func_missing.jsonl": lambda: host_func_flag(False),
     "static_runtime_frames.jsonl": static_runtime_frames,
