@@ -2,7 +2,9 @@
 //
 // Each launch handle (CUfunction or CUkernel) is described once, on its
 // first launch: parameter layout from cuFuncGetParamInfo (cuKernelGetParamInfo
-// for CUkernel handles) and demangled name. Later launches cost a lookup in
+// for CUkernel handles), demangled name, and which parameters its mangled
+// name declares as pointers to const (param_access.h): a use made only
+// through those is a read. Later launches cost a lookup in
 // a per-thread cache (no lock), a scan of the argument words and, under the
 // session lock, one checker lookup per word that could be an address; no
 // allocation on that path.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "runtime/ops.h"
+#include "runtime/param_access/param_access.h"
 #include "runtime/param_scan.h"
 #include "runtime/rtl.h"
 
@@ -25,8 +28,34 @@ namespace {
 
 struct KernelInfo {
   std::vector<ParamSlot> slots;
+  // Per slot: 1 when the kernel only reads through that parameter. Empty
+  // when nothing is known: an extern "C" kernel, a name that does not parse,
+  // or a signature whose parameter count is not the layout's (then the two
+  // cannot be matched up, and no parameter is taken for a read).
+  std::vector<std::uint8_t> read_only;
   NameId name = kNoName;
+
+  bool reads_only(std::size_t slot) const {
+    return slot < read_only.size() && read_only[slot] != 0;
+  }
 };
+
+// Matches the signature's parameters to the layout's, one to one: nvcc
+// makes each declared parameter one kernel parameter, in order.
+std::vector<std::uint8_t> read_only_slots(const char* mangled, std::size_t slot_count) {
+  std::vector<ParamAccess> access;
+  if (mangled == nullptr || !kernel_param_access(mangled, &access) ||
+      access.size() != slot_count)
+    return {};
+  std::vector<std::uint8_t> out(slot_count, 0);
+  bool any = false;
+  for (std::size_t i = 0; i < slot_count; ++i) {
+    out[i] = access[i] == ParamAccess::kRead ? 1 : 0;
+    any = any || out[i] != 0;
+  }
+  if (!any) return {};
+  return out;
+}
 
 struct KernelCache {
   std::mutex mu;
@@ -78,6 +107,7 @@ const KernelInfo* describe(std::uint64_t handle) {
     raw_name = nullptr;
   if (Session* session = session_unlocked())
     info->name = session->names().intern(demangle(raw_name));
+  info->read_only = read_only_slots(raw_name, info->slots.size());
   return info;
 }
 
@@ -177,53 +207,66 @@ bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
 // switches to a hash table, so telling them apart stays linear.
 class DistinctAllocations {
  public:
-  // False when `addr` was seen already or the list is full. The table
-  // holds at most kMaxUses entries, half its slots. `word` is the pointer
-  // the launch passed into that allocation (the first one seen): a use is
-  // fed at it, so that checks on bytes (two slots of one pool) see where
-  // the kernel points, not the allocation's start.
-  bool add(Addr addr, Addr word) {
+  // Notes that the launch passed `word`, a pointer into the allocation
+  // starting at `addr`; `read` when it came through a parameter the kernel
+  // only reads. False when `addr` was seen already or the list is full.
+  // A use is fed at the first word seen for each allocation, so that checks
+  // on bytes (two slots of one pool) see where the kernel points, not the
+  // allocation's start; it is a read only when every word into the
+  // allocation came through a read-only parameter.
+  bool add(Addr addr, Addr word, bool read) {
     if (n_ == kMaxUses) return false;
+    std::size_t seen = kNotFound;
     if (hashed_) {
-      if (!insert_hashed(addr)) return false;
+      seen = find_or_insert_hashed(addr, n_);
     } else {
-      for (std::size_t i = 0; i < n_; ++i)
-        if (list_[i] == addr) return false;
-      if (n_ == kLinear) {
+      for (std::size_t i = 0; i < n_ && seen == kNotFound; ++i)
+        if (list_[i] == addr) seen = i;
+      if (seen == kNotFound && n_ == kLinear) {
         hashed_ = true;
-        for (Addr& slot : table_) slot = kEmpty;
-        for (std::size_t i = 0; i < n_; ++i) insert_hashed(list_[i]);
-        insert_hashed(addr);
+        for (std::uint32_t& slot : table_) slot = kEmpty;
+        for (std::size_t i = 0; i < n_; ++i) find_or_insert_hashed(list_[i], i);
+        find_or_insert_hashed(addr, n_);
       }
     }
+    if (seen != kNotFound) {
+      read_[seen] = read_[seen] && read;
+      return false;
+    }
     words_[n_] = word;
+    read_[n_] = read;
     list_[n_++] = addr;
     return true;
   }
   std::size_t size() const { return n_; }
   // The pointer the launch passed into the i-th allocation.
   Addr operator[](std::size_t i) const { return words_[i]; }
+  Access access(std::size_t i) const { return read_[i] ? Access::kRead : Access::kUnknown; }
 
  private:
   static constexpr std::size_t kLinear = 16;
   static constexpr std::size_t kTable = 2 * kMaxUses;  // a power of two
-  static constexpr Addr kEmpty = 0;                    // never an allocation's start
-  bool insert_hashed(Addr addr) {
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+  static constexpr std::size_t kNotFound = ~std::size_t{0};
+  // The index of `addr` when the table has it; else enters it as `index`
+  // and answers kNotFound.
+  std::size_t find_or_insert_hashed(Addr addr, std::size_t index) {
     // Fibonacci hashing of the address above its low (alignment) bits.
     std::size_t i = static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) &
                     (kTable - 1);
     while (table_[i] != kEmpty) {
-      if (table_[i] == addr) return false;
+      if (list_[table_[i]] == addr) return table_[i];
       i = (i + 1) & (kTable - 1);
     }
-    table_[i] = addr;
-    return true;
+    table_[i] = static_cast<std::uint32_t>(index);
+    return kNotFound;
   }
   Addr list_[kMaxUses];
   Addr words_[kMaxUses];
+  bool read_[kMaxUses];
   std::size_t n_ = 0;
   bool hashed_ = false;
-  Addr table_[kTable];
+  std::uint32_t table_[kTable];
 };
 
 // One use per allocation, then a bare use when there was none (pointers,
@@ -237,23 +280,24 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
   event.stack = stack;
   for (std::size_t i = 0; i < found.size(); ++i) {
     event.addr = found[i];
+    event.access = found.access(i);
     locked.emit(event);
   }
   if (found.size() == 0) locked.emit(event);
 }
 
-// Looks up every word (`for_each_word` calls its argument on each) and
-// emits the uses of the allocations they point into, but for own-stream
-// caching uses when those are left out.
+// Looks up every word (`for_each_word` calls its argument on each word and
+// whether it came through a read-only parameter) and emits the uses of the
+// allocations they point into.
 template <typename ForEachWord>
 void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       ForEachWord&& for_each_word) {
   const Checker& checker = locked.session().checker();
   DistinctAllocations found;
-  for_each_word([&](std::uint64_t word) {
+  for_each_word([&](std::uint64_t word, bool read) {
     AllocInfo alloc;
     if (!checker.lookup_allocation(word, &alloc)) return;
-    found.add(alloc.addr, word);
+    found.add(alloc.addr, word, read);
   });
   emit_uses(locked, found, stream, name, stack);
 }
@@ -273,16 +317,29 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   const bool has_packed = packed_param_buffer(extra, &packed, &packed_size);
 
   std::uint64_t candidates[kMaxCandidates];
+  bool candidate_read[kMaxCandidates];
   std::size_t count = 0;
   bool overflow = false;
   const AddressSpan span = tracked_address_span();
   const AddressWindow window(span.low, span.high);
-  auto collect = [&](std::uint64_t word) {
-    if (count < kMaxCandidates) candidates[count++] = word;
-    else overflow = true;
+  // Calls fn(word, read) for each word of the arguments in the window.
+  auto scan = [&](auto&& fn) {
+    auto indexed = [&](std::uint64_t word, std::size_t slot) { fn(word, info->reads_only(slot)); };
+    if (has_packed)
+      scan_packed_buffer_indexed(packed, packed_size, info->slots.data(), info->slots.size(),
+                                 window, indexed);
+    else
+      scan_kernel_params_indexed(kernel_params, info->slots.data(), info->slots.size(), window,
+                                 indexed);
   };
-  if (has_packed) scan_packed_buffer(packed, packed_size, window, collect);
-  else scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), window, collect);
+  scan([&](std::uint64_t word, bool read) {
+    if (count < kMaxCandidates) {
+      candidate_read[count] = read;
+      candidates[count++] = word;
+    } else {
+      overflow = true;
+    }
+  });
   // A kernel whose arguments are all scalars is still an op on its stream
   // (on the legacy stream it orders every blocking stream): one bare use,
   // without a stack, since nothing can be reported against it.
@@ -293,7 +350,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   }
 
   auto each_candidate = [&](auto&& fn) {
-    for (std::size_t i = 0; i < count; ++i) fn(candidates[i]);
+    for (std::size_t i = 0; i < count; ++i) fn(candidates[i], candidate_read[i]);
   };
   // Once caching blocks exist, most launches use nothing but own-stream
   // caching blocks and need no stack: find out under the lock and, when
@@ -317,7 +374,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
       if (keep_own_stream || carries_past_uses || !is_own_stream_caching_use(alloc, stream))
         needs_stack = true;
       else
-        own.add(alloc.addr, candidates[i]);
+        own.add(alloc.addr, candidates[i], candidate_read[i]);
     }
     if (!needs_stack) {
       emit_uses(locked, own, stream, info->name, kNoStack);
@@ -328,16 +385,8 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   const StackId stack = capture_launch_stack();
   Locked locked;
   if (!locked) return;
-  if (!overflow) {
-    emit_launch_uses(locked, stream, info->name, stack, each_candidate);
-  } else if (has_packed) {
-    emit_launch_uses(locked, stream, info->name, stack,
-                     [&](auto&& fn) { scan_packed_buffer(packed, packed_size, window, fn); });
-  } else {
-    emit_launch_uses(locked, stream, info->name, stack, [&](auto&& fn) {
-      scan_kernel_params(kernel_params, info->slots.data(), info->slots.size(), window, fn);
-    });
-  }
+  if (!overflow) emit_launch_uses(locked, stream, info->name, stack, each_candidate);
+  else emit_launch_uses(locked, stream, info->name, stack, scan);
 }
 
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,

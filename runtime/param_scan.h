@@ -48,13 +48,15 @@ class AddressWindow {
 };
 inline constexpr std::uint64_t kAnyAddressHigh = kAddressLimit;
 
-// Calls sink(word) for every 8-byte word of every parameter that sits at an
-// 8-byte-aligned offset of the parameter buffer and lies in `window`.
+// Calls sink(word, i) for every 8-byte word of every parameter that sits at
+// an 8-byte-aligned offset of the parameter buffer and lies in `window`, with
+// i the index of the parameter it belongs to (the runtime maps i to what the
+// kernel's signature says about that parameter: param_access.h).
 // `params[i]` points to the value of parameter i (the cuLaunchKernel
 // kernelParams convention).
 template <class Sink>
-void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n,
-                        const AddressWindow& window, Sink&& sink) {
+void scan_kernel_params_indexed(void* const* params, const ParamSlot* slots, std::size_t n,
+                                const AddressWindow& window, Sink&& sink) {
   if (params == nullptr || window.empty()) return;
   for (std::size_t i = 0; i < n; ++i) {
     const auto* base = static_cast<const unsigned char*>(params[i]);
@@ -63,9 +65,17 @@ void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t
     for (std::uint32_t at = misalign == 0 ? 0 : 8 - misalign; at + 8 <= slots[i].size; at += 8) {
       std::uint64_t word;
       std::memcpy(&word, base + at, sizeof word);
-      if (window.contains(word)) sink(word);
+      if (window.contains(word)) sink(word, i);
     }
   }
+}
+
+// The words alone.
+template <class Sink>
+void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n,
+                        const AddressWindow& window, Sink&& sink) {
+  scan_kernel_params_indexed(params, slots, n, window,
+                             [&](std::uint64_t word, std::size_t) { sink(word); });
 }
 
 // Every plausible device address.
@@ -98,16 +108,39 @@ inline bool packed_param_buffer(void* const* extra, const void** buffer, std::si
   return true;
 }
 
+// The parameter whose bytes hold [at, at + 8) of the packed buffer, or n
+// when no single one does (padding, a word across two parameters, no
+// layout). `slots` in offset order, as cuFuncGetParamInfo lists them.
+inline std::size_t slot_of_word(const ParamSlot* slots, std::size_t n, std::size_t at) {
+  std::size_t lo = 0, hi = n;
+  while (lo < hi) {  // the first slot that starts after `at`
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (slots[mid].offset <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return n;
+  const ParamSlot& s = slots[lo - 1];
+  return at + 8 <= std::size_t(s.offset) + s.size ? lo - 1 : n;
+}
+
+// The packed-buffer scan with each word's parameter index (n: none).
 template <class Sink>
-void scan_packed_buffer(const void* buffer, std::size_t size, const AddressWindow& window,
-                        Sink&& sink) {
+void scan_packed_buffer_indexed(const void* buffer, std::size_t size, const ParamSlot* slots,
+                                std::size_t n, const AddressWindow& window, Sink&& sink) {
   if (window.empty()) return;
   const auto* base = static_cast<const unsigned char*>(buffer);
   for (std::size_t at = 0; at + 8 <= size; at += 8) {
     std::uint64_t word;
     std::memcpy(&word, base + at, sizeof word);
-    if (window.contains(word)) sink(word);
+    if (window.contains(word)) sink(word, slot_of_word(slots, n, at));
   }
+}
+
+template <class Sink>
+void scan_packed_buffer(const void* buffer, std::size_t size, const AddressWindow& window,
+                        Sink&& sink) {
+  scan_packed_buffer_indexed(buffer, size, nullptr, 0, window,
+                             [&](std::uint64_t word, std::size_t) { sink(word); });
 }
 
 template <class Sink>

@@ -8,7 +8,9 @@
 #   lib/x86_64-linux-gnu/, include/, share/cmake/
 #              build dependencies laid out like /usr so their CMake package
 #              files work from here: elfutils libdw/libelf, simdjson,
-#              nlohmann-json, GoogleTest/GoogleMock, libunwind
+#              nlohmann-json, GoogleTest/GoogleMock, libunwind, LLVM's
+#              Itanium demangler (headers and libLLVMDemangle.a, for the
+#              kernel parameter access of runtime/param_access)
 # Every shared library is copied as a regular file under each of its names
 # (symbolic links may not survive the transfer). Run from anywhere; needs the
 # packages listed in test/install-deps.sh.
@@ -27,7 +29,9 @@ for f in "$llvm/utils/lit/lit" "$llvm/bin/FileCheck" "$llvm/bin/not" "$llvm/bin/
          "$llvm/bin/split-file" "$syslib/libz3.so.4" /usr/include/elfutils/libdwfl.h \
          "$syslib/libdw.so.1" "$syslib/libelf.so.1" /usr/include/simdjson.h \
          "$syslib/cmake/simdjson" /usr/include/nlohmann/json.hpp /usr/share/cmake/nlohmann_json \
-         /usr/include/gtest/gtest.h "$syslib/cmake/GTest" "$syslib/libgtest.a"; do
+         /usr/include/gtest/gtest.h "$syslib/cmake/GTest" "$syslib/libgtest.a" \
+         "$llvm/include/llvm/Demangle/ItaniumDemangle.h" "$llvm/include/llvm/Config/llvm-config.h" \
+         "$llvm/lib/libLLVMDemangle.a"; do
   need "$f"
 done
 
@@ -82,6 +86,11 @@ for h in /usr/include/$multiarch/libunwind*.h; do
   [ -e "$h" ] && cp "$h" "$dest/include/"
 done
 
+mkdir -p "$dest/include/llvm/Config"
+cp -r "$llvm/include/llvm/Demangle" "$dest/include/llvm/"
+cp "$llvm/include/llvm/Config/llvm-config.h" "$dest/include/llvm/Config/"
+cp "$llvm/lib/libLLVMDemangle.a" "$dest/lib/"
+
 cp -r "$syslib/cmake/simdjson" "$syslib/cmake/GTest" "$dest/lib/$multiarch/cmake/"
 cp -r /usr/share/cmake/nlohmann_json "$dest/share/cmake/"
 
@@ -100,7 +109,7 @@ done
 {
   echo "# Carried by test/gpu/prepare-tools.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   "$dest/bin/FileCheck" --version 2>/dev/null | grep -i version | head -1 || true
-  for p in llvm-22-tools python3-lit libz3-4 libdw-dev libelf-dev libsimdjson-dev \
+  for p in llvm-22-tools llvm-22-dev python3-lit libz3-4 libdw-dev libelf-dev libsimdjson-dev \
            nlohmann-json3-dev libgtest-dev libgmock-dev libunwind-dev; do
     dpkg-query -W -f='${Package} ${Version}\n' "$p" 2>/dev/null || true
   done
