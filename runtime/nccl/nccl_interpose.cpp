@@ -155,9 +155,11 @@ XSC_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff,
   CollectiveCall call = make_call("ncclBroadcast", stream);
   std::uint64_t bytes = span_bytes(count, datatype);
   // Only the root reads sendbuff; when the rank is unknown assume it might.
+  // The root's recvbuff is written only when it is another buffer: in place
+  // (sendbuff == recvbuff) the root just sends.
   int rank = comm_rank(comm);
   if (rank < 0 || rank == root) add_use(&call, sendbuff, bytes, Access::kRead);
-  add_use(&call, recvbuff, bytes, Access::kWrite);
+  if (rank != root || recvbuff != sendbuff) add_use(&call, recvbuff, bytes, Access::kWrite);
   submit(std::move(call));
   return result;
 }
@@ -167,9 +169,14 @@ XSC_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t 
   using Fn = ncclResult_t (*)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t result = call_real<Fn>(real_Bcast, buff, count, datatype, root, comm, stream);
   if (!enqueued(result) || count == 0 || !checking()) return result;
-  // In place by definition: one write use on every rank.
+  // In place by definition: the root sends its buffer (a read), every
+  // other rank receives into it (a write); a rank NCCL cannot tell, a write.
+  // (Labelled a write on the root too, the initial broadcast of a
+  // single-rank DDP run looked like a write of the parameters the default
+  // stream then read unordered: see checker/check_write_after_read.cpp.)
   CollectiveCall call = make_call("ncclBcast", stream);
-  add_use(&call, buff, span_bytes(count, datatype), Access::kWrite);
+  const Access access = comm_rank(comm) == root ? Access::kRead : Access::kWrite;
+  add_use(&call, buff, span_bytes(count, datatype), access);
   submit(std::move(call));
   return result;
 }

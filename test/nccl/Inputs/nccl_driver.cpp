@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
     setenv("FAKE_NCCL_RANK", "0", 1);
     std::printf("== reduce on the root\n");
     say("ncclReduce", ncclReduce(at(0xc000), at(0xd000), 4, ncclBfloat16, ncclSum, 0, kComm, kStream));
+    std::printf("== bcast on the root\n");
+    say("ncclBcast", ncclBcast(at(0x9000), 10, ncclUint8, 0, kComm, kStream));
+    std::printf("== broadcast in place on the root\n");
+    say("ncclBroadcast", ncclBroadcast(at(0xa000), at(0xa000), 4, ncclFloat64, 0, kComm, kStream));
+    std::printf("== broadcast out of place on the root\n");
+    say("ncclBroadcast", ncclBroadcast(at(0xa000), at(0xb000), 4, ncclFloat64, 0, kComm, kStream));
     std::printf("== send and recv\n");
     say("ncclSend", ncclSend(at(0xe000), 3, ncclInt32, 1, kComm, kStream));
     say("ncclRecv", ncclRecv(at(0xf000), 3, ncclUint32, 1, kComm, kStream));
