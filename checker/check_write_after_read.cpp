@@ -4,18 +4,30 @@
 //  * write after read: a known write not ordered after another agent's use
 //    of the same bytes (a copy into a slot a kernel may still read).
 //
-// Known writes are the ones whose extent and direction are certain and
-// whose ordering the checker sees: a copy's destination, an annotated
-// write. Not a collective's receive buffer: in a DDP run on the H200 a
-// kernel on the default stream read parameters written by the initial
-// ncclBcast with no wait the checker saw, in a correct program.
+// Known writes are the ones whose direction is certain and whose ordering
+// the checker sees: a copy's destination, an annotated write, a host write,
+// and a PyTorch operator's argument that its schema marks written
+// (`Tensor(a!)`, e.g. aten::add_'s self), fed at the operator's return on
+// the stream its kernels went to (runtime/torch/operator_access.cpp).
+//
+// Not a collective's receive buffer: in a DDP run on the H200 a kernel on
+// the default stream read parameters written by the initial ncclBcast with
+// no wait the checker saw, in a correct program. That run had one rank, the
+// broadcast's root, for which NCCL only reads the buffer; the runtime
+// labelled it a write on every rank, which it no longer does (runtime/nccl/
+// nccl_interpose.cpp). That is the likely cause, not a confirmed one: until
+// a multi-rank run shows receive buffers ordered the way the checker sees
+// them, they keep their "write" label in reports but are not known writes.
 // Not a memset: cuDNN clears its workspaces with memsets on a stream of its
 // own that are ordered with the kernels reading them in a way no event or
 // wait shows (a DDP run with batch norm on an H200), so counting them would
-// be a false report in correct programs. A kernel's pointer argument gives no extent, so a kernel use counts
-// as touching the bytes at the pointer (two slots of one pool tensor stay
-// two buffers); and nothing says a kernel writes, so two uses of which
-// neither is a known write never conflict here.
+// be a false report in correct programs.
+// Not a kernel's argument, even one its signature marks const: that makes
+// it a read (launch.cpp), and a write is never inferred from a signature.
+// A kernel's pointer argument gives no extent, so a kernel use counts as
+// touching the bytes at the pointer (two slots of one pool tensor stay two
+// buffers). Two uses of which neither is a known write (two reads, a read
+// and a kernel of unknown direction) never conflict here.
 #include <algorithm>
 
 #include "checker/checker_impl.h"
@@ -40,7 +52,8 @@ bool overlap(Extent x, Extent y) { return x.begin < y.end && y.begin < x.end; }
 
 bool known_write(const UseInfo& u) {
   return u.access == Access::kWrite &&
-         (u.what == UseWhat::kMemcpy || u.what == UseWhat::kAnnotated || u.what == UseWhat::kHostAccess);
+         (u.what == UseWhat::kMemcpy || u.what == UseWhat::kAnnotated ||
+          u.what == UseWhat::kHostAccess || u.what == UseWhat::kOperator);
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ constexpr std::array<std::string_view, 3> kMemoryKindNames = {
     "stream-ordered", "caching", "synchronous"};
 constexpr std::array<std::string_view, 3> kAccessNames = {"read", "write",
                                                           "unknown"};
-constexpr std::array<std::string_view, 6> kUseWhatNames = {
-    "kernel", "memcpy", "memset", "collective", "annotated", "host-access"};
+constexpr std::array<std::string_view, 7> kUseWhatNames = {
+    "kernel", "memcpy", "memset", "collective", "annotated", "host-access", "operator"};
 
 template <std::size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names,

@@ -78,8 +78,11 @@ enum class FreeKind : std::uint8_t {
 enum class Access : std::uint8_t { kRead, kWrite, kUnknown };
 
 // What a kUse is, for reports ("kernel foo", "memcpy D2D", "ncclAllGather").
+// kOperator (trace version 3): a PyTorch operator's tensor argument, its
+// direction from the operator's schema ("aten::add_"), fed when the
+// operator returns, on the stream its kernels went to.
 enum class UseWhat : std::uint8_t {
-  kKernel, kMemcpy, kMemset, kCollective, kAnnotated, kHostAccess,
+  kKernel, kMemcpy, kMemset, kCollective, kAnnotated, kHostAccess, kOperator,
 };
 
 // One observed action. Plain data, no ownership: names and stacks are ids

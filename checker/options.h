@@ -36,6 +36,10 @@ struct Options {
   bool strict = false;            // strict=0|1: every free before a wait is
                                   // a finding (CheckerConfig::strict)
   LaunchCallbacks launch_callbacks = LaunchCallbacks::kAuto;  // launch_callbacks=auto|runtime|driver
+  // torch_op_access=0|1: the PyTorch adapter feeds what each aten operator
+  // wrote (its schema's in-place self and out= arguments) as known writes
+  // (the runtime only; docs/pytorch.md).
+  bool torch_op_access = true;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

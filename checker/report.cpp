@@ -37,6 +37,7 @@ std::string_view what_word(UseWhat what) {
     case UseWhat::kCollective: return "collective";
     case UseWhat::kAnnotated: return "annotated use";
     case UseWhat::kHostAccess: return "host access";
+    case UseWhat::kOperator: return "operator";
   }
   return "use";
 }
@@ -60,6 +61,11 @@ std::string_view access_word(Access access) {
     case Access::kUnknown: return "";
   }
   return "";
+}
+
+std::string_view access_name(Access access) {
+  std::string_view word = access_word(access);
+  return word.empty() ? "unknown" : word;
 }
 
 std::string_view free_kind_word(FreeKind kind) {

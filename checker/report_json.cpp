@@ -34,13 +34,9 @@ std::string_view what_name(UseWhat what) {
     case UseWhat::kCollective: return "collective";
     case UseWhat::kAnnotated: return "annotated";
     case UseWhat::kHostAccess: return "host-access";
+    case UseWhat::kOperator: return "operator";
   }
   return "unknown";
-}
-
-std::string_view access_name(Access access) {
-  std::string_view word = access_word(access);
-  return word.empty() ? "unknown" : word;
 }
 
 json stack_json(const StackDepot& stacks, StackId id) {

@@ -185,6 +185,11 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
     result["occurrenceCount"] = f.count;
     result["properties"] = {{"pid", ctx.pid}, {"latent", f.latent}};
     if (ctx.rank >= 0) result["properties"]["rank"] = ctx.rank;
+    // The direction of the finding's use, and of the earlier use it is not
+    // ordered with: "read", "write" or "unknown" (a kernel argument the
+    // kernel's signature does not mark const).
+    result["properties"]["access"] = access_name(f.use.access);
+    if (f.has_earlier) result["properties"]["earlierAccess"] = access_name(f.earlier.access);
     results.push_back(std::move(result));
   }
 

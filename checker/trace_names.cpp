@@ -48,13 +48,14 @@ constexpr Table<Access, 3> kAccesses = {{
     {Access::kWrite, "write"},
     {Access::kUnknown, "unknown"},
 }};
-constexpr Table<UseWhat, 6> kWhats = {{
+constexpr Table<UseWhat, 7> kWhats = {{
     {UseWhat::kKernel, "kernel"},
     {UseWhat::kMemcpy, "memcpy"},
     {UseWhat::kMemset, "memset"},
     {UseWhat::kCollective, "collective"},
     {UseWhat::kAnnotated, "annotated"},
     {UseWhat::kHostAccess, "host"},
+    {UseWhat::kOperator, "op"},  // version 3
 }};
 
 template <typename Enum, std::size_t N>

@@ -796,6 +796,8 @@ bool Reader::event(const Fields& f, EventKind kind) {
       if (!require(f, kA | kN | kS, what) || !enum_field(kAc, f.ac, &e.access) ||
           !enum_field(kW, f.w, &e.what) || !check_range() || !map_name(f.nm, &e.name))
         return false;
+      if (e.what == UseWhat::kOperator && version_ < 3)
+        return fail("use of kind 'op' needs trace version 3");
       e.addr = f.a;
       e.size = f.n;
       e.stream = f.s;

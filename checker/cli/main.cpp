@@ -40,7 +40,9 @@ constexpr const char* kUsage =
     "             memory this run used again while the use could still run)\n"
     "  timeline=DIR (a picture of each finding: DIR/finding-N.svg, and\n"
     "               DIR/finding-N.json for Perfetto or chrome://tracing)\n"
-    "  launch_callbacks=auto|runtime|driver (run only)\n";
+    "  launch_callbacks=auto|runtime|driver (run only)\n"
+    "  torch_op_access=0|1 (run only: what PyTorch operators write, from their\n"
+    "                      schemas, counts as known writes; default 1)\n";
 
 }  // namespace
 

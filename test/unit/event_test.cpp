@@ -34,7 +34,7 @@ TEST(EventSpelling, RoundTrips) {
   expect_round_trip<AllocKind>(3);
   expect_round_trip<FreeKind>(3);
   expect_round_trip<Access>(3);
-  expect_round_trip<UseWhat>(6);
+  expect_round_trip<UseWhat>(7);
 }
 
 TEST(EventSpelling, KnownWords) {
@@ -44,6 +44,7 @@ TEST(EventSpelling, KnownWords) {
   EXPECT_EQ(to_string(AllocKind::kCachingAllocator), "caching");
   EXPECT_EQ(to_string(FreeKind::kStreamOrdered), "stream-ordered");
   EXPECT_EQ(to_string(UseWhat::kHostAccess), "host-access");
+  EXPECT_EQ(to_string(UseWhat::kOperator), "operator");
 }
 
 TEST(FindingSpelling, RuleIds) {

@@ -139,6 +139,7 @@ const std::vector<std::string> kRecords = {
     R"({"t":"wait","s":"1","e":2})",
     R"({"t":"wait","s":1,"e":2,"th":4294967296})",
     R"({"t":"use","a":1,"n":2,"s":3,"ac":"read","w":"kernel","nm":99})",
+    R"({"t":"use","a":4096,"n":8,"s":32,"ac":"write","w":"op","nm":1})",  // version 3 only
     R"({"t":"teleport"})",
     R"({"s":1})",
     "{\"t\":\"wait\",\"s\":1,\"e\":\"\xff\"}",  // not UTF-8
@@ -156,6 +157,23 @@ TEST_F(TraceReaderPaths, FastAndPrecisePathsAgree) {
                 std::string(kHead) + " " + record + "\n" + kTail + "\n", "middle: " + record);
     expect_same(std::string(kHead) + record + "\n", std::string(kHead) + " " + record + "\n",
                 "last: " + record);
+  }
+}
+
+TEST_F(TraceReaderPaths, OperatorUsesNeedVersion3) {
+  const std::string use = R"({"t":"use","a":4096,"n":8,"s":32,"ac":"write","w":"op","nm":1})";
+  const std::string body = "{\"t\":\"name\",\"id\":1,\"str\":\"aten::add_\"}\n" + use + "\n";
+  Outcome v3 = read("{\"format\":\"xstream-trace\",\"version\":3,\"pid\":7}\n" + body);
+  ASSERT_TRUE(v3.ok) << v3.error;
+  ASSERT_EQ(v3.events.size(), 1u);
+  EXPECT_EQ(v3.events[0].what, UseWhat::kOperator);
+  EXPECT_EQ(v3.events[0].access, Access::kWrite);
+  for (const char* old_version : {"1", "2"}) {
+    Outcome old = read(std::string("{\"format\":\"xstream-trace\",\"version\":") + old_version +
+                       ",\"pid\":7}\n" + body);
+    EXPECT_FALSE(old.ok);
+    EXPECT_NE(old.error.find(":3: use of kind 'op' needs trace version 3"), std::string::npos)
+        << old.error;
   }
 }
 

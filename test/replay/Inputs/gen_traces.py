@@ -28,8 +28,8 @@ CUDA_CU = "/src/examples/cuda/pipelines.cu"
 
 
 class Trace:
-    def __init__(self, program, pid=4242):
-        self.lines = [dict(format="xstream-trace", version=1, pid=pid, program=program)]
+    def __init__(self, program, pid=4242, version=1):
+        self.lines = [dict(format="xstream-trace", version=version, pid=pid, program=program)]
         self.names = {}
         self.stacks = {}
         self.next_event = 0x9000
@@ -759,7 +759,44 @@ def two_readers():
     return tr
 
 
+# An in-place operator on a side stream (x.add_(1) under
+# torch.cuda.stream(side)) while the default stream reads x: the operator's
+# write, from its schema, is a known write (trace version 3). The side
+# stream waited for x's creation; the default stream reads x before (a
+# write after read at the operator) and after it (a use before ready), or
+# waits for the side stream before reading it (the twin).
+def ip(*frames):
+    return [(fn, "/src/inplace_side.py", line) for fn, line in frames]
+
+
+def operator_write(consumer_waits):
+    lv = ip
+    tr = Trace("python3 inplace_side.py", pid=7104, version=3)
+    SIDE = 0x7900
+    X = 0x7F6000000000
+    tr.ev("stream_create", lv(("main", 2)), s=SIDE, fl="non_blocking")
+    tr.ev("alloc", lv(("main", 4)), a=X, n=MiB, s=LEGACY, ak="caching")
+    tr.use(X, 0, LEGACY, "unknown", "fill_kernel", lv(("main", 4)))
+    tr.use(X, MiB, LEGACY, "write", "aten::fill_", lv(("main", 4)), what="op")
+    e = tr.new_event()
+    tr.ev("record", lv(("main", 5)), s=LEGACY, e=e)
+    tr.ev("wait", lv(("main", 5)), s=SIDE, e=e)
+    if not consumer_waits:
+        tr.use(X, 0, LEGACY, "read", "reduce(float const*, float*, int)", lv(("main", 6)))
+    tr.use(X, 0, SIDE, "unknown", "add_kernel", lv(("main", 8)))
+    tr.use(X, MiB, SIDE, "write", "aten::add_", lv(("main", 8)), what="op")
+    if consumer_waits:
+        e = tr.new_event()
+        tr.ev("record", lv(("main", 9)), s=SIDE, e=e)
+        tr.ev("wait", lv(("main", 9)), s=LEGACY, e=e)
+    tr.use(X, 0, LEGACY, "read", "reduce(float const*, float*, int)", lv(("main", 10)))
+    tr.ev("device_sync", lv(("main", 12)))
+    return tr
+
+
 TRACES = {
+    "operator_write_race.jsonl": lambda: operator_write(consumer_waits=False),
+    "operator_write_waits.jsonl": lambda: operator_write(consumer_waits=True),
     "live_upload_race.jsonl": lambda: upload_before_use(consumer_waits=False),
     "live_upload_waits.jsonl": lambda: upload_before_use(consumer_waits=True),
     "live_pool_race.jsonl": lambda: pool_slot_write(load_waits=False, slot=1),
@@ -802,7 +839,7 @@ MALFORMED = {
     "blank.jsonl": b"\n\n",
     "not_a_trace.jsonl": b'{"hello":"world"}\n',
     "header_not_object.jsonl": b'[1,2,3]\n',
-    "bad_version.jsonl": b'{"format":"xstream-trace","version":3,"pid":1}\n',
+    "bad_version.jsonl": b'{"format":"xstream-trace","version":4,"pid":1}\n',
     "v2_kind_in_v1.jsonl": b'{"format":"xstream-trace","version":1,"pid":1}\n{"t":"thread_start","e":5}\n',
     "version_type.jsonl": b'{"format":"xstream-trace","version":"1","pid":1}\n',
     "missing_pid.jsonl": b'{"format":"xstream-trace","version":1}\n',
