@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -163,10 +164,30 @@ void api_notice(const char* message) {
 
 void api_set_launch_stack_hook(std::uint32_t (*hook)(void)) { set_launch_stack_hook(hook); }
 
+int api_operator_access_wanted() { return enabled() && options().torch_op_access ? 1 : 0; }
+
+std::uint64_t api_enqueue_mark() { return enqueue_mark(); }
+
+int api_enqueued_since(std::uint64_t stream, std::uint64_t mark) {
+  return enqueued_since(adapter_stream(stream), mark) ? 1 : 0;
+}
+
+void api_operator_writes(const char* name, std::uint64_t stream, const xsc_operator_write* writes,
+                         size_t n) {
+  if (writes == nullptr) return;
+  static_assert(sizeof(xsc_operator_write) == sizeof(OperatorWrite) &&
+                offsetof(xsc_operator_write, addr) == offsetof(OperatorWrite, addr) &&
+                offsetof(xsc_operator_write, size) == offsetof(OperatorWrite, size));
+  on_operator_writes(name, adapter_stream(stream), reinterpret_cast<const OperatorWrite*>(writes),
+                     n);
+}
+
 const xsc_host_api kHostApi = {
-    XSC_HOST_API_VERSION, api_intern_frames, api_intern_deferred, api_alloc,
-    api_free,             api_free_completed, api_use,           api_notice,
-    api_collective,       api_set_launch_stack_hook,
+    XSC_HOST_API_VERSION,     api_intern_frames,  api_intern_deferred,
+    api_alloc,                api_free,           api_free_completed,
+    api_use,                  api_notice,         api_collective,
+    api_set_launch_stack_hook, api_operator_access_wanted, api_enqueue_mark,
+    api_enqueued_since,       api_operator_writes,
 };
 
 std::string own_directory() {

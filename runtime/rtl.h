@@ -118,6 +118,7 @@ struct ThreadState {
   void* kernel_cache = nullptr;
   void* stack_cache = nullptr;
   void* shape_cache = nullptr;
+  void* enqueue_log = nullptr;  // operator_uses.cpp
 };
 
 // Initial-exec TLS: a %fs-relative load instead of a __tls_get_addr call on
@@ -255,6 +256,26 @@ void wrap_host_func(void* params, StreamId stream);
 void wrap_stream_callback(void* params, StreamId stream);
 // The token the last wrap on this thread made, once (0: none).
 EventId take_host_func_token();
+
+// ---- operator writes (operator_uses.cpp) -----------------------------------
+
+// Called under the lock for each kernel, copy or memset this thread
+// enqueues on `stream` (captured ones included).
+void note_enqueued(StreamId stream);
+// This thread's count of enqueued work so far.
+std::uint64_t enqueue_mark();
+// Whether this thread enqueued work on `stream` after `mark`.
+bool enqueued_since(StreamId stream, std::uint64_t mark);
+// A PyTorch operator's written tensor: [addr, addr + size).
+struct OperatorWrite {
+  Addr addr = 0;
+  std::uint64_t size = 0;
+};
+// Feeds the writes of an operator that returned, as known writes on
+// `stream` (UseWhat::kOperator), each cut to the tracked allocation holding
+// it; ones outside tracked allocations are dropped.
+void on_operator_writes(const char* name, StreamId stream, const OperatorWrite* writes,
+                        std::size_t n);
 
 // ---- adapters (host_api.cpp) ------------------------------------------------
 

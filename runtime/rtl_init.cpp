@@ -278,6 +278,10 @@ void Locked::emit(Event event) {
       session_->on_event(named);
     }
   }
+  if (event.kind == EventKind::kUse &&
+      (event.what == UseWhat::kKernel || event.what == UseWhat::kMemcpy ||
+       event.what == UseWhat::kMemset))
+    note_enqueued(event.stream);
   if (capture_event(*this, event)) return;
   switch (event.kind) {
     case EventKind::kFreeCompleted:

@@ -13,7 +13,8 @@
 extern "C" {
 #endif
 
-#define XSC_HOST_API_VERSION 1
+/* Version 2 added the operator fields at the end of xsc_host_api. */
+#define XSC_HOST_API_VERSION 2
 
 typedef struct xsc_frame {
   const char* function; /* may be NULL */
@@ -35,6 +36,12 @@ typedef struct xsc_deferred_stack {
 enum { XSC_ALLOC_STREAM_ORDERED = 0, XSC_ALLOC_CACHING = 1, XSC_ALLOC_SYNCHRONOUS = 2 };
 enum { XSC_FREE_STREAM_ORDERED = 0, XSC_FREE_CACHING = 1, XSC_FREE_SYNCHRONOUS = 2 };
 enum { XSC_ACCESS_READ = 0, XSC_ACCESS_WRITE = 1, XSC_ACCESS_UNKNOWN = 2 };
+
+/* Bytes an operator wrote: [addr, addr + size). */
+typedef struct xsc_operator_write {
+  uint64_t addr;
+  uint64_t size;
+} xsc_operator_write;
 
 typedef struct xsc_host_api {
   uint32_t version; /* XSC_HOST_API_VERSION */
@@ -60,6 +67,22 @@ typedef struct xsc_host_api {
    * the calling thread holds the GIL, else 0 (the runtime then captures the
    * host stack). NULL unregisters. May be NULL in older runtimes. */
   void (*set_launch_stack_hook)(uint32_t (*hook)(void));
+
+  /* Version 2 (read only when version >= 2). */
+  /* Nonzero when the runtime wants operator writes (XSC_OPTIONS
+   * torch_op_access, default 1). */
+  int (*operator_access_wanted)(void);
+  /* A mark of the calling thread's enqueued GPU work (kernels, copies,
+   * memsets), to take when an operator starts. */
+  uint64_t (*enqueue_mark)(void);
+  /* Nonzero when the calling thread enqueued work on `stream` (raw
+   * cudaStream_t) since `mark`. Takes no lock. */
+  int (*enqueued_since)(uint64_t stream, uint64_t mark);
+  /* An operator `name` ("aten::add_") that returned wrote `writes` on
+   * `stream`: fed as known writes, each cut to the tracked allocation that
+   * holds it (others are dropped). Stack: captured as for a launch. */
+  void (*operator_writes)(const char* name, uint64_t stream, const xsc_operator_write* writes,
+                          size_t n);
 } xsc_host_api;
 
 /* Exported by libxstream_check.so: the table for producers that live in the

@@ -1,0 +1,116 @@
+// Writes of PyTorch operators (the adapter's operator-access callback,
+// runtime/torch/operator_access.cpp), fed as known writes.
+//
+// The adapter names, when an operator returns, the tensors its schema says
+// it wrote, on the stream that was current for it. Such a write is fed only
+// when the calling thread enqueued GPU work on that stream while the
+// operator ran (since the mark the adapter took at its start): an operator
+// that enqueued nothing there wrote nothing there. That leaves out the ones
+// whose schema marks an argument written but that change only its metadata
+// (record_stream, resize_, set_) and those whose work goes to another stream.
+#include <cstdint>
+
+#include "runtime/rtl.h"
+#include "runtime/timing.h"
+
+namespace xsc::rt {
+namespace {
+
+// The streams this thread enqueued work on most recently, with the count of
+// its enqueues at that time. An operator's kernels go to one stream, so a
+// few entries are plenty; a stream pushed out answers "nothing enqueued",
+// which only ever drops a write.
+struct EnqueueLog {
+  static constexpr int kStreams = 4;
+  std::uint64_t count = 0;
+  StreamId streams[kStreams] = {};
+  std::uint64_t at[kStreams] = {};  // 0: empty
+  int next = 0;
+};
+
+EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enqueue_log); }
+
+// A caching block written on its own allocation stream, with no other
+// stream taking part in its uses: like a kernel's use of it (launch.cpp),
+// fed without a stack. Anything else gets the launch stack.
+bool needs_stack(Locked& locked, const OperatorWrite* writes, std::size_t n, StreamId stream) {
+  if (captures_underway(locked)) return true;
+  const Checker& checker = locked.session().checker();
+  for (std::size_t i = 0; i < n; ++i) {
+    AllocInfo alloc;
+    bool carries_past_uses = false;
+    if (!checker.lookup_allocation(writes[i].addr, &alloc, &carries_past_uses)) continue;
+    if (carries_past_uses || alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream)
+      return true;
+  }
+  return false;
+}
+
+// One use per write that lies in a tracked allocation, cut at its end: the
+// adapter's extent comes from the tensor's shape, and memory the checker
+// does not track (another allocator's) is not judged from an operator.
+void emit_writes(Locked& locked, const char* name, StreamId stream, const OperatorWrite* writes,
+                 std::size_t n, StackId stack) {
+  const Checker& checker = locked.session().checker();
+  Event event;
+  event.kind = EventKind::kUse;
+  event.stream = stream;
+  event.what = UseWhat::kOperator;
+  event.access = Access::kWrite;
+  event.stack = stack;
+  event.name = locked.session().names().intern(name != nullptr ? name : "");
+  for (std::size_t i = 0; i < n; ++i) {
+    AllocInfo alloc;
+    if (writes[i].size == 0 || !checker.lookup_allocation(writes[i].addr, &alloc)) continue;
+    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
+    if (writes[i].addr >= end) continue;
+    event.addr = writes[i].addr;
+    event.size = writes[i].size < end - writes[i].addr ? writes[i].size : end - writes[i].addr;
+    locked.emit(event);
+  }
+}
+
+}  // namespace
+
+void note_enqueued(StreamId stream) {
+  EnqueueLog& log = enqueue_log();
+  ++log.count;
+  for (int i = 0; i < EnqueueLog::kStreams; ++i) {
+    if (log.at[i] != 0 && log.streams[i] == stream) {
+      log.at[i] = log.count;
+      return;
+    }
+  }
+  log.streams[log.next] = stream;
+  log.at[log.next] = log.count;
+  log.next = (log.next + 1) % EnqueueLog::kStreams;
+}
+
+std::uint64_t enqueue_mark() { return enqueue_log().count; }
+
+bool enqueued_since(StreamId stream, std::uint64_t mark) {
+  const EnqueueLog& log = enqueue_log();
+  for (int i = 0; i < EnqueueLog::kStreams; ++i)
+    if (log.at[i] != 0 && log.streams[i] == stream) return log.at[i] > mark;
+  return false;
+}
+
+void on_operator_writes(const char* name, StreamId stream, const OperatorWrite* writes,
+                        std::size_t n) {
+  const TimedScope scope(note_adapter_event_time);  // verbosity=2
+  if (n == 0 || !enabled()) return;
+  {
+    Locked locked;
+    if (!locked) return;
+    if (!needs_stack(locked, writes, n, stream)) {
+      emit_writes(locked, name, stream, writes, n, kNoStack);
+      return;
+    }
+  }
+  // Never under the session lock: a Python stack takes the GIL.
+  const StackId stack = capture_launch_stack();
+  Locked locked;
+  if (locked) emit_writes(locked, name, stream, writes, n, stack);
+}
+
+}  // namespace xsc::rt
