@@ -172,14 +172,14 @@ int api_enqueued_since(std::uint64_t stream, std::uint64_t mark) {
   return enqueued_since(adapter_stream(stream), mark) ? 1 : 0;
 }
 
-void api_operator_writes(const char* name, std::uint64_t stream, const xsc_operator_write* writes,
-                         size_t n) {
+void api_operator_writes(const char* name, std::uint64_t stream, std::uint64_t mark,
+                         const xsc_operator_write* writes, size_t n) {
   if (writes == nullptr) return;
   static_assert(sizeof(xsc_operator_write) == sizeof(OperatorWrite) &&
                 offsetof(xsc_operator_write, addr) == offsetof(OperatorWrite, addr) &&
                 offsetof(xsc_operator_write, size) == offsetof(OperatorWrite, size));
-  on_operator_writes(name, adapter_stream(stream), reinterpret_cast<const OperatorWrite*>(writes),
-                     n);
+  on_operator_writes(name, adapter_stream(stream), mark,
+                     reinterpret_cast<const OperatorWrite*>(writes), n);
 }
 
 const xsc_host_api kHostApi = {

@@ -9,6 +9,7 @@
 // whose schema marks an argument written but that change only its metadata
 // (record_stream, resize_, set_) and those whose work goes to another stream.
 #include <cstdint>
+#include <vector>
 
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
@@ -17,15 +18,26 @@ namespace xsc::rt {
 namespace {
 
 // The streams this thread enqueued work on most recently, with the count of
-// its enqueues at that time. An operator's kernels go to one stream, so a
-// few entries are plenty; a stream pushed out answers "nothing enqueued",
-// which only ever drops a write.
+// its enqueues at that time, and its latest copies' destinations. An
+// operator's kernels go to one stream, so a few entries are plenty; a stream
+// pushed out answers "nothing enqueued", which only ever drops a write.
 struct EnqueueLog {
   static constexpr int kStreams = 4;
   std::uint64_t count = 0;
   StreamId streams[kStreams] = {};
   std::uint64_t at[kStreams] = {};  // 0: empty
   int next = 0;
+  // A copy is a known write of its own: an operator whose copy already
+  // wrote the bytes (copy_ as one cudaMemcpyAsync) adds nothing but a second
+  // report of the same race.
+  struct Copy {
+    StreamId stream = 0;
+    Addr addr = 0;
+    std::uint64_t size = 0;
+    std::uint64_t at = 0;  // 0: empty
+  };
+  Copy copies[kStreams];
+  int next_copy = 0;
 };
 
 EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enqueue_log); }
@@ -72,9 +84,14 @@ void emit_writes(Locked& locked, const char* name, StreamId stream, const Operat
 
 }  // namespace
 
-void note_enqueued(StreamId stream) {
+void note_enqueued(const Event& event) {
+  const StreamId stream = event.stream;
   EnqueueLog& log = enqueue_log();
   ++log.count;
+  if (event.what == UseWhat::kMemcpy && event.access == Access::kWrite && event.size != 0) {
+    log.copies[log.next_copy] = {stream, event.addr, event.size, log.count};
+    log.next_copy = (log.next_copy + 1) % EnqueueLog::kStreams;
+  }
   for (int i = 0; i < EnqueueLog::kStreams; ++i) {
     if (log.at[i] != 0 && log.streams[i] == stream) {
       log.at[i] = log.count;
@@ -95,10 +112,26 @@ bool enqueued_since(StreamId stream, std::uint64_t mark) {
   return false;
 }
 
-void on_operator_writes(const char* name, StreamId stream, const OperatorWrite* writes,
-                        std::size_t n) {
+void on_operator_writes(const char* name, StreamId stream, std::uint64_t mark,
+                        const OperatorWrite* writes, std::size_t n) {
   const TimedScope scope(note_adapter_event_time);  // verbosity=2
-  if (n == 0 || !enabled()) return;
+  if (n == 0 || !enabled() || !enqueued_since(stream, mark)) return;
+  // Writes a copy of the operator's made already: left out.
+  const EnqueueLog& log = enqueue_log();
+  std::vector<OperatorWrite> kept;
+  kept.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bool copied = false;
+    for (const EnqueueLog::Copy& c : log.copies) {
+      copied = copied || (c.at > mark && c.stream == stream && writes[i].addr >= c.addr &&
+                          writes[i].addr - c.addr <= c.size &&
+                          writes[i].size <= c.size - (writes[i].addr - c.addr));
+    }
+    if (!copied) kept.push_back(writes[i]);
+  }
+  if (kept.empty()) return;
+  writes = kept.data();
+  n = kept.size();
   {
     Locked locked;
     if (!locked) return;

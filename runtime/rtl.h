@@ -259,9 +259,9 @@ EventId take_host_func_token();
 
 // ---- operator writes (operator_uses.cpp) -----------------------------------
 
-// Called under the lock for each kernel, copy or memset this thread
-// enqueues on `stream` (captured ones included).
-void note_enqueued(StreamId stream);
+// Called under the lock for each use of a kernel, copy or memset this
+// thread enqueues (captured ones included).
+void note_enqueued(const Event& event);
 // This thread's count of enqueued work so far.
 std::uint64_t enqueue_mark();
 // Whether this thread enqueued work on `stream` after `mark`.
@@ -273,9 +273,11 @@ struct OperatorWrite {
 };
 // Feeds the writes of an operator that returned, as known writes on
 // `stream` (UseWhat::kOperator), each cut to the tracked allocation holding
-// it; ones outside tracked allocations are dropped.
-void on_operator_writes(const char* name, StreamId stream, const OperatorWrite* writes,
-                        std::size_t n);
+// it, when this thread enqueued work on `stream` since `mark` (taken at the
+// operator's start). Left out: writes outside tracked allocations, and
+// writes a copy enqueued since `mark` made already.
+void on_operator_writes(const char* name, StreamId stream, std::uint64_t mark,
+                        const OperatorWrite* writes, std::size_t n);
 
 // ---- adapters (host_api.cpp) ------------------------------------------------
 

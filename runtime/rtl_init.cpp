@@ -281,7 +281,7 @@ void Locked::emit(Event event) {
   if (event.kind == EventKind::kUse &&
       (event.what == UseWhat::kKernel || event.what == UseWhat::kMemcpy ||
        event.what == UseWhat::kMemset))
-    note_enqueued(event.stream);
+    note_enqueued(event);
   if (capture_event(*this, event)) return;
   switch (event.kind) {
     case EventKind::kFreeCompleted:

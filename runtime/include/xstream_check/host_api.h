@@ -79,10 +79,12 @@ typedef struct xsc_host_api {
    * cudaStream_t) since `mark`. Takes no lock. */
   int (*enqueued_since)(uint64_t stream, uint64_t mark);
   /* An operator `name` ("aten::add_") that returned wrote `writes` on
-   * `stream`: fed as known writes, each cut to the tracked allocation that
-   * holds it (others are dropped). Stack: captured as for a launch. */
-  void (*operator_writes)(const char* name, uint64_t stream, const xsc_operator_write* writes,
-                          size_t n);
+   * `stream`; `mark` is enqueue_mark() at its start. Fed as known writes
+   * when the thread enqueued work on `stream` since `mark`, each cut to the
+   * tracked allocation that holds it (others are dropped), but for bytes a
+   * copy enqueued since `mark` wrote already. Stack: as for a launch. */
+  void (*operator_writes)(const char* name, uint64_t stream, uint64_t mark,
+                          const xsc_operator_write* writes, size_t n);
 } xsc_host_api;
 
 /* Exported by libxstream_check.so: the table for producers that live in the

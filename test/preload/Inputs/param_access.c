@@ -18,6 +18,11 @@
  *   param_access operator   an operator (aten::fill_) writes x through fill
  *                           on one stream; the legacy stream reads x
  *   param_access operator-waits  the same, the legacy stream waits first
+ *   param_access operator-copy   the legacy stream reads x; an operator
+ *                           (aten::copy_) copies into x on a stream that
+ *                           waited for nothing: its copy is the write
+ *   param_access operator-idle   the legacy stream reads x; an operator that
+ *                           enqueued nothing names x written on stream a
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -135,9 +140,20 @@ int main(int argc, char** argv) {
     printf("enqueued on a: %d, on b: %d\n", api->enqueued_since((uint64_t)(uintptr_t)a, mark),
            api->enqueued_since((uint64_t)(uintptr_t)b, mark));
     const xsc_operator_write written = {(uint64_t)(uintptr_t)x, 1024};
-    api->operator_writes("aten::fill_", (uint64_t)(uintptr_t)a, &written, 1);  /* op-site */
+    api->operator_writes("aten::fill_", (uint64_t)(uintptr_t)a, mark, &written, 1);  /* op-site */
     if (strcmp(mode, "operator-waits") == 0) order(0, a);
     reduce(&reduce_fn, x, ya, 0);  /* legacy-read */
+  } else if (strcmp(mode, "operator-copy") == 0 || strcmp(mode, "operator-idle") == 0) {
+    const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+    if (api == NULL || api->version < 2) {
+      printf("no host API\n");
+      return 1;
+    }
+    reduce(&reduce_fn, x, ya, 0);
+    const uint64_t mark = api->enqueue_mark();
+    if (strcmp(mode, "operator-copy") == 0) upload(x, a);
+    const xsc_operator_write written = {(uint64_t)(uintptr_t)x, 1024};
+    api->operator_writes("aten::copy_", (uint64_t)(uintptr_t)a, mark, &written, 1);
   } else {
     fprintf(stderr, "param_access: unknown mode %s\n", mode);
     return 2;
