@@ -15,6 +15,7 @@
 
 #include "runtime/torch/allocator_tracker.h"
 #include "runtime/torch/cuda_init_hook.h"
+#include "runtime/torch/operator_access.h"
 #include "runtime/torch/python_stacks.h"
 #include "runtime/torch/torch_version.h"
 #include "runtime/torch/trace_steps.h"
@@ -48,9 +49,17 @@ State try_install() {
   const InstallResult result = install_allocator_hooks(g_api, g_stacks, &why);
   trace_step("install result", static_cast<unsigned>(result), true);
   switch (result) {
-    case InstallResult::kInstalled:
+    case InstallResult::kInstalled: {
+      // What operators write, once CUDA is up (the callback asks for the
+      // current stream of the tensors' device).
+      std::string op_why;
+      trace_step("adding the operator-access callback");
+      if (!install_operator_access(g_api, &op_why))
+        notice("PyTorch operator writes not observed: " + op_why +
+               "; kernel arguments are still checked");
       g_state.store(State::kAttached);
       return State::kAttached;
+    }
     case InstallResult::kNotInitialized:
       return State::kWaitingForCuda;
     case InstallResult::kFailed:

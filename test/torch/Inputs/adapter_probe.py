@@ -38,12 +38,25 @@ HOOK = ctypes.CFUNCTYPE(U32)
 SET_HOOK = ctypes.CFUNCTYPE(None, HOOK)
 
 
+class OperatorWrite(ctypes.Structure):
+    _fields_ = [("addr", U64), ("size", U64)]
+
+
+WANTED = ctypes.CFUNCTYPE(INT)
+MARK = ctypes.CFUNCTYPE(U64)
+SINCE = ctypes.CFUNCTYPE(INT, U64, U64)
+OPERATOR_WRITES = ctypes.CFUNCTYPE(None, ctypes.c_char_p, U64, U64, ctypes.POINTER(OperatorWrite),
+                                   ctypes.c_size_t)
+
+
 class HostApi(ctypes.Structure):
     # Mirrors xsc_host_api in runtime/include/xstream_check/host_api.h.
     _fields_ = [("version", U32), ("intern_frames", INTERN), ("intern_deferred", DEFER),
                 ("alloc", ALLOC), ("free", FREE), ("free_completed", FREE_COMPLETED),
                 ("use", USE), ("notice", NOTICE), ("collective", COLLECTIVE),
-                ("set_launch_stack_hook", SET_HOOK)]
+                ("set_launch_stack_hook", SET_HOOK), ("operator_access_wanted", WANTED),
+                ("enqueue_mark", MARK), ("enqueued_since", SINCE),
+                ("operator_writes", OPERATOR_WRITES)]
 
 
 stacks = [None]
@@ -78,11 +91,24 @@ def on_free_completed(addr, stack):
     log.append(("free_completed", addr, ""))
 
 
+# The operator writes the adapter reports. This stand-in says work was
+# enqueued on every stream, so what is left out here is left out by the
+# adapter's own reading of the schema.
+operator_log = []
+
+
+def on_operator_writes(name, stream, mark, writes, n):
+    for i in range(n):
+        text = f"{name.decode()} stream={stream:#x} size={writes[i].size}"
+        operator_log.append((writes[i].addr, text))
+
+
 callbacks = [INTERN(intern), DEFER(lambda d: 0), ALLOC(on_alloc), FREE(on_free),
              FREE_COMPLETED(on_free_completed), USE(lambda *a: None),
              NOTICE(lambda m: print("notice:", m.decode())), COLLECTIVE(lambda *a: None),
-             SET_HOOK(lambda h: hooks.append(h))]
-api = HostApi(1, *callbacks)
+             SET_HOOK(lambda h: hooks.append(h)), WANTED(lambda: 1), MARK(lambda: 7),
+             SINCE(lambda stream, mark: 1), OPERATOR_WRITES(on_operator_writes)]
+api = HostApi(2, *callbacks)
 
 adapter = ctypes.CDLL(sys.argv[1])
 adapter.xsc_torch_attach.argtypes = [ctypes.POINTER(HostApi)]
@@ -110,10 +136,27 @@ def main():
     print("launch hook stack:", top(hooks[0]()))  # probe: launch hook
 
 
+def operators():
+    x = torch.zeros(1 << 20, device="cuda")
+    with torch.cuda.stream(side):
+        x.add_(1)
+    y = torch.empty_like(x)
+    torch.mul(x, 2, out=y)
+    x.record_stream(side)
+    x.index_fill_(0, torch.tensor([0], device="cuda"), 5.0)
+    x[::2].mul_(3)
+    torch.cuda.synchronize()
+    op_names = {x.data_ptr(): "x", y.data_ptr(): "y"}
+    for addr, text in operator_log:
+        if addr in op_names:
+            print("operator", op_names[addr], text)
+
+
 main()
 for kind, addr, text in log:
     if addr in names:
         print(kind, names[addr], text)
+operators()
 
 # The adapter keeps calling this host API for as long as the allocator lives
 # (the whole process), but the table and its callbacks are Python objects
