@@ -15,13 +15,15 @@
 // no wait the checker saw, in a correct program. That run had one rank, the
 // broadcast's root, for which NCCL only reads the buffer; the runtime
 // labelled it a write on every rank, which it no longer does (runtime/nccl/
-// nccl_interpose.cpp). That is the likely cause, not a confirmed one: until
+// nccl_interpose.cpp). That is the likely cause, not a confirmed one (the
+// DDP and FSDP1 traces of test/replay/corpus.test, recorded later, replay
+// with no finding with receive buffers counted, root label and all): until
 // a multi-rank run shows receive buffers ordered the way the checker sees
 // them, they keep their "write" label in reports but are not known writes.
-// Not a memset: cuDNN clears its workspaces with memsets on a stream of its
-// own that are ordered with the kernels reading them in a way no event or
-// wait shows (a DDP run with batch norm on an H200), so counting them would
-// be a false report in correct programs.
+// Not a memset: cuDNN clears a buffer with a memset on a stream of its own
+// that nothing the checker sees orders with the default-stream kernels
+// reading it (docs/rules.md), so counting memsets would be a false report
+// in every program using cuDNN's batch norm.
 // Not a kernel's argument, even one its signature marks const: that makes
 // it a read (launch.cpp), and a write is never inferred from a signature.
 // A kernel's pointer argument gives no extent, so a kernel use counts as
