@@ -23,14 +23,19 @@ namespace {
 
 const xsc_host_api* g_api = nullptr;
 
-// In-place aten operators that write only part of `self` (the indexed, the
-// masked, the diagonal or a triangle): their write is not a known write of
-// the tensor, since another stream may legitimately touch the rest of it.
+// In-place aten operators that do not write all of `self`: the ones that
+// write the indexed, the masked, the diagonal or a triangle (another stream
+// may legitimately touch the rest), the ones that change its size or
+// storage (resize_ copies the old bytes into the new storage and leaves the
+// rest unwritten), and _amp_update_scale_, which writes the scale only when
+// it changes.
 constexpr std::string_view kPartialWriters[] = {
-    "index_put_", "_index_put_impl_", "index_copy_",     "index_fill_",   "index_add_",
-    "index_reduce_", "scatter_",      "scatter_add_",    "scatter_reduce_", "masked_scatter_",
-    "masked_fill_",  "put_",          "fill_diagonal_",  "triu_",         "tril_",
-    "embedding_renorm_",
+    "index_put_",      "_index_put_impl_", "index_copy_",     "_index_copy_",
+    "index_fill_",     "index_add_",       "index_reduce_",   "scatter_",
+    "scatter_add_",    "scatter_reduce_",  "masked_scatter_", "masked_fill_",
+    "put_",            "fill_diagonal_",   "triu_",           "tril_",
+    "embedding_renorm_", "resize_",        "resize_as_",      "resize_as_sparse_",
+    "set_",            "_amp_update_scale_",
 };
 
 bool partial_writer(std::string_view base) {
