@@ -215,23 +215,21 @@ class DistinctAllocations {
   // allocation's start; it is a read only when every word into the
   // allocation came through a read-only parameter.
   bool add(Addr addr, Addr word, bool read) {
-    if (n_ == kMaxUses) return false;
-    std::size_t seen = kNotFound;
-    if (hashed_) {
-      seen = find_or_insert_hashed(addr, n_);
-    } else {
-      for (std::size_t i = 0; i < n_ && seen == kNotFound; ++i)
-        if (list_[i] == addr) seen = i;
-      if (seen == kNotFound && n_ == kLinear) {
-        hashed_ = true;
-        for (std::uint32_t& slot : table_) slot = kEmpty;
-        for (std::size_t i = 0; i < n_; ++i) find_or_insert_hashed(list_[i], i);
-        find_or_insert_hashed(addr, n_);
-      }
-    }
+    // A word into an allocation seen already still says how it is used,
+    // even once the list is full.
+    const std::size_t seen = find(addr);
     if (seen != kNotFound) {
       read_[seen] = read_[seen] && read;
       return false;
+    }
+    if (n_ == kMaxUses) return false;
+    if (hashed_) {
+      insert_hashed(addr, n_);
+    } else if (n_ == kLinear) {
+      hashed_ = true;
+      for (std::uint32_t& slot : table_) slot = kEmpty;
+      for (std::size_t i = 0; i < n_; ++i) insert_hashed(list_[i], i);
+      insert_hashed(addr, n_);
     }
     words_[n_] = word;
     read_[n_] = read;
@@ -248,18 +246,27 @@ class DistinctAllocations {
   static constexpr std::size_t kTable = 2 * kMaxUses;  // a power of two
   static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
   static constexpr std::size_t kNotFound = ~std::size_t{0};
-  // The index of `addr` when the table has it; else enters it as `index`
-  // and answers kNotFound.
-  std::size_t find_or_insert_hashed(Addr addr, std::size_t index) {
-    // Fibonacci hashing of the address above its low (alignment) bits.
-    std::size_t i = static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) &
-                    (kTable - 1);
-    while (table_[i] != kEmpty) {
-      if (list_[table_[i]] == addr) return table_[i];
-      i = (i + 1) & (kTable - 1);
+  // Fibonacci hashing of the address above its low (alignment) bits.
+  static std::size_t home(Addr addr) {
+    return static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) & (kTable - 1);
+  }
+  // The index of `addr` in the list, or kNotFound.
+  std::size_t find(Addr addr) const {
+    if (!hashed_) {
+      for (std::size_t i = 0; i < n_; ++i)
+        if (list_[i] == addr) return i;
+      return kNotFound;
     }
-    table_[i] = static_cast<std::uint32_t>(index);
+    for (std::size_t i = home(addr); table_[i] != kEmpty; i = (i + 1) & (kTable - 1))
+      if (list_[table_[i]] == addr) return table_[i];
     return kNotFound;
+  }
+  // Enters `addr`, which the table does not hold, as the list's `index`-th.
+  // The table holds at most kMaxUses entries, half its slots.
+  void insert_hashed(Addr addr, std::size_t index) {
+    std::size_t i = home(addr);
+    while (table_[i] != kEmpty) i = (i + 1) & (kTable - 1);
+    table_[i] = static_cast<std::uint32_t>(index);
   }
   Addr list_[kMaxUses];
   Addr words_[kMaxUses];
