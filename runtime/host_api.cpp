@@ -183,11 +183,20 @@ void api_operator_writes(const char* name, std::uint64_t stream, std::uint64_t m
 }
 
 const xsc_host_api kHostApi = {
-    XSC_HOST_API_VERSION,     api_intern_frames,  api_intern_deferred,
-    api_alloc,                api_free,           api_free_completed,
-    api_use,                  api_notice,         api_collective,
-    api_set_launch_stack_hook, api_operator_access_wanted, api_enqueue_mark,
-    api_enqueued_since,       api_operator_writes,
+    XSC_HOST_API_VERSION,
+    api_intern_frames,
+    api_intern_deferred,
+    api_alloc,
+    api_free,
+    api_free_completed,
+    api_use,
+    api_notice,
+    api_collective,
+    api_set_launch_stack_hook,
+    api_operator_access_wanted,
+    api_enqueue_mark,
+    api_enqueued_since,
+    api_operator_writes,
 };
 
 std::string own_directory() {

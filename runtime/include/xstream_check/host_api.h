@@ -82,7 +82,8 @@ typedef struct xsc_host_api {
    * `stream`; `mark` is enqueue_mark() at its start. Fed as known writes
    * when the thread enqueued work on `stream` since `mark`, each cut to the
    * tracked allocation that holds it (others are dropped), but for bytes a
-   * copy enqueued since `mark` wrote already. Stack: as for a launch. */
+   * copy enqueued since `mark` wrote already. The stack is taken as for a
+   * kernel launch (through the launch stack hook, as use() does). */
   void (*operator_writes)(const char* name, uint64_t stream, uint64_t mark,
                           const xsc_operator_write* writes, size_t n);
 } xsc_host_api;
