@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
       XSC_EXAMPLE_CHECK(cudaEventDestroy(done_b));
     }
     if (args.mode == "copy" || args.mode == "copy-waits")
-      XSC_EXAMPLE_CHECK(cudaMemcpyAsync(w, host, kWeights * sizeof(float),
-                                        cudaMemcpyHostToDevice, c));  // copy-site
+      XSC_EXAMPLE_CHECK(cudaMemcpyAsync(w, host, kWeights * sizeof(float),  // copy-site
+                                        cudaMemcpyHostToDevice, c));
   }
   XSC_EXAMPLE_CHECK(cudaDeviceSynchronize());
   std::vector<float> sums(kRows);

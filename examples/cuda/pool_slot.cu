@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
           const int other = request % 2;
           if (recorded[other])
             XSC_EXAMPLE_CHECK(cudaStreamWaitEvent(load, read_done[other], 0));
-          XSC_EXAMPLE_CHECK(cudaMemcpyAsync(slot_at(other), host[request], kParamBytes,
-                                            cudaMemcpyHostToDevice, load));  // copy-site: double
+          XSC_EXAMPLE_CHECK(cudaMemcpyAsync(slot_at(other), host[request], kParamBytes,  // copy-site: double
+                                            cudaMemcpyHostToDevice, load));
         }
         read_slot(slot_at(slot), fx, request, compute);
         XSC_EXAMPLE_CHECK(cudaEventRecord(read_done[slot], compute));
