@@ -132,6 +132,9 @@ PROFILE_TOOLS = [
     # PyTorch only: without the allocator adapter (its hooks and the Python
     # stacks of allocations, frees and launches), which misses the bug.
     ("xsc no torch adapter", "", "", {"XSC_TORCH_ADAPTER": "/nonexistent/libxstream_torch.so"}),
+    # PyTorch only: without the operator hook (torch_op_access=0), which
+    # boxes each aten operator's arguments to feed its whole-tensor writes.
+    ("xsc no operator writes", "", "torch_op_access=0", {}),
     # PyTorch only: Python stacks read through the C API (frame objects
     # created as it walks) instead of the interpreter's frame records.
     ("xsc C-API Python frames", "", "", {"XSC_PYTHON_FRAMES": "c-api"}),
@@ -148,7 +151,8 @@ def profile_tools(build, kind):
     lib = os.path.join(build, "lib", "libxstream_check.so")
     tools = []
     for name, mode, options, extra in PROFILE_TOOLS:
-        if ("XSC_TORCH_ADAPTER" in extra or "XSC_PYTHON_FRAMES" in extra) and kind != "torch":
+        torch_only = "XSC_TORCH_ADAPTER" in extra or "XSC_PYTHON_FRAMES" in extra or "torch_" in options
+        if torch_only and kind != "torch":
             continue
         env = {"LD_PRELOAD": lib, "XSC_OPTIONS": "exitcode=0" + (":" + options if options else "")}
         if mode:
