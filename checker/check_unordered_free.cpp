@@ -23,7 +23,7 @@ namespace {
 constexpr std::size_t kMaxPendingLateWaits = 4096;
 
 FindingKey site_key(const FreeInfo& free, const UseInfo& use) {
-  return {FindingKind::kUnorderedFree, free.stack, use.stack, use.name};
+  return {FindingKind::kUnorderedFree, free.stack, use.stack, use.name, free.test};
 }
 
 }  // namespace
@@ -71,6 +71,7 @@ std::uint32_t Checker::Impl::unordered_pair(const Allocation& a, const FreeInfo&
     sites.emplace_back();
     Finding& first = sites.back().first;
     first.kind = FindingKind::kUnorderedFree;
+    first.test = free.test;
     first.alloc = a.info;
     first.free = free;
     first.use = use;

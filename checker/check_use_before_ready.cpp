@@ -6,7 +6,8 @@ namespace xsc {
 
 void Checker::Impl::use_before_ready(const Allocation& a, const Event& e) {
   bool fresh = false;
-  Finding& f = report({FindingKind::kUseBeforeReady, a.info.stack, e.stack, e.name}, &fresh);
+  Finding& f =
+      report({FindingKind::kUseBeforeReady, a.info.stack, e.stack, e.name, current_test}, &fresh);
   if (fresh) {
     f.alloc = a.info;
     f.use = use_info(e);

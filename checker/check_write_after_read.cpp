@@ -68,7 +68,8 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
       if (w.agent == agent || clock.get(w.agent) >= w.epoch || !overlap({w.begin, w.end}, bytes))
         continue;
       bool fresh = false;
-      Finding& f = report({FindingKind::kUseBeforeReady, use.stack, w.use.stack, use.name}, &fresh);
+      Finding& f = report(
+          {FindingKind::kUseBeforeReady, use.stack, w.use.stack, use.name, current_test}, &fresh);
       if (fresh) {
         f.alloc = a.info;
         f.use = use;
@@ -86,7 +87,8 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
       if (!overlap(extent_of(earlier, a), bytes)) continue;
       bool fresh = false;
       Finding& f =
-          report({FindingKind::kWriteAfterRead, use.stack, earlier.stack, use.name}, &fresh);
+          report({FindingKind::kWriteAfterRead, use.stack, earlier.stack, use.name, current_test},
+                 &fresh);
       if (fresh) {
         f.alloc = a.info;
         f.use = use;

@@ -29,6 +29,7 @@ Finding& Checker::Impl::report(const FindingKey& key, bool* fresh) {
   if (inserted) {
     findings.emplace_back();
     findings.back().kind = key.kind;
+    findings.back().test = key.test;
     findings.back().count = 0;
   }
   Finding& f = findings[it->second];
@@ -155,7 +156,7 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
 }
 
 void Checker::Impl::on_free(const Event& e, AgentId thread) {
-  const FreeInfo free = free_info(e);
+  const FreeInfo free = free_info(e, current_test);
   switch (e.free_kind) {
     case FreeKind::kStreamOrdered: {
       // cudaFreeAsync is an op on its stream; that stream's clock after the
@@ -268,6 +269,12 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
 
 void Checker::Impl::on_event(const Event& e) {
   ++events;
+  // A test marker changes no ordering and no agent: the events around it
+  // are checked exactly as if it were not there.
+  if (e.kind == EventKind::kTest) {
+    current_test = e.name;
+    return;
+  }
   // A deferred free whose completion is not the very next event parks.
   if (has_requested && !(e.kind == EventKind::kFreeCompleted && e.addr == requested))
     park_requested();
@@ -344,6 +351,7 @@ void Checker::Impl::on_event(const Event& e) {
       hb.host_action(thread);
       break;
     case EventKind::kThreadName:
+    case EventKind::kTest:  // handled above
       break;
   }
 }

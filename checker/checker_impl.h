@@ -30,6 +30,7 @@ struct FindingKey {
                  // the racing use's stack for a reuse race
   StackId use_stack;  // the use's; for a reuse race, the earlier free's
   NameId use_name;
+  NameId test;   // Finding::test
   bool operator==(const FindingKey&) const = default;
 };
 
@@ -39,6 +40,7 @@ struct FindingKeyHash {
     h = h * 0x9e3779b97f4a7c15ULL + k.site;
     h = h * 0x9e3779b97f4a7c15ULL + k.use_stack;
     h = h * 0x9e3779b97f4a7c15ULL + k.use_name;
+    h = h * 0x9e3779b97f4a7c15ULL + k.test;
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
 };
@@ -90,8 +92,9 @@ inline UseInfo use_info(const Event& e) {
   return u;
 }
 
-inline FreeInfo free_info(const Event& e) {
+inline FreeInfo free_info(const Event& e, NameId test) {
   FreeInfo f;
+  f.test = test;
   f.addr = e.addr;
   f.stream = e.stream;
   f.kind = e.free_kind;
@@ -114,6 +117,9 @@ struct Checker::Impl {
   std::vector<Finding> latent;
   std::uint64_t events = 0;
   bool finished = false;
+  // The test current in the process (kTest); frees and findings judged at
+  // a use without a free are attributed to it.
+  NameId current_test = kNoName;
   VectorClock point;  // scratch ordering point, storage reused
   std::vector<PastUse> carried;  // scratch: uses a freed range carries
   Quarantine::Carried forgotten;  // scratch: what an allocation takes over

@@ -55,8 +55,12 @@ enum class EventKind : std::uint8_t {
   kThreadCreate,    // `thread` starts a thread; event: token
   kThreadStart,     // `thread` begins, started by the kThreadCreate with
                     // the same token
+  // Trace version 3:
+  kTest,            // name: the test now current in the process (a pytest
+                    // node id), kNoName when none is. No ordering effect:
+                    // the frees and uses that follow are attributed to it
 };
-inline constexpr int kNumEventKinds = 18;
+inline constexpr int kNumEventKinds = 19;
 
 enum class StreamFlags : std::uint8_t {
   kBlocking = 0,     // cudaStreamDefault: synchronizes with the legacy stream
@@ -97,7 +101,7 @@ struct Event {
   Addr addr = 0;
   std::uint64_t size = 0;  // bytes; 0 on a kUse means "the whole allocation"
   NameId name = kNoName;   // kernel/op name (kUse), graph (kGraphLaunch),
-                           // thread name (kThreadName)
+                           // thread name (kThreadName), test (kTest)
   std::uint64_t graph = 0; // kUse made by a graph launch: the graph's id
   StreamFlags stream_flags = StreamFlags::kBlocking;  // kStreamCreate
   AllocKind alloc_kind = AllocKind::kStreamOrdered;   // kAlloc

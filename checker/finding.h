@@ -38,6 +38,7 @@ struct FreeInfo {
   bool deferred = false;            // record_stream-style deferred free
   ThreadId thread = 0;
   StackId stack = kNoStack;
+  NameId test = kNoName;            // the test current when it was freed
 };
 
 struct UseInfo {
@@ -94,6 +95,13 @@ struct Finding {
   // Reported as a finding only under strict=1; otherwise counted and
   // written as a note-level result.
   bool latent = false;
+  // The test the finding is attributed to (kNoName: none was current): for
+  // a finding with a free (unordered free, use after free, reuse race) the
+  // test current when the memory was freed, even when the finding was
+  // judged later, at a use; for one without (use before ready, write after
+  // read) the test current at the use. Findings of different tests are
+  // never merged.
+  NameId test = kNoName;
   std::uint64_t count = 1;  // occurrences merged into this finding
 };
 

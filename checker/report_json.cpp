@@ -84,6 +84,12 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
     j["count"] = f.count;
     j["pid"] = ctx.pid;
     if (ctx.rank >= 0) j["rank"] = ctx.rank;
+    // Finding::test says which test: the free's, or the use's without one.
+    if (f.test != kNoName) {
+      j["test"] = std::string(names.get(f.test));
+    } else {
+      j["test"] = nullptr;
+    }
     j["fingerprint"] = fingerprint(f, names, stacks);
     j["site"] = site_text(stacks.frames(primary_stack(f)));
     j["alloc"] = {{"addr", f.alloc.addr},

@@ -190,6 +190,7 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
     // kernel's signature does not mark const).
     result["properties"]["access"] = access_name(f.use.access);
     if (f.has_earlier) result["properties"]["earlierAccess"] = access_name(f.earlier.access);
+    if (f.test != kNoName) result["properties"]["test"] = std::string(names.get(f.test));
     results.push_back(std::move(result));
   }
 

@@ -85,6 +85,7 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
   const StackDepot& stacks = *ctx.stacks;
   out << "==================\n";
   out << "WARNING: xstream-check: " << headline(f.kind) << " (pid=" << ctx.pid << ")\n";
+  if (f.test != kNoName) out << "  test: " << names.get(f.test) << '\n';
   std::string use_text = describe_use(f.use, names);
   switch (f.kind) {
     case FindingKind::kUnorderedFree:

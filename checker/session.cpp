@@ -110,6 +110,34 @@ void Session::on_events(const Event* events, std::size_t count) {
   impl_->checker.on_events(events, count);
 }
 
+std::size_t Session::report_findings(ReportFormat format, std::optional<NameId> test,
+                                     std::size_t first, std::ostream& out) {
+  Impl& s = *impl_;
+  std::string error;
+  if (!s.load_suppressions(&error)) out << "xstream-check: " << error << '\n';
+  std::vector<Finding> shown;
+  std::size_t total = 0;
+  std::uint64_t suppressed = 0;
+  for (const Finding& f : s.checker.findings()) {
+    if (test && f.test != *test) continue;
+    if (s.suppressions.suppresses(f, s.names, s.stacks)) {
+      ++suppressed;
+      continue;
+    }
+    if (total++ >= first) shown.push_back(f);
+  }
+  ReportContext context;
+  context.names = &s.names;
+  context.stacks = &s.stacks;
+  context.pid = static_cast<int>(s.pid);
+  context.rank = s.rank;
+  context.suppressed = suppressed;
+  context.advisory = false;  // the parked-block note belongs to the report at the end
+  context.strict = s.options.strict;
+  write_report(format, shown, context, out);
+  return total;
+}
+
 std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   Impl& s = *impl_;
   s.checker.finish();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -47,6 +48,16 @@ class Session {
   // summary object even when it says zero. Returns the number of findings
   // reported after suppressions.
   std::uint64_t finish(std::ostream& out, CleanText clean_text = CleanText::kSilent);
+
+  // The findings made so far that are attributed to `test` (Finding::test;
+  // nullopt: every finding), from the `first`-th of them on, reported in
+  // `format` with suppressions applied, without ending the session: the
+  // runtime's queries while a test session runs. The checker has not
+  // finished, so a late wait still to come is not named yet and latent frees
+  // are not listed. Returns how many findings are attributed to `test` in
+  // all; the report's closing line counts those it shows.
+  std::size_t report_findings(ReportFormat format, std::optional<NameId> test, std::size_t first,
+                              std::ostream& out);
 
   const Checker& checker() const;
 

@@ -18,8 +18,8 @@ namespace xsc {
 inline constexpr std::string_view kTraceFormatName = "xstream-trace";
 inline constexpr std::uint64_t kTraceVersion = 3;
 // The oldest version a reader still reads (version 1 lacks the host
-// function and thread start kinds, version 2 the operator uses, and
-// nothing else).
+// function and thread start kinds, version 2 the operator uses and the
+// test kind, and nothing else).
 inline constexpr std::uint64_t kOldestTraceVersion = 1;
 
 struct TraceHeader {

@@ -28,6 +28,7 @@ constexpr Table<EventKind, kNumEventKinds> kEventKinds = {{
     {EventKind::kHostFuncDone, "host_func_done"},
     {EventKind::kThreadCreate, "thread_create"},
     {EventKind::kThreadStart, "thread_start"},
+    {EventKind::kTest, "test"},
 }};
 constexpr Table<StreamFlags, 2> kStreamFlags = {{
     {StreamFlags::kBlocking, "blocking"},

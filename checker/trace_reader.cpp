@@ -833,6 +833,11 @@ bool Reader::event(const Fields& f, EventKind kind) {
       e.event = f.e;
       e.stream = f.s;  // host functions: the stream they were enqueued on
       break;
+    case EventKind::kTest:
+      if (version_ < 3)
+        return fail("event kind '" + std::string(what) + "' needs trace version 3");
+      if (!map_name(f.nm, &e.name)) return false;  // absent: no test is current
+      break;
   }
   e.stack = map_stack(f.sk);
   deliver(e);

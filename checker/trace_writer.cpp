@@ -179,6 +179,9 @@ void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot
     case EventKind::kThreadStart:
       field(out, "e", e.event);
       break;
+    case EventKind::kTest:
+      if (e.name != kNoName) field(out, "nm", e.name);
+      break;
   }
   out += "}\n";
   ++events_;

@@ -1,6 +1,9 @@
 // xstream-check merge: fold per-process JSON reports (one per rank under a
-// launcher) into one summary. A finding is identified across processes by
-// its fingerprint, which leaves out addresses, pids and stream handles.
+// launcher, one per pytest-xdist worker) into one summary. A finding is
+// identified across processes by its fingerprint, which leaves out
+// addresses, pids and stream handles, and by the test it is attributed to:
+// the same bug in two tests is two findings, listed under each test.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -23,6 +26,7 @@ struct Origin {
 };
 
 struct MergedFinding {
+  std::string test;  // "" when attributed to none
   std::string kind;
   std::string site;
   std::string fix;
@@ -50,8 +54,8 @@ std::string origin_text(const Origin& o) {
 
 int merge_command(const std::vector<std::string>& args) {
   if (args.empty()) return usage_error("merge needs at least one JSON report (xstream-check merge REPORT.json...)");
-  std::map<std::string, MergedFinding> by_fingerprint;
-  std::vector<std::string> order;  // fingerprints in order of first sight
+  std::map<std::string, MergedFinding> by_key;  // fingerprint and test
+  std::vector<std::string> order;  // keys in order of first sight
   std::uint64_t suppressed = 0;
   std::set<std::string> latent;  // fingerprints of latent free-before-wait
 
@@ -101,11 +105,17 @@ int merge_command(const std::vector<std::string>& args) {
         latent.insert(fp->get<std::string>());
         continue;
       }
-      const std::string key = fp->get<std::string>();
-      auto [it, inserted] = by_fingerprint.try_emplace(key);
+      auto test_it = j.find("test");
+      if (test_it != j.end() && !test_it->is_string() && !test_it->is_null())
+        return fail("finding field 'test' must be a string or null");
+      const std::string test = test_it != j.end() && test_it->is_string() ? test_it->get<std::string>() : "";
+      // A fingerprint is hex digits: a newline cannot occur in it.
+      const std::string key = fp->get<std::string>() + '\n' + test;
+      auto [it, inserted] = by_key.try_emplace(key);
       MergedFinding& m = it->second;
       if (inserted) {
         order.push_back(key);
+        m.test = test;
         m.kind = kind->get<std::string>();
         if (const json* site = text("site")) m.site = site->get<std::string>();
         if (const json* fix = text("fix")) m.fix = fix->get<std::string>();
@@ -117,14 +127,24 @@ int merge_command(const std::vector<std::string>& args) {
     if (!saw_summary) return fail("report has no summary object (truncated?)");
   }
 
+  // The findings of one test together, the tests in order of first sight.
+  std::vector<std::string> tests;
+  for (const std::string& key : order)
+    if (std::find(tests.begin(), tests.end(), by_key[key].test) == tests.end()) tests.push_back(by_key[key].test);
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(tests.begin(), tests.end(), by_key[a].test) <
+           std::find(tests.begin(), tests.end(), by_key[b].test);
+  });
+
   std::cout << "xstream-check: merged " << args.size() << " report(s)\n";
   for (const std::string& key : order) {
-    const MergedFinding& m = by_fingerprint[key];
+    const MergedFinding& m = by_key[key];
     std::cout << "  " << m.kind << ' ' << (m.site.empty() ? "<unknown>" : m.site) << '\n';
+    if (!m.test.empty()) std::cout << "    test: " << m.test << '\n';
     std::cout << "    seen " << m.total << " time(s) in " << m.origins.size() << " process(es): ";
     for (std::size_t i = 0; i < m.origins.size(); ++i) std::cout << (i ? ", " : "") << origin_text(m.origins[i]);
     std::cout << '\n';
-    std::cout << "    fingerprint " << key << '\n';
+    std::cout << "    fingerprint " << key.substr(0, key.find('\n')) << '\n';
     if (!m.fix.empty()) std::cout << "    fix: " << m.fix << '\n';
   }
   std::cout << "xstream-check: " << order.size() << " distinct finding(s) (" << suppressed << " suppressed)";

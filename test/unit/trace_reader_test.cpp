@@ -141,6 +141,7 @@ const std::vector<std::string> kRecords = {
     R"({"t":"use","a":1,"n":2,"s":3,"ac":"read","w":"kernel","nm":99})",
     R"({"t":"use","a":4096,"n":8,"s":32,"ac":"write","w":"op","nm":1})",  // version 3 only
     R"({"t":"teleport"})",
+    R"({"t":"test","nm":1})",  // a version 3 kind in a version 1 trace
     R"({"s":1})",
     "{\"t\":\"wait\",\"s\":1,\"e\":\"\xff\"}",  // not UTF-8
     "{\"t\":\"wait\",\"s\":1,\"e\":\"a\tb\"}",  // a raw tab inside a string

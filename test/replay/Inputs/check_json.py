@@ -4,8 +4,8 @@ documented fields, then exactly one summary object, last.
 
 Usage: check_json.py REPORT
 Prints one line per finding "KIND count=N fp=FINGERPRINT late_wait=yes|no
-reuse=yes|no" (note-level results, latent free-before-wait, start with
-"latent ") and a final "summary findings=N suppressed=M parked=P latent=L"
+reuse=yes|no", with " test=NODEID" for a finding attributed to a test
+(note-level results, latent free-before-wait, start with "latent ") and a final "summary findings=N suppressed=M parked=P latent=L"
 line.
 """
 import json
@@ -13,7 +13,7 @@ import re
 import sys
 
 FINDING_FIELDS = {"kind", "rule", "count", "alloc", "free", "use", "late_wait", "fix", "pid", "fingerprint",
-                  "level", "latent", "reuse"}
+                  "level", "latent", "reuse", "test"}
 SITE_FIELDS = {"addr", "size", "stream", "kind", "thread", "stack"}
 FRAME_FIELDS = {"function", "file", "line", "module", "pc"}
 
@@ -63,10 +63,13 @@ def main():
             fail("level %r" % obj["level"])
         if obj["reuse"] is not None:
             check_stack(obj["reuse"]["use"]["stack"], "reuse.use.stack")
-        print("%s%s count=%d fp=%s late_wait=%s reuse=%s" % (
+        if obj["test"] is not None and not (isinstance(obj["test"], str) and obj["test"]):
+            fail("test %r is neither null nor a test's name" % obj["test"])
+        print("%s%s count=%d fp=%s late_wait=%s reuse=%s%s" % (
             "latent " if obj["level"] == "note" else "", obj["kind"], obj["count"],
             obj["fingerprint"], "yes" if obj["late_wait"] else "no",
-            "yes" if obj["reuse"] else "no"))
+            "yes" if obj["reuse"] else "no",
+            " test=" + obj["test"] if obj["test"] is not None else ""))
     s = objs[-1]["summary"]
     errors = sum(1 for o in objs[:-1] if o["level"] == "error")
     notes = len(objs) - 1 - errors

@@ -467,6 +467,57 @@ def use_before_ready():
     return tr
 
 
+def test_markers():
+    """A pytest session under the runtime: a `test` marker names each test
+    as it starts, and none after the last. Findings are attributed to the
+    test current at the free: test_buggy and its second parameter free the
+    block before the producer waits (the same stacks in both), test_late's
+    free is judged only in test_next, which reuses the block, test_clean
+    stays on one stream, and the session's own teardown has a finding
+    outside any test."""
+    tr = Trace("python3 -m pytest tests/test_pipe.py", pid=7001)
+    tr.lines[0]["version"] = 3
+    P, C = AG, 0x2200
+    py = "/src/tests/test_pipe.py"
+
+    def st(*frames):
+        return [(fn, py, line) for fn, line in frames]
+
+    def test(nodeid):
+        tr.ev("test", nm=tr.name(nodeid)) if nodeid else tr.ev("test")
+
+    def unordered_free(block, free_stack):
+        tr.ev("alloc", st(("gather", 10)), a=block, n=MiB, s=P, ak="caching")
+        tr.use(block, MiB, C, "read", "matmul", st(("consume", 20)))
+        tr.ev("free", free_stack, a=block, s=P, fk="caching")
+
+    def reuse(block, stack):
+        tr.ev("alloc", stack, a=block, n=MiB, s=P, ak="caching")
+        tr.use(block, MiB, P, "write", "fill", stack)
+
+    tr.ev("stream_create", st(("session", 1)), s=C, fl="non_blocking")
+    for nodeid in ("tests/test_pipe.py::test_buggy[1]", "tests/test_pipe.py::test_buggy[2]"):
+        test(nodeid)
+        unordered_free(BLOCK_A, st(("test_buggy", 31)))
+        reuse(BLOCK_A, st(("gather", 11), ("test_buggy", 32)))
+        tr.ev("device_sync", st(("test_buggy", 33)))
+        tr.ev("free", st(("test_buggy", 34)), a=BLOCK_A, s=P, fk="caching")
+    test("tests/test_pipe.py::test_late")
+    unordered_free(BLOCK_B, st(("test_late", 41)))
+    test("tests/test_pipe.py::test_next")
+    reuse(BLOCK_B, st(("gather", 11), ("test_next", 51)))
+    tr.ev("device_sync", st(("test_next", 52)))
+    test("tests/test_pipe.py::test_clean")
+    tr.ev("alloc", st(("gather", 10)), a=BLOCK_C, n=MiB, s=P, ak="caching")
+    tr.use(BLOCK_C, MiB, P, "read", "matmul", st(("consume", 20)))
+    tr.ev("free", st(("test_clean", 61)), a=BLOCK_C, s=P, fk="caching")
+    reuse(BLOCK_C, st(("gather", 11), ("test_clean", 62)))
+    test(None)
+    unordered_free(BLOCK_D, st(("session_teardown", 90)))
+    reuse(BLOCK_D, st(("gather", 11), ("session_teardown", 91)))
+    return tr
+
+
 def collective_graph():
     # A collective and a graph-launched kernel; exercises the remaining kinds.
     tr = Trace("collective_graph", pid=6007)
@@ -830,6 +881,7 @@ TRACES = {
     "use_after_free.jsonl": use_after_free,
     "use_before_ready.jsonl": use_before_ready,
     "collective_graph.jsonl": collective_graph,
+    "test_markers.jsonl": test_markers,
     "two_allocations.jsonl": two_allocations,
 }
 
@@ -841,6 +893,8 @@ MALFORMED = {
     "header_not_object.jsonl": b'[1,2,3]\n',
     "bad_version.jsonl": b'{"format":"xstream-trace","version":4,"pid":1}\n',
     "v2_kind_in_v1.jsonl": b'{"format":"xstream-trace","version":1,"pid":1}\n{"t":"thread_start","e":5}\n',
+    "v3_kind_in_v2.jsonl": (b'{"format":"xstream-trace","version":2,"pid":1}\n'
+                            b'{"t":"name","id":1,"str":"t.py::test_x"}\n{"t":"test","nm":1}\n'),
     "version_type.jsonl": b'{"format":"xstream-trace","version":"1","pid":1}\n',
     "missing_pid.jsonl": b'{"format":"xstream-trace","version":1}\n',
     "truncated.jsonl": (HEADER + '{"t":"stream_create","s":1,"fl":"blocking"}\n{"t":"alloc","a":4096,"n":').encode(),
