@@ -290,6 +290,7 @@ void Locked::emit(Event event) {
     case EventKind::kThreadName:
     case EventKind::kStreamCreate:
     case EventKind::kStreamDestroy:
+    case EventKind::kTest:
       break;
     default:
       note_stream(*this, event.stream);

@@ -20,6 +20,17 @@
  * library loaded later, e.g. through CUDA_INJECTION64_PATH, cannot satisfy
  * references the dynamic linker already resolved to null).
  *
+ * Test attribution, for test runners (the pytest plugin calls these through
+ * ctypes; docs/pytest.md):
+ *
+ *   XSC_SET_CURRENT_TEST(id);                the test now running in this
+ *                                            process (NULL or "": none).
+ *                                            Findings whose free comes
+ *                                            later are attributed to it
+ *   xsc_findings_report(id, fmt, first, &n)  the report of the findings made
+ *                                            so far that are attributed to
+ *                                            test `id`
+ *
  * C and C++; no CUDA header needed (cudaStream_t is a struct CUstream_st*).
  */
 #ifndef XSTREAM_CHECK_ANNOTATIONS_H
@@ -54,6 +65,26 @@ void xsc_annotate_free(void* ptr, struct CUstream_st* stream) XSC_ANNOTATION_WEA
 void xsc_annotate_use(void* ptr, size_t size, struct CUstream_st* stream,
                       int is_write) XSC_ANNOTATION_WEAK;
 
+/* Makes `test_id` (a pytest node id, say) the test current in the process,
+ * process-wide: every thread's frees from now on are attributed to it, and
+ * so are findings made at a use that has no free (docs/rules.md). NULL or
+ * "" makes no test current. The marker is an event of its own, recorded in
+ * traces, so a replay attributes findings the same way. Returns 0, or -1
+ * when checking is off. */
+int xsc_set_current_test(const char* test_id) XSC_ANNOTATION_WEAK;
+
+/* The report of the findings made so far that are attributed to test
+ * `test_id` (NULL: every finding), from the `first`-th such finding on
+ * (0-based, in the order they were found), in `format`: "text" (NULL),
+ * "json" or "sarif", suppressions applied. The checking goes on, and the
+ * report at exit still covers every finding. Stores how many findings are
+ * attributed to `test_id` in all in *total (when total is not NULL).
+ * Returns a string to release with xsc_release_report, or NULL when checking
+ * is off or `format` is unknown. */
+char* xsc_findings_report(const char* test_id, const char* format, size_t first,
+                          size_t* total) XSC_ANNOTATION_WEAK;
+void xsc_release_report(char* report) XSC_ANNOTATION_WEAK;
+
 /* Non-zero when the runtime is loaded and the annotations reach it. */
 XSC_ANNOTATION_INLINE int XSC_ANNOTATIONS_ENABLED(void) { return xsc_annotate_alloc != NULL; }
 
@@ -68,6 +99,10 @@ XSC_ANNOTATION_INLINE void XSC_ANNOTATE_FREE(void* ptr, struct CUstream_st* stre
 XSC_ANNOTATION_INLINE void XSC_ANNOTATE_USE(void* ptr, size_t size, struct CUstream_st* stream,
                                     int is_write) {
   if (xsc_annotate_use != NULL) xsc_annotate_use(ptr, size, stream, is_write);
+}
+
+XSC_ANNOTATION_INLINE int XSC_SET_CURRENT_TEST(const char* test_id) {
+  return xsc_set_current_test != NULL ? xsc_set_current_test(test_id) : -1;
 }
 
 #ifdef __cplusplus
