@@ -7,7 +7,10 @@ Layout of an installed package (pyproject.toml, CMake's install rules):
     xstream_check/lib/libxstream_check.so the runtime it preloads
     xstream_check/lib/libxstream_torch.so the PyTorch adapter, if built
     xstream_check/lib/xstream_check/      libdw, libelf, libunwind copies
-The command finds the runtime as ../lib/libxstream_check.so from itself."""
+The command finds the runtime as ../lib/libxstream_check.so from itself.
+XSC_PROGRAM and XSC_RUNTIME_LIBRARY name another command and runtime (a
+build tree's, with python/ on PYTHONPATH); the command itself honours
+XSC_RUNTIME_LIBRARY the same way."""
 import os
 import sys
 
@@ -15,7 +18,12 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def binary_path():
-    return os.path.join(PACKAGE_DIR, "bin", "xstream-check")
+    return os.environ.get("XSC_PROGRAM") or os.path.join(PACKAGE_DIR, "bin", "xstream-check")
+
+
+def runtime_library_path():
+    return (os.environ.get("XSC_RUNTIME_LIBRARY")
+            or os.path.join(PACKAGE_DIR, "lib", "libxstream_check.so"))
 
 
 def build_info():
