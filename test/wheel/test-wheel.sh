@@ -4,7 +4,9 @@
 # install it into a fresh venv with --no-deps, and from there replay the
 # bundled PyTorch trace through the console script and python -m
 # xstream_check; check the report, exit status 66, and what the package
-# installed (the runtime found by `run`, the flake8 entry point).
+# installed (the runtime found by `run`, the flake8 entry point); then run
+# the pytest plugin's suite (test/wheel/plugin) from that venv, with pytest
+# and pytest-xdist installed there from PyPI.
 # Without a torch at build time the wheel has no adapter; --version says so.
 # XSC_TEST_WHEEL=FILE checks a wheel built earlier instead of building one.
 set -euo pipefail
@@ -75,4 +77,31 @@ from importlib.metadata import entry_points
 (ep,) = [e for e in entry_points(group="flake8.extension") if e.name == "XSC"]
 assert ep.load().__name__ == "XscChecker", ep
 PY
+# pytest --xstream-check from the installed package, through its pytest11
+# entry point: the plugin's suite, copied out of the source tree so that
+# nothing comes from python/. pytest is needed; without pytest-xdist the
+# suite's xdist test is skipped, and said so here.
+"$work/env/bin/python" -m pip install -q pytest > pip-pytest.log 2>&1 \
+  || { cat pip-pytest.log >&2; fail "cannot install pytest from PyPI"; }
+xdist=yes
+if ! "$work/env/bin/python" -m pip install -q pytest-xdist > pip-xdist.log 2>&1; then
+  xdist=no
+  echo "test-wheel: UNSUPPORTED: pytest-xdist cannot be installed ($(tail -1 pip-xdist.log));" \
+       "the plugin's xdist test is skipped"
+fi
+"$work/env/bin/python" - <<'PY' || fail "pytest11 entry point"
+from importlib.metadata import entry_points
+(ep,) = [e for e in entry_points(group="pytest11") if e.value == "xstream_check.pytest_plugin"]
+assert ep.load().__name__ == "xstream_check.pytest_plugin", ep
+PY
+cp -r "$root/test/wheel/plugin" "$work/plugin"
+rc=0
+(cd "$work/plugin" && env -u XSC_RUNTIME_LIBRARY -u XSC_PROGRAM -u XSC_OPTIONS -u LD_PRELOAD \
+   "$work/env/bin/python" -m pytest -p no:cacheprovider -q -rs --basetemp="$work/pytest-tmp" \
+   test_pytest_plugin.py) > plugin.out 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat plugin.out >&2; fail "the pytest plugin's suite (exit $rc)"; }
+if [ $xdist = yes ] && grep -q "skipped" plugin.out; then
+  cat plugin.out >&2; fail "the plugin's xdist test was skipped although pytest-xdist is installed"
+fi
+echo "test-wheel: pytest plugin: $(tail -1 plugin.out)"
 echo "test-wheel: PASS"
