@@ -27,7 +27,8 @@ if [ "${XSC_SKIP_SANITIZE:-0}" != 1 ]; then
 fi
 
 # Stage 3, the pip route: a wheel built from scratch, installed into a fresh
-# venv, replaying the bundled trace (test/wheel/test-wheel.sh; minutes on two
+# venv, replaying the bundled trace and running the pytest plugin's suite
+# with pytest-xdist from there (test/wheel/test-wheel.sh; minutes on two
 # cores). XSC_SKIP_WHEEL=1 skips it.
 if [ "${XSC_SKIP_WHEEL:-0}" != 1 ]; then
   bash "$root/test/wheel/test-wheel.sh" || status=1
