@@ -19,7 +19,7 @@
 #      test_waits_before_del passes; again with -n 2 when pytest-xdist is
 #      installed.
 # Writes $OUT/summary.txt (one line per check, PASS or FAIL last) and each
-# step's log to $OUT (default gpu-check-out). Exit status 0 when every check
+# step's log to $OUT (default build-gpu/check). Exit status 0 when every check
 # passed, 1 when one failed, 2 on bad usage.
 set -uo pipefail
 
@@ -31,7 +31,7 @@ if [ -z "$wheel" ] || [ ! -f "$wheel" ]; then
 fi
 wheel=$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")
 python=${PYTHON:-python3}
-out=${OUT:-$root/gpu-check-out}
+out=${OUT:-$root/build-gpu/check}
 mkdir -p "$out"
 summary=$out/summary.txt
 : > "$summary"
