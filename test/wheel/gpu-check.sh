@@ -127,7 +127,7 @@ run_pytest() {  # $1: name of the run, then pytest's extra arguments
   got=$(verdict "$out/$name.xml" 2>&1)
   check "$name: only the buggy test fails, with the report (del at line $del_line)" \
     "$([ "$got" = "$expected" ]; echo $?)" "$got"
-  grep -q "^  test_pipeline_pytest.py::test_freed_before_the_default_stream_waits: 1 finding(s)$" "$out/$name.log"
+  grep -Eq "^  test_pipeline_pytest.py::test_freed_before_the_default_stream_waits: [0-9]+ finding\(s\)$" "$out/$name.log"
   check "$name: the summary lists the finding under the buggy test" $? "see $name.log"
   tar -czf "$out/$name-reports.tar.gz" -C "$work" "reports-$name" 2> /dev/null || true
 }
