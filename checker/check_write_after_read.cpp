@@ -8,7 +8,9 @@
 // the checker sees: a copy's destination, an annotated write, a host write,
 // and a PyTorch operator's argument that its schema marks written
 // (`Tensor(a!)`, e.g. aten::add_'s self), fed at the operator's return on
-// the stream its kernels went to (runtime/torch/operator_access.cpp).
+// the stream its kernels went to (runtime/torch/operator_access.cpp); and
+// the C matrix of a cuBLAS GEMM, over the bytes it certainly wrote, fed
+// the same way (runtime/cublas.cpp).
 //
 // Not a collective's receive buffer: in a DDP run on the H200 a kernel on
 // the default stream read parameters written by the initial ncclBcast with

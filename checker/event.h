@@ -82,9 +82,11 @@ enum class FreeKind : std::uint8_t {
 enum class Access : std::uint8_t { kRead, kWrite, kUnknown };
 
 // What a kUse is, for reports ("kernel foo", "memcpy D2D", "ncclAllGather").
-// kOperator (trace version 3): a PyTorch operator's tensor argument, its
-// direction from the operator's schema ("aten::add_"), fed when the
-// operator returns, on the stream its kernels went to.
+// kOperator (trace version 3): a library operation's operand, its direction
+// known from the operation's definition, fed when the operation returns, on
+// the stream its kernels went to: a PyTorch operator's tensor argument, from
+// its schema ("aten::add_"), or a cuBLAS GEMM's matrix ("cublasGemmEx",
+// runtime/cublas.cpp).
 enum class UseWhat : std::uint8_t {
   kKernel, kMemcpy, kMemset, kCollective, kAnnotated, kHostAccess, kOperator,
 };

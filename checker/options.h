@@ -40,6 +40,10 @@ struct Options {
   // wrote (its schema's in-place self and out= arguments) as known writes
   // (the runtime only; docs/pytorch.md).
   bool torch_op_access = true;
+  // cublas_access=0|1: the runtime feeds what cuBLAS GEMMs read and wrote
+  // (A and B read, C written, dense extents only) as uses on the handle's
+  // stream, the write a known write (runtime/cublas.cpp, docs/rules.md).
+  bool cublas_access = true;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

@@ -1,0 +1,477 @@
+// cuBLAS GEMMs as known reads and writes.
+//
+// The runtime defines cublasSgemm_v2, cublasDgemm_v2, cublasHgemm,
+// cublasGemmEx, cublasSgemmStridedBatched and cublasGemmStridedBatchedEx;
+// preloaded, it shadows libcublas's. Each forwards to the real function with
+// its arguments untouched and returns its status untouched. After a call
+// that succeeded (its kernels are enqueued by then) it feeds what the GEMM
+// certainly touched, on the handle's stream, named after the call:
+//   C = alpha * op(A) * op(B) + beta * C
+// A and B are read when k > 0 and alpha != 0; C is read when beta != 0 and
+// written unless BLAS's quick return applies (m or n is 0, or beta == 1 and
+// alpha or k is 0: nothing is touched then). The write is a known write
+// (docs/rules.md): it feeds use-before-ready and write-after-read, so
+// every byte claimed must be one the GEMM writes.
+//
+// Extents (column-major, leading dimension ld, per operand):
+//   - ld == rows: the matrix is dense, rows * cols elements; a strided
+//     batch whose stride is exactly that adds up to one dense run of
+//     batchCount matrices, any other stride (0 for a broadcast operand, a
+//     gap between matrices) claims the first matrix only;
+//   - ld > rows: the first column only (rows elements). The rest of the
+//     matrix is interleaved with bytes the call does not touch (C is then
+//     a block of a bigger matrix whose other columns' tails belong to
+//     someone else); the first column is exactly written, and it is where
+//     a kernel reading C through its base pointer is placed (a kernel use
+//     counts as the bytes at its pointer).
+// Reads follow the same rule: a read claimed over bytes it never touched
+// could meet a later known write there as a false write-after-read.
+//
+// Fed nothing: scalars in device memory (CUBLAS_POINTER_MODE_DEVICE: alpha
+// and beta cannot be read here, so neither the quick return nor the read
+// of C can be decided), compute or data types not listed below (complex,
+// integer compute, 4- and 6-bit types), a call that failed, and cuBLAS
+// calls made from inside another interposed one (one call, one feed).
+// Nothing either when the bytes lie outside every tracked allocation.
+//
+// The real functions are found the way the NCCL interposers find theirs
+// (runtime/nccl/real_symbol.h): libcublas may have come in as a dependency
+// of a library dlopen()ed with RTLD_LOCAL (torch's), out of RTLD_NEXT's
+// reach. Without cublas_v2.h at build time this file compiles to nothing.
+#if __has_include(<cublas_v2.h>)
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "runtime/nccl/real_symbol.h"
+#include "runtime/rtl.h"
+
+#define XSC_CUBLAS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace xsc::rt {
+namespace {
+
+using nccl::RealSymbol;
+
+RealSymbol real_Sgemm{"cublasSgemm_v2"};
+RealSymbol real_Dgemm{"cublasDgemm_v2"};
+RealSymbol real_Hgemm{"cublasHgemm"};
+RealSymbol real_GemmEx{"cublasGemmEx"};
+RealSymbol real_SgemmStridedBatched{"cublasSgemmStridedBatched"};
+RealSymbol real_GemmStridedBatchedEx{"cublasGemmStridedBatchedEx"};
+RealSymbol real_GetStream{"cublasGetStream_v2"};
+RealSymbol real_GetPointerMode{"cublasGetPointerMode_v2"};
+
+void report_missing(const char* name) {
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!said.insert(name).second) return;
+  std::fprintf(stderr,
+               "xstream-check: %s called but no loaded library defines it; returning "
+               "CUBLAS_STATUS_NOT_INITIALIZED\n",
+               name);
+}
+
+template <typename Fn, typename... Args>
+cublasStatus_t call_real(RealSymbol& symbol, Args... args) {
+  Fn fn = symbol.get<Fn>();
+  if (fn == nullptr) {
+    report_missing(symbol.name());
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  }
+  return fn(args...);
+}
+
+// Interposed cuBLAS calls in progress on this thread: a GEMM that libcublas
+// implements by calling another exported GEMM is fed once, by the outer one.
+constinit thread_local int cublas_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+class OuterCall {
+ public:
+  OuterCall() : outer_(cublas_depth++ == 0) {}
+  ~OuterCall() { --cublas_depth; }
+  OuterCall(const OuterCall&) = delete;
+  OuterCall& operator=(const OuterCall&) = delete;
+  bool outer() const { return outer_; }
+
+ private:
+  bool outer_;
+};
+
+bool wanted() { return enabled() && options().cublas_access; }
+
+// ---- scalars ----------------------------------------------------------------
+
+enum class ScalarType { kUnknown, kHalf, kFloat, kDouble };
+// What the GEMM does depends only on whether alpha is 0 and beta 0 or 1.
+enum class Scalar { kZero, kOne, kOther };
+
+// cublasGemmEx's table: the scale type of each compute type. Others
+// (integer compute, emulations) are left out.
+ScalarType scale_type(cublasComputeType_t compute) {
+  switch (compute) {
+    case CUBLAS_COMPUTE_16F:
+    case CUBLAS_COMPUTE_16F_PEDANTIC:
+      return ScalarType::kHalf;
+    case CUBLAS_COMPUTE_32F:
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return ScalarType::kFloat;
+    case CUBLAS_COMPUTE_64F:
+    case CUBLAS_COMPUTE_64F_PEDANTIC:
+      return ScalarType::kDouble;
+    default:
+      return ScalarType::kUnknown;
+  }
+}
+
+// A host scalar's value class; false when it cannot be told.
+bool classify(const void* p, ScalarType type, Scalar* out) {
+  if (p == nullptr) return false;
+  switch (type) {
+    case ScalarType::kHalf: {
+      std::uint16_t bits = 0;
+      std::memcpy(&bits, p, sizeof bits);
+      *out = (bits & 0x7fffu) == 0 ? Scalar::kZero : bits == 0x3c00u ? Scalar::kOne : Scalar::kOther;
+      return true;
+    }
+    case ScalarType::kFloat: {
+      float v = 0;
+      std::memcpy(&v, p, sizeof v);
+      *out = v == 0.0f ? Scalar::kZero : v == 1.0f ? Scalar::kOne : Scalar::kOther;
+      return true;
+    }
+    case ScalarType::kDouble: {
+      double v = 0;
+      std::memcpy(&v, p, sizeof v);
+      *out = v == 0.0 ? Scalar::kZero : v == 1.0 ? Scalar::kOne : Scalar::kOther;
+      return true;
+    }
+    case ScalarType::kUnknown:
+      break;
+  }
+  return false;
+}
+
+// Bytes per element of a real data type; 0 for the ones left out (complex
+// types, whose scalars are pairs, and sub-byte types).
+std::uint64_t element_size(cudaDataType type) {
+  switch (type) {
+    case CUDA_R_8I:
+    case CUDA_R_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
+      return 1;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+      return 2;
+    case CUDA_R_32F:
+    case CUDA_R_32I:
+      return 4;
+    case CUDA_R_64F:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// ---- the call -----------------------------------------------------------------
+
+struct Matrix {
+  const void* addr = nullptr;
+  std::int64_t ld = 0;
+  std::int64_t stride = 0;  // elements between batch members
+  std::uint64_t element = 0;
+};
+
+struct Gemm {
+  const char* name = nullptr;
+  cublasHandle_t handle = nullptr;
+  cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  const void* alpha = nullptr;
+  const void* beta = nullptr;
+  ScalarType scalar = ScalarType::kUnknown;
+  Matrix a, b, c;
+};
+
+// The bytes from the matrix's start that the call certainly touches, as
+// one run (the file comment): 0 when there are none or they cannot be told.
+std::uint64_t known_run(const Matrix& x, std::int64_t rows, std::int64_t cols,
+                        std::int64_t batch) {
+  if (x.addr == nullptr || x.element == 0 || rows <= 0 || cols <= 0 || batch <= 0 ||
+      x.ld < rows)
+    return 0;
+  // No valid call spans more than 2^56 bytes; a product beyond means
+  // arguments the call rejected, or that this arithmetic cannot hold.
+  constexpr unsigned __int128 kMax = static_cast<unsigned __int128>(1) << 56;
+  if (x.ld != rows) return static_cast<std::uint64_t>(rows) * x.element;
+  unsigned __int128 elements = static_cast<unsigned __int128>(rows) * cols;
+  if (batch > 1 && static_cast<unsigned __int128>(x.stride) == elements && x.stride > 0)
+    elements *= static_cast<unsigned __int128>(batch);
+  const unsigned __int128 bytes = elements * x.element;
+  return bytes > kMax ? 0 : static_cast<std::uint64_t>(bytes);
+}
+
+struct Touch {
+  Addr addr = 0;
+  std::uint64_t bytes = 0;
+  Access access = Access::kUnknown;
+};
+
+// What the call touched, in the order fed: reads first, then the write.
+int touches(const Gemm& g, Touch out[4]) {
+  if (g.m <= 0 || g.n <= 0 || g.k < 0 || g.batch <= 0) return 0;
+  Scalar alpha = Scalar::kOther, beta = Scalar::kOther;
+  if (!classify(g.alpha, g.scalar, &alpha) || !classify(g.beta, g.scalar, &beta)) return 0;
+  // BLAS's quick return: C = 1 * C, nothing read or written.
+  if (beta == Scalar::kOne && (alpha == Scalar::kZero || g.k == 0)) return 0;
+  int n = 0;
+  auto add = [&](const Matrix& x, std::int64_t rows, std::int64_t cols, Access access) {
+    const std::uint64_t bytes = known_run(x, rows, cols, g.batch);
+    if (bytes != 0) out[n++] = {reinterpret_cast<Addr>(x.addr), bytes, access};
+  };
+  if (g.k > 0 && alpha != Scalar::kZero) {
+    const bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
+    add(g.a, ta ? g.k : g.m, ta ? g.m : g.k, Access::kRead);
+    add(g.b, tb ? g.n : g.k, tb ? g.k : g.n, Access::kRead);
+  }
+  if (beta != Scalar::kZero) add(g.c, g.m, g.n, Access::kRead);
+  add(g.c, g.m, g.n, Access::kWrite);
+  return n;
+}
+
+// The handle's stream, asked of the real library; false when it cannot say.
+bool handle_stream(cublasHandle_t handle, StreamId* out) {
+  using Fn = cublasStatus_t (*)(cublasHandle_t, cudaStream_t*);
+  Fn fn = real_GetStream.get<Fn>();
+  cudaStream_t stream = nullptr;
+  if (fn == nullptr || fn(handle, &stream) != CUBLAS_STATUS_SUCCESS) return false;
+  *out = resolve(reinterpret_cast<std::uint64_t>(stream), /*per_thread_default=*/false);
+  return true;
+}
+
+bool host_scalars(cublasHandle_t handle) {
+  using Fn = cublasStatus_t (*)(cublasHandle_t, cublasPointerMode_t*);
+  Fn fn = real_GetPointerMode.get<Fn>();
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_DEVICE;
+  return fn != nullptr && fn(handle, &mode) == CUBLAS_STATUS_SUCCESS &&
+         mode == CUBLAS_POINTER_MODE_HOST;
+}
+
+// Keeps the touches that lie in tracked allocations, each cut at its
+// allocation's end (the checker judges nothing else). True when a stack
+// is wanted: as for operators' writes (operator_uses.cpp), not for uses of
+// caching blocks on their own allocation stream that no other stream took
+// part in, which launches and operators feed without one.
+bool keep_tracked(Locked& locked, StreamId stream, Touch* t, int* n) {
+  const Checker& checker = locked.session().checker();
+  bool stack = captures_underway(locked);
+  int kept = 0;
+  for (int i = 0; i < *n; ++i) {
+    AllocInfo alloc;
+    bool carries_past_uses = false;
+    if (!checker.lookup_allocation(t[i].addr, &alloc, &carries_past_uses)) continue;
+    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
+    if (t[i].addr >= end) continue;
+    if (t[i].bytes > end - t[i].addr) t[i].bytes = end - t[i].addr;
+    stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
+            alloc.stream != stream;
+    t[kept++] = t[i];
+  }
+  *n = kept;
+  return stack;
+}
+
+void emit_touches(Locked& locked, const char* name, StreamId stream, const Touch* t, int n,
+                  StackId stack) {
+  Event event;
+  event.kind = EventKind::kUse;
+  event.stream = stream;
+  event.what = UseWhat::kOperator;
+  event.stack = stack;
+  event.name = locked.session().names().intern(name);
+  for (int i = 0; i < n; ++i) {
+    event.addr = t[i].addr;
+    event.size = t[i].bytes;
+    event.access = t[i].access;
+    locked.emit(event);
+  }
+}
+
+void feed(const Gemm& g) {
+  // Asked now, outside any CUPTI callback, through the real library. In
+  // device pointer mode `alpha` and `beta` are device addresses: nothing
+  // is fed, before they are read.
+  if (!host_scalars(g.handle)) return;
+  Touch t[4];
+  int n = touches(g, t);
+  if (n == 0) return;
+  StreamId stream = kLegacyStream;
+  if (!handle_stream(g.handle, &stream)) return;
+  {
+    Locked locked;
+    if (!locked) return;
+    if (!keep_tracked(locked, stream, t, &n)) {
+      if (n != 0) emit_touches(locked, g.name, stream, t, n, kNoStack);
+      return;
+    }
+  }
+  // Never under the session lock: a Python stack takes the GIL.
+  const StackId stack = capture_launch_stack();
+  Locked locked;
+  if (locked) emit_touches(locked, g.name, stream, t, n, stack);
+}
+
+void feed_after(cublasStatus_t status, bool outer, const Gemm& g) {
+  if (status == CUBLAS_STATUS_SUCCESS && outer) feed(g);
+}
+
+}  // namespace
+}  // namespace xsc::rt
+
+using xsc::rt::Gemm;
+using xsc::rt::OuterCall;
+using xsc::rt::ScalarType;
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                                cublasOperation_t transb, int m, int n, int k,
+                                                const float* alpha, const float* A, int lda,
+                                                const float* B, int ldb, const float* beta,
+                                                float* C, int ldc) {
+  using Fn = decltype(&cublasSgemm_v2);
+  if (!xsc::rt::wanted())
+    return xsc::rt::call_real<Fn>(xsc::rt::real_Sgemm, handle, transa, transb, m, n, k, alpha, A,
+                                  lda, B, ldb, beta, C, ldc);
+  const OuterCall call;
+  const cublasStatus_t status = xsc::rt::call_real<Fn>(
+      xsc::rt::real_Sgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  Gemm g{"cublasSgemm_v2", handle, transa, transb, m, n, k, 1, alpha, beta, ScalarType::kFloat,
+         {A, lda, 0, 4}, {B, ldb, 0, 4}, {C, ldc, 0, 4}};
+  xsc::rt::feed_after(status, call.outer(), g);
+  return status;
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                                cublasOperation_t transb, int m, int n, int k,
+                                                const double* alpha, const double* A, int lda,
+                                                const double* B, int ldb, const double* beta,
+                                                double* C, int ldc) {
+  using Fn = decltype(&cublasDgemm_v2);
+  if (!xsc::rt::wanted())
+    return xsc::rt::call_real<Fn>(xsc::rt::real_Dgemm, handle, transa, transb, m, n, k, alpha, A,
+                                  lda, B, ldb, beta, C, ldc);
+  const OuterCall call;
+  const cublasStatus_t status = xsc::rt::call_real<Fn>(
+      xsc::rt::real_Dgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  Gemm g{"cublasDgemm_v2", handle, transa, transb, m, n, k, 1, alpha, beta, ScalarType::kDouble,
+         {A, lda, 0, 8}, {B, ldb, 0, 8}, {C, ldc, 0, 8}};
+  xsc::rt::feed_after(status, call.outer(), g);
+  return status;
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
+                                             cublasOperation_t transb, int m, int n, int k,
+                                             const __half* alpha, const __half* A, int lda,
+                                             const __half* B, int ldb, const __half* beta,
+                                             __half* C, int ldc) {
+  using Fn = decltype(&cublasHgemm);
+  if (!xsc::rt::wanted())
+    return xsc::rt::call_real<Fn>(xsc::rt::real_Hgemm, handle, transa, transb, m, n, k, alpha, A,
+                                  lda, B, ldb, beta, C, ldc);
+  const OuterCall call;
+  const cublasStatus_t status = xsc::rt::call_real<Fn>(
+      xsc::rt::real_Hgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  Gemm g{"cublasHgemm", handle, transa, transb, m, n, k, 1, alpha, beta, ScalarType::kHalf,
+         {A, lda, 0, 2}, {B, ldb, 0, 2}, {C, ldc, 0, 2}};
+  xsc::rt::feed_after(status, call.outer(), g);
+  return status;
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                                              cublasOperation_t transb, int m, int n, int k,
+                                              const void* alpha, const void* A, cudaDataType Atype,
+                                              int lda, const void* B, cudaDataType Btype, int ldb,
+                                              const void* beta, void* C, cudaDataType Ctype,
+                                              int ldc, cublasComputeType_t computeType,
+                                              cublasGemmAlgo_t algo) {
+  using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                int, const void*, const void*, cudaDataType, int, const void*,
+                                cudaDataType, int, const void*, void*, cudaDataType, int,
+                                cublasComputeType_t, cublasGemmAlgo_t);
+  if (!xsc::rt::wanted())
+    return xsc::rt::call_real<Fn>(xsc::rt::real_GemmEx, handle, transa, transb, m, n, k, alpha, A,
+                                  Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType,
+                                  algo);
+  const OuterCall call;
+  const cublasStatus_t status =
+      xsc::rt::call_real<Fn>(xsc::rt::real_GemmEx, handle, transa, transb, m, n, k, alpha, A,
+                             Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+  // A complex C has complex scalars: left out along with every type that
+  // has no size here (element_size 0 stops known_run).
+  Gemm g{"cublasGemmEx", handle, transa, transb, m, n, k, 1, alpha, beta,
+         xsc::rt::element_size(Ctype) != 0 ? xsc::rt::scale_type(computeType) : ScalarType::kUnknown,
+         {A, lda, 0, xsc::rt::element_size(Atype)}, {B, ldb, 0, xsc::rt::element_size(Btype)},
+         {C, ldc, 0, xsc::rt::element_size(Ctype)}};
+  xsc::rt::feed_after(status, call.outer(), g);
+  return status;
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb,
+    long long int strideB, const float* beta, float* C, int ldc, long long int strideC,
+    int batchCount) {
+  using Fn = decltype(&cublasSgemmStridedBatched);
+  if (!xsc::rt::wanted())
+    return xsc::rt::call_real<Fn>(xsc::rt::real_SgemmStridedBatched, handle, transa, transb, m, n,
+                                  k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                                  strideC, batchCount);
+  const OuterCall call;
+  const cublasStatus_t status = xsc::rt::call_real<Fn>(
+      xsc::rt::real_SgemmStridedBatched, handle, transa, transb, m, n, k, alpha, A, lda, strideA,
+      B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+  Gemm g{"cublasSgemmStridedBatched", handle, transa, transb, m, n, k, batchCount, alpha, beta,
+         ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4}, {C, ldc, strideC, 4}};
+  xsc::rt::feed_after(status, call.outer(), g);
+  return status;
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA,
+    const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C,
+    cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
+    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                int, const void*, const void*, cudaDataType, int, long long int,
+                                const void*, cudaDataType, int, long long int, const void*, void*,
+                                cudaDataType, int, long long int, int, cublasComputeType_t,
+                                cublasGemmAlgo_t);
+  if (!xsc::rt::wanted())
+    return xsc::rt::call_real<Fn>(xsc::rt::real_GemmStridedBatchedEx, handle, transa, transb, m,
+                                  n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB,
+                                  beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+  const OuterCall call;
+  const cublasStatus_t status = xsc::rt::call_real<Fn>(
+      xsc::rt::real_GemmStridedBatchedEx, handle, transa, transb, m, n, k, alpha, A, Atype, lda,
+      strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType,
+      algo);
+  Gemm g{"cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, batchCount, alpha, beta,
+         xsc::rt::element_size(Ctype) != 0 ? xsc::rt::scale_type(computeType) : ScalarType::kUnknown,
+         {A, lda, strideA, xsc::rt::element_size(Atype)},
+         {B, ldb, strideB, xsc::rt::element_size(Btype)},
+         {C, ldc, strideC, xsc::rt::element_size(Ctype)}};
+  xsc::rt::feed_after(status, call.outer(), g);
+  return status;
+}
+
+#endif  // __has_include(<cublas_v2.h>)
