@@ -170,8 +170,10 @@ std::string_view cuda_frame_role(const Frame& frame) {
   const std::string_view fn = frame.function;
   const std::string_view file = frame.file;
   const std::string_view module = base_name(frame.module);
-  // nvcc's generated launch stubs, and the file it generates them in.
-  if (fn.find("__device_stub__") != std::string_view::npos || ends_with(file, ".cudafe1.stub.c"))
+  // nvcc's generated launch stubs, the file it generates them in, and the
+  // toolkit's launch helper they inline (crt/device_functions.h).
+  if (fn.find("__device_stub__") != std::string_view::npos || ends_with(file, ".cudafe1.stub.c") ||
+      starts_with(fn, "__cudaLaunchKernel") || ends_with(file, "crt/device_functions.h"))
     return "kernel launch stub";
   if (starts_with(module, "libcuda.so")) return "CUDA driver";
   if (starts_with(module, "libcudart")) return "CUDA runtime";
@@ -190,11 +192,29 @@ std::string_view cuda_frame_role(const Frame& frame) {
   return "";
 }
 
+std::vector<std::string_view> frame_roles(const std::vector<Frame>& frames) {
+  std::vector<std::string_view> roles(frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    roles[i] = cuda_frame_role(frames[i]);
+    // A launch stub inlined into the kernel's host-side function (the
+    // function nvcc generates under the kernel's name, at the kernel's
+    // line): that function, the stub's caller at the same pc, is the stub
+    // too. Only for stubs: a CUDA runtime template inlined into the user's
+    // function leaves the user's function the user's.
+    if (i > 0 && roles[i].empty() && frames[i].pc != 0 && frames[i].pc == frames[i - 1].pc &&
+        frames[i].module == frames[i - 1].module &&
+        frames[i - 1].function.find("__device_stub__") != std::string::npos)
+      roles[i] = "kernel launch stub";
+  }
+  return roles;
+}
+
 std::size_t locating_frame(const std::vector<Frame>& frames) {
+  const std::vector<std::string_view> roles = frame_roles(frames);
   for (std::size_t i = 0; i < frames.size(); ++i)
-    if (!frames[i].file.empty() && cuda_frame_role(frames[i]).empty()) return i;
+    if (!frames[i].file.empty() && roles[i].empty()) return i;
   for (std::size_t i = 0; i < frames.size(); ++i)
-    if (cuda_frame_role(frames[i]).empty()) return i;
+    if (roles[i].empty()) return i;
   for (std::size_t i = 0; i < frames.size(); ++i)
     if (!frames[i].file.empty()) return i;
   return 0;

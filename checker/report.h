@@ -73,6 +73,9 @@ std::size_t locating_frame(const std::vector<Frame>& frames);
 // What an API frame is, for marking it in a stack: "CUDA runtime", "CUDA
 // driver", "kernel launch stub", "annotation"; empty for the user's frames.
 std::string_view cuda_frame_role(const Frame& frame);
+// Each frame's role in `frames`: cuda_frame_role, and a kernel's host-side
+// function that nvcc's launch stub was inlined into is a launch stub too.
+std::vector<std::string_view> frame_roles(const std::vector<Frame>& frames);
 // The number of latent free-before-wait sites in `context` (0 when none).
 std::uint64_t latent_sites(const ReportContext& context);
 // ", K latent free-before-wait (strict=1 reports them)" when there are

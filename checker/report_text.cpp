@@ -21,9 +21,10 @@ void print_stack(std::ostream& out, const StackDepot& stacks, StackId id) {
     out << "    <no stack recorded>\n";
     return;
   }
+  const std::vector<std::string_view> roles = frame_roles(frames);
   for (std::size_t i = 0; i < frames.size(); ++i) {
     out << "    #" << i << ' ' << frame_text(frames[i]);
-    const std::string_view role = cuda_frame_role(frames[i]);
+    const std::string_view role = roles[i];
     if (!role.empty()) out << " [" << role << ']';
     out << '\n';
   }
