@@ -44,9 +44,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <set>
-#include <string>
 
 #include "runtime/nccl/real_symbol.h"
 #include "runtime/rtl.h"
@@ -67,22 +64,11 @@ RealSymbol real_GemmStridedBatchedEx{"cublasGemmStridedBatchedEx"};
 RealSymbol real_GetStream{"cublasGetStream_v2"};
 RealSymbol real_GetPointerMode{"cublasGetPointerMode_v2"};
 
-void report_missing(const char* name) {
-  static std::mutex mu;
-  static std::set<std::string> said;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!said.insert(name).second) return;
-  std::fprintf(stderr,
-               "xstream-check: %s called but no loaded library defines it; returning "
-               "CUBLAS_STATUS_NOT_INITIALIZED\n",
-               name);
-}
-
 template <typename Fn, typename... Args>
 cublasStatus_t call_real(RealSymbol& symbol, Args... args) {
   Fn fn = symbol.get<Fn>();
   if (fn == nullptr) {
-    report_missing(symbol.name());
+    nccl::report_missing_symbol(symbol.name(), "CUBLAS_STATUS_NOT_INITIALIZED");
     return CUBLAS_STATUS_NOT_INITIALIZED;
   }
   return fn(args...);

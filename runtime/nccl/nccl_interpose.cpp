@@ -53,7 +53,7 @@ template <typename Fn, typename... Args>
 ncclResult_t call_real(RealSymbol& symbol, Args... args) {
   Fn fn = symbol.get<Fn>();
   if (fn == nullptr) {
-    report_missing_symbol(symbol.name());
+    report_missing_symbol(symbol.name(), "ncclSystemError");
     return ncclSystemError;
   }
   return fn(args...);

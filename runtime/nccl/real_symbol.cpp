@@ -68,15 +68,13 @@ void* find_real_symbol(const char* name) {
   return state.found;
 }
 
-void report_missing_symbol(const char* name) {
+void report_missing_symbol(const char* name, const char* returning) {
   static std::mutex mu;
   static std::set<std::string> said;
   std::lock_guard<std::mutex> lock(mu);
   if (!said.insert(name).second) return;
-  std::fprintf(stderr,
-               "xstream-check: %s called but no loaded library defines it; returning "
-               "ncclSystemError\n",
-               name);
+  std::fprintf(stderr, "xstream-check: %s called but no loaded library defines it; returning %s\n",
+               name, returning);
 }
 
 }  // namespace xsc::nccl

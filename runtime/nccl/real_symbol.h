@@ -42,7 +42,9 @@ class RealSymbol {
   std::atomic<void*> cached_{nullptr};
 };
 
-// Says once per entry point, on stderr, that the real function is missing.
-void report_missing_symbol(const char* name);
+// Says once per entry point, on stderr, that the real function is missing
+// and what the interposer returns instead (`returning`, e.g.
+// "ncclSystemError").
+void report_missing_symbol(const char* name, const char* returning);
 
 }  // namespace xsc::nccl
