@@ -29,8 +29,7 @@
 #include <cublas_v2.h>
 #include <cupti.h>
 
-int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
-                    const void* params, void* result);
+#include "fake_cuda_calls.h"
 void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
 
 struct fake_cublas_call {
@@ -43,20 +42,6 @@ struct fake_cublas_call {
 extern struct fake_cublas_call fake_cublas_last;
 size_t fake_cublas_handle_size(void);
 
-static cudaError_t rt_ok = cudaSuccess;
-static CUresult drv_ok = CUDA_SUCCESS;
-
-static void runtime_call(CUpti_CallbackId cbid, const void* params) {
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 0, params, &rt_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 1, params, &rt_ok);
-}
-
-static cudaStream_t make_stream(uintptr_t handle) {
-  cudaStream_t stream = (cudaStream_t)handle;
-  cudaStreamCreateWithFlags_v5000_params p = {&stream, cudaStreamNonBlocking};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &p);
-  return stream;
-}
 
 static char* device_alloc(uintptr_t at, size_t size) {
   void* ptr = (void*)at;

@@ -20,23 +20,8 @@
 
 #include <cupti.h>
 
-int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
-                    const void* params, void* result);
+#include "fake_cuda_calls.h"
 
-static cudaError_t rt_ok = cudaSuccess;
-static CUresult drv_ok = CUDA_SUCCESS;
-
-static void runtime_call(CUpti_CallbackId cbid, const void* params) {
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 0, params, &rt_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 1, params, &rt_ok);
-}
-
-static cudaStream_t make_stream(uintptr_t handle) {
-  cudaStream_t stream = (cudaStream_t)handle;
-  cudaStreamCreateWithFlags_v5000_params p = {&stream, cudaStreamNonBlocking};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &p);
-  return stream;
-}
 
 static int kernel_handle;
 

@@ -1,0 +1,30 @@
+/* What the programs run against the stand-in CUPTI (fake_cupti.c) share:
+ * a runtime API call delivered at its entry and its exit, as CUPTI delivers
+ * it, and a non-blocking stream created at a chosen handle. Each program
+ * includes it once, after <cupti.h>. */
+#ifndef XSC_TEST_FAKE_CUDA_CALLS_H
+#define XSC_TEST_FAKE_CUDA_CALLS_H
+
+#include <stdint.h>
+
+#include <cupti.h>
+
+int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
+                    const void* params, void* result);
+
+static cudaError_t rt_ok = cudaSuccess;
+static CUresult drv_ok = CUDA_SUCCESS;
+
+static inline void runtime_call(CUpti_CallbackId cbid, const void* params) {
+  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 0, params, &rt_ok);
+  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 1, params, &rt_ok);
+}
+
+static inline cudaStream_t make_stream(uintptr_t handle) {
+  cudaStream_t stream = (cudaStream_t)handle;
+  cudaStreamCreateWithFlags_v5000_params p = {&stream, cudaStreamNonBlocking};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &p);
+  return stream;
+}
+
+#endif
