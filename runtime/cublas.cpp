@@ -317,15 +317,43 @@ void feed(const Gemm& g) {
   if (locked) emit_touches(locked, g.name, stream, t, n, stack);
 }
 
-void feed_after(cublasStatus_t status, bool outer, const Gemm& g) {
-  if (status == CUBLAS_STATUS_SUCCESS && outer) feed(g);
+// Calls the real entry point with the arguments unchanged. When checking,
+// feeds what `describe()` says the call touched, once the outermost
+// interposed call has succeeded (its kernels are enqueued by then).
+template <typename Fn, typename Describe, typename... Args>
+cublasStatus_t interpose(RealSymbol& real, Describe describe, Args... args) {
+  if (!wanted()) return call_real<Fn>(real, args...);
+  const OuterCall call;
+  const cublasStatus_t status = call_real<Fn>(real, args...);
+  if (status == CUBLAS_STATUS_SUCCESS && call.outer()) feed(describe());
+  return status;
+}
+
+// cublas[SDH]gemm: one element type for the scalars and all three matrices.
+template <typename Fn, typename T>
+cublasStatus_t typed_gemm(RealSymbol& real, const char* name, ScalarType scalar,
+                          cublasHandle_t handle, cublasOperation_t transa,
+                          cublasOperation_t transb, int m, int n, int k, const T* alpha,
+                          const T* A, int lda, const T* B, int ldb, const T* beta, T* C, int ldc) {
+  const auto describe = [&] {
+    return Gemm{name, handle, transa, transb, m, n, k, 1, alpha, beta, scalar,
+                {A, lda, 0, sizeof(T)}, {B, ldb, 0, sizeof(T)}, {C, ldc, 0, sizeof(T)}};
+  };
+  return interpose<Fn>(real, describe, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
+                       beta, C, ldc);
+}
+
+// The scale type of an Ex call: a complex C has complex scalars, left out
+// along with every type that has no size here (element_size 0 stops
+// known_run).
+ScalarType ex_scalar(cudaDataType c_type, cublasComputeType_t compute) {
+  return element_size(c_type) != 0 ? scale_type(compute) : ScalarType::kUnknown;
 }
 
 }  // namespace
 }  // namespace xsc::rt
 
 using xsc::rt::Gemm;
-using xsc::rt::OuterCall;
 using xsc::rt::ScalarType;
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
@@ -333,17 +361,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOpe
                                                 const float* alpha, const float* A, int lda,
                                                 const float* B, int ldb, const float* beta,
                                                 float* C, int ldc) {
-  using Fn = decltype(&cublasSgemm_v2);
-  if (!xsc::rt::wanted())
-    return xsc::rt::call_real<Fn>(xsc::rt::real_Sgemm, handle, transa, transb, m, n, k, alpha, A,
-                                  lda, B, ldb, beta, C, ldc);
-  const OuterCall call;
-  const cublasStatus_t status = xsc::rt::call_real<Fn>(
-      xsc::rt::real_Sgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  Gemm g{"cublasSgemm_v2", handle, transa, transb, m, n, k, 1, alpha, beta, ScalarType::kFloat,
-         {A, lda, 0, 4}, {B, ldb, 0, 4}, {C, ldc, 0, 4}};
-  xsc::rt::feed_after(status, call.outer(), g);
-  return status;
+  return xsc::rt::typed_gemm<decltype(&cublasSgemm_v2)>(
+      xsc::rt::real_Sgemm, "cublasSgemm_v2", ScalarType::kFloat, handle, transa, transb, m, n, k,
+      alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
@@ -351,17 +371,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOpe
                                                 const double* alpha, const double* A, int lda,
                                                 const double* B, int ldb, const double* beta,
                                                 double* C, int ldc) {
-  using Fn = decltype(&cublasDgemm_v2);
-  if (!xsc::rt::wanted())
-    return xsc::rt::call_real<Fn>(xsc::rt::real_Dgemm, handle, transa, transb, m, n, k, alpha, A,
-                                  lda, B, ldb, beta, C, ldc);
-  const OuterCall call;
-  const cublasStatus_t status = xsc::rt::call_real<Fn>(
-      xsc::rt::real_Dgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  Gemm g{"cublasDgemm_v2", handle, transa, transb, m, n, k, 1, alpha, beta, ScalarType::kDouble,
-         {A, lda, 0, 8}, {B, ldb, 0, 8}, {C, ldc, 0, 8}};
-  xsc::rt::feed_after(status, call.outer(), g);
-  return status;
+  return xsc::rt::typed_gemm<decltype(&cublasDgemm_v2)>(
+      xsc::rt::real_Dgemm, "cublasDgemm_v2", ScalarType::kDouble, handle, transa, transb, m, n, k,
+      alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
@@ -369,17 +381,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperat
                                              const __half* alpha, const __half* A, int lda,
                                              const __half* B, int ldb, const __half* beta,
                                              __half* C, int ldc) {
-  using Fn = decltype(&cublasHgemm);
-  if (!xsc::rt::wanted())
-    return xsc::rt::call_real<Fn>(xsc::rt::real_Hgemm, handle, transa, transb, m, n, k, alpha, A,
-                                  lda, B, ldb, beta, C, ldc);
-  const OuterCall call;
-  const cublasStatus_t status = xsc::rt::call_real<Fn>(
-      xsc::rt::real_Hgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  Gemm g{"cublasHgemm", handle, transa, transb, m, n, k, 1, alpha, beta, ScalarType::kHalf,
-         {A, lda, 0, 2}, {B, ldb, 0, 2}, {C, ldc, 0, 2}};
-  xsc::rt::feed_after(status, call.outer(), g);
-  return status;
+  return xsc::rt::typed_gemm<decltype(&cublasHgemm)>(
+      xsc::rt::real_Hgemm, "cublasHgemm", ScalarType::kHalf, handle, transa, transb, m, n, k,
+      alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -393,22 +397,15 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOpera
                                 int, const void*, const void*, cudaDataType, int, const void*,
                                 cudaDataType, int, const void*, void*, cudaDataType, int,
                                 cublasComputeType_t, cublasGemmAlgo_t);
-  if (!xsc::rt::wanted())
-    return xsc::rt::call_real<Fn>(xsc::rt::real_GemmEx, handle, transa, transb, m, n, k, alpha, A,
-                                  Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType,
-                                  algo);
-  const OuterCall call;
-  const cublasStatus_t status =
-      xsc::rt::call_real<Fn>(xsc::rt::real_GemmEx, handle, transa, transb, m, n, k, alpha, A,
-                             Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-  // A complex C has complex scalars: left out along with every type that
-  // has no size here (element_size 0 stops known_run).
-  Gemm g{"cublasGemmEx", handle, transa, transb, m, n, k, 1, alpha, beta,
-         xsc::rt::element_size(Ctype) != 0 ? xsc::rt::scale_type(computeType) : ScalarType::kUnknown,
-         {A, lda, 0, xsc::rt::element_size(Atype)}, {B, ldb, 0, xsc::rt::element_size(Btype)},
-         {C, ldc, 0, xsc::rt::element_size(Ctype)}};
-  xsc::rt::feed_after(status, call.outer(), g);
-  return status;
+  using xsc::rt::element_size;
+  const auto describe = [&] {
+    return Gemm{"cublasGemmEx", handle, transa, transb, m, n, k, 1, alpha, beta,
+                xsc::rt::ex_scalar(Ctype, computeType), {A, lda, 0, element_size(Atype)},
+                {B, ldb, 0, element_size(Btype)}, {C, ldc, 0, element_size(Ctype)}};
+  };
+  return xsc::rt::interpose<Fn>(xsc::rt::real_GemmEx, describe, handle, transa, transb, m, n, k,
+                                alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                                computeType, algo);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
@@ -416,19 +413,14 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
     const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb,
     long long int strideB, const float* beta, float* C, int ldc, long long int strideC,
     int batchCount) {
-  using Fn = decltype(&cublasSgemmStridedBatched);
-  if (!xsc::rt::wanted())
-    return xsc::rt::call_real<Fn>(xsc::rt::real_SgemmStridedBatched, handle, transa, transb, m, n,
-                                  k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
-                                  strideC, batchCount);
-  const OuterCall call;
-  const cublasStatus_t status = xsc::rt::call_real<Fn>(
-      xsc::rt::real_SgemmStridedBatched, handle, transa, transb, m, n, k, alpha, A, lda, strideA,
-      B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-  Gemm g{"cublasSgemmStridedBatched", handle, transa, transb, m, n, k, batchCount, alpha, beta,
-         ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4}, {C, ldc, strideC, 4}};
-  xsc::rt::feed_after(status, call.outer(), g);
-  return status;
+  const auto describe = [&] {
+    return Gemm{"cublasSgemmStridedBatched", handle, transa, transb, m, n, k, batchCount, alpha,
+                beta, ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4},
+                {C, ldc, strideC, 4}};
+  };
+  return xsc::rt::interpose<decltype(&cublasSgemmStridedBatched)>(
+      xsc::rt::real_SgemmStridedBatched, describe, handle, transa, transb, m, n, k, alpha, A, lda,
+      strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
@@ -442,22 +434,17 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                                 const void*, cudaDataType, int, long long int, const void*, void*,
                                 cudaDataType, int, long long int, int, cublasComputeType_t,
                                 cublasGemmAlgo_t);
-  if (!xsc::rt::wanted())
-    return xsc::rt::call_real<Fn>(xsc::rt::real_GemmStridedBatchedEx, handle, transa, transb, m,
-                                  n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB,
-                                  beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-  const OuterCall call;
-  const cublasStatus_t status = xsc::rt::call_real<Fn>(
-      xsc::rt::real_GemmStridedBatchedEx, handle, transa, transb, m, n, k, alpha, A, Atype, lda,
-      strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType,
-      algo);
-  Gemm g{"cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, batchCount, alpha, beta,
-         xsc::rt::element_size(Ctype) != 0 ? xsc::rt::scale_type(computeType) : ScalarType::kUnknown,
-         {A, lda, strideA, xsc::rt::element_size(Atype)},
-         {B, ldb, strideB, xsc::rt::element_size(Btype)},
-         {C, ldc, strideC, xsc::rt::element_size(Ctype)}};
-  xsc::rt::feed_after(status, call.outer(), g);
-  return status;
+  using xsc::rt::element_size;
+  const auto describe = [&] {
+    return Gemm{"cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, batchCount, alpha,
+                beta, xsc::rt::ex_scalar(Ctype, computeType),
+                {A, lda, strideA, element_size(Atype)}, {B, ldb, strideB, element_size(Btype)},
+                {C, ldc, strideC, element_size(Ctype)}};
+  };
+  return xsc::rt::interpose<Fn>(xsc::rt::real_GemmStridedBatchedEx, describe, handle, transa,
+                                transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                                strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType,
+                                algo);
 }
 
 #endif  // __has_include(<cublas_v2.h>)
