@@ -63,20 +63,6 @@ static void reduce(const void* in, cudaStream_t stream) {
   fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
 }
 
-static void upload(void* dst, cudaStream_t stream) {
-  static float host[1024];
-  cudaMemcpyAsync_v3020_params p = {dst, host, sizeof host, cudaMemcpyHostToDevice, stream};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
-}
-
-static void order(cudaStream_t waiter, cudaStream_t after) {
-  cudaEvent_t event = (cudaEvent_t)(uintptr_t)0xe000;
-  cudaEventRecord_v3020_params r = {event, after};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, &r);
-  cudaStreamWaitEvent_v3020_params w = {waiter, event, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &w);
-}
-
 static void report(cublasStatus_t status, const char* name, int m, int n, int k, const void* alpha,
                    const void* a, int lda, const void* b, int ldb, const void* beta, void* c,
                    int ldc) {

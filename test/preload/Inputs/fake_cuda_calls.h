@@ -1,7 +1,8 @@
 /* What the programs run against the stand-in CUPTI (fake_cupti.c) share:
  * a runtime API call delivered at its entry and its exit, as CUPTI delivers
- * it, and a non-blocking stream created at a chosen handle. Each program
- * includes it once, after <cupti.h>. */
+ * it, a non-blocking stream created at a chosen handle, a host-to-device
+ * copy and an event hand-off between two streams. Each program includes it
+ * once, after <cupti.h>. */
 #ifndef XSC_TEST_FAKE_CUDA_CALLS_H
 #define XSC_TEST_FAKE_CUDA_CALLS_H
 
@@ -25,6 +26,22 @@ static inline cudaStream_t make_stream(uintptr_t handle) {
   cudaStreamCreateWithFlags_v5000_params p = {&stream, cudaStreamNonBlocking};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, &p);
   return stream;
+}
+
+/* cudaMemcpyAsync of 4 KiB from the host to `dst` on `stream`. */
+static inline void upload(void* dst, cudaStream_t stream) {
+  static float host[1024];
+  cudaMemcpyAsync_v3020_params p = {dst, host, sizeof host, cudaMemcpyHostToDevice, stream};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
+}
+
+/* `waiter` waits on an event recorded on `after`. */
+static inline void order(cudaStream_t waiter, cudaStream_t after) {
+  cudaEvent_t event = (cudaEvent_t)(uintptr_t)0xe000;
+  cudaEventRecord_v3020_params r = {event, after};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, &r);
+  cudaStreamWaitEvent_v3020_params w = {waiter, event, 0};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &w);
 }
 
 #endif

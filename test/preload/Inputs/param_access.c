@@ -66,20 +66,6 @@ static void fill(float* x, cudaStream_t stream) {
   launch(&fill_fn, params, stream);
 }
 
-static void upload(float* dst, cudaStream_t stream) {
-  static float host[1024];
-  cudaMemcpyAsync_v3020_params p = {dst, host, sizeof host, cudaMemcpyHostToDevice, stream};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
-}
-
-static void order(cudaStream_t waiter, cudaStream_t after) {
-  cudaEvent_t event = (cudaEvent_t)(uintptr_t)0xe000;
-  cudaEventRecord_v3020_params r = {event, after};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, &r);
-  cudaStreamWaitEvent_v3020_params w = {waiter, event, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &w);
-}
-
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: param_access MODE\n");
