@@ -5,27 +5,20 @@
 //    of the same bytes (a copy into a slot a kernel may still read).
 //
 // Known writes are the ones whose direction is certain and whose ordering
-// the checker sees: a copy's destination, an annotated write, a host write,
-// and a PyTorch operator's argument that its schema marks written
-// (`Tensor(a!)`, e.g. aten::add_'s self), fed at the operator's return on
-// the stream its kernels went to (runtime/torch/operator_access.cpp); and
-// the C matrix of a cuBLAS GEMM, over the bytes it certainly wrote, fed
-// the same way (runtime/cublas.cpp).
-//
-// Not a collective's receive buffer: in a DDP run on the H200 a kernel on
-// the default stream read parameters written by the initial ncclBcast with
-// no wait the checker saw, in a correct program. That run had one rank, the
-// broadcast's root, for which NCCL only reads the buffer; the runtime
-// labelled it a write on every rank, which it no longer does (runtime/nccl/
-// nccl_interpose.cpp). That is the likely cause, not a confirmed one (the
-// DDP and FSDP1 traces of test/replay/corpus.test, recorded later, replay
-// with no finding with receive buffers counted, root label and all): until
-// a multi-rank run shows receive buffers ordered the way the checker sees
-// them, they keep their "write" label in reports but are not known writes.
-// Not a memset: cuDNN clears a buffer with a memset on a stream of its own
-// that nothing the checker sees orders with the default-stream kernels
-// reading it (docs/rules.md), so counting memsets would be a false report
-// in every program using cuDNN's batch norm.
+// the checker sees, over bytes known exactly: a copy's destination, a
+// memset, a collective's receive buffer (NCCL's receive side, on the ranks
+// that certainly receive: runtime/nccl/nccl_interpose.cpp), an annotated
+// write, a host write, and a PyTorch operator's argument that its schema
+// marks written (`Tensor(a!)`, e.g. aten::add_'s self), fed at the
+// operator's return on the stream its kernels went to (runtime/torch/
+// operator_access.cpp); and the outputs of cuBLAS calls, over the bytes
+// they certainly wrote, fed the same way (runtime/cublas.cpp).
+// A memset or collective of unknown extent (a 2D memset, a collective whose
+// element type or rank count NCCL could not tell) is not a known write: its
+// use stands for the whole allocation, more bytes than it may write.
+// cuDNN's handle creation clears a buffer with a memset that nothing
+// orders with the kernels reading it later: a real race inside the library,
+// suppressed by default (checker/builtin_suppressions.cpp).
 // Not a kernel's argument, even one its signature marks const: that makes
 // it a read (launch.cpp), and a write is never inferred from a signature.
 // A kernel's pointer argument gives no extent, so a kernel use counts as
@@ -55,9 +48,20 @@ Extent extent_of(const UseInfo& u, const Allocation& a) {
 bool overlap(Extent x, Extent y) { return x.begin < y.end && y.begin < x.end; }
 
 bool known_write(const UseInfo& u) {
-  return u.access == Access::kWrite &&
-         (u.what == UseWhat::kMemcpy || u.what == UseWhat::kAnnotated ||
-          u.what == UseWhat::kHostAccess || u.what == UseWhat::kOperator);
+  if (u.access != Access::kWrite) return false;
+  switch (u.what) {
+    case UseWhat::kMemcpy:
+    case UseWhat::kAnnotated:
+    case UseWhat::kHostAccess:
+    case UseWhat::kOperator:
+      return true;
+    case UseWhat::kMemset:
+    case UseWhat::kCollective:
+      return u.size != 0;
+    case UseWhat::kKernel:
+      break;
+  }
+  return false;
 }
 
 }  // namespace

@@ -44,6 +44,10 @@ struct Options {
   // (A and B read, C written, dense extents only) as uses on the handle's
   // stream, the write a known write (runtime/cublas.cpp, docs/rules.md).
   bool cublas_access = true;
+  // builtin_suppressions=0|1: apply the suppressions the checker ships for
+  // races inside libraries that no user can fix (checker/
+  // builtin_suppressions.cpp); their findings count as suppressed.
+  bool builtin_suppressions = true;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

@@ -9,6 +9,7 @@
 
 #include "checker/log_path.h"
 #include "checker/report.h"
+#include "checker/builtin_suppressions.h"
 #include "checker/suppressions.h"
 #include "checker/timeline.h"
 #include "checker/trace.h"
@@ -57,6 +58,9 @@ struct Session::Impl {
   bool load_suppressions(std::string* error) {
     if (suppressions_loaded) return true;
     suppressions_loaded = true;
+    if (options.builtin_suppressions &&
+        !suppressions.parse(builtin_suppressions(), "builtin suppressions", error))
+      return false;
     if (options.suppressions.empty()) return true;
     return suppressions.load_file(options.suppressions, error);
   }

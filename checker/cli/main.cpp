@@ -35,14 +35,17 @@ constexpr const char* kUsage =
     "options (XSC_OPTIONS=\"name=value:...\" or --name=value):\n"
     "  report=text|json|sarif  suppressions=FILE  log_path=PREFIX  record=TRACE\n"
     "  exitcode=N  advisory=0|1  stack_depth=N  verbosity=N\n"
-    "  use_after_free=0|1  use_before_ready=0|1  reuse_race=0|1\n"
+    "  use_after_free=0|1  use_before_ready=0|1  reuse_race=0|1  write_after_read=0|1\n"
+    "  builtin_suppressions=0|1 (races inside libraries no user can fix, counted\n"
+    "                           as suppressed; default 1)\n"
     "  strict=0|1 (every free before a wait is a finding, not only those whose\n"
     "             memory this run used again while the use could still run)\n"
     "  timeline=DIR (a picture of each finding: DIR/finding-N.svg, and\n"
     "               DIR/finding-N.json for Perfetto or chrome://tracing)\n"
     "  launch_callbacks=auto|runtime|driver (run only)\n"
     "  torch_op_access=0|1 (run only: what PyTorch operators write, from their\n"
-    "                      schemas, counts as known writes; default 1)\n";
+    "                      schemas, counts as known writes; default 1)\n"
+    "  cublas_access=0|1 (run only: what cuBLAS calls read and write; default 1)\n";
 
 }  // namespace
 

@@ -12,7 +12,10 @@
 
 namespace xsc::nccl {
 
-enum class Access : int { kRead = 0, kWrite = 1 };  // XSC_ACCESS_* values
+// XSC_ACCESS_* values. kUnknown: a buffer NCCL may or may not write on this
+// rank (a rooted call on a rank NCCL could not name): a write the checker
+// must not count as certain.
+enum class Access : int { kRead = 0, kWrite = 1, kUnknown = 2 };
 
 struct BufferUse {
   std::uint64_t addr = 0;

@@ -159,7 +159,10 @@ XSC_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff,
   // (sendbuff == recvbuff) the root just sends.
   int rank = comm_rank(comm);
   if (rank < 0 || rank == root) add_use(&call, sendbuff, bytes, Access::kRead);
-  if (rank != root || recvbuff != sendbuff) add_use(&call, recvbuff, bytes, Access::kWrite);
+  if (recvbuff != sendbuff || (rank >= 0 && rank != root))
+    add_use(&call, recvbuff, bytes, Access::kWrite);
+  else if (rank < 0)
+    add_use(&call, recvbuff, bytes, Access::kUnknown);
   submit(std::move(call));
   return result;
 }
@@ -170,12 +173,14 @@ XSC_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t 
   ncclResult_t result = call_real<Fn>(real_Bcast, buff, count, datatype, root, comm, stream);
   if (!enqueued(result) || count == 0 || !checking()) return result;
   // In place by definition: the root sends its buffer (a read), every
-  // other rank receives into it (a write); a rank NCCL cannot tell, a write.
-  // (Labelled a write on the root too, the initial broadcast of a
-  // single-rank DDP run looked like a write of the parameters the default
-  // stream then read unordered: see checker/check_write_after_read.cpp.)
+  // other rank receives into it (a write); on a rank NCCL cannot tell, it
+  // may be either. (Labelled a write on the root too, the initial
+  // broadcast of a single-rank DDP run looked like a write of the
+  // parameters the default stream then read unordered.)
   CollectiveCall call = make_call("ncclBcast", stream);
-  const Access access = comm_rank(comm) == root ? Access::kRead : Access::kWrite;
+  const int rank = comm_rank(comm);
+  const Access access =
+      rank < 0 ? Access::kUnknown : rank == root ? Access::kRead : Access::kWrite;
   add_use(&call, buff, span_bytes(count, datatype), access);
   submit(std::move(call));
   return result;
@@ -194,7 +199,8 @@ XSC_NCCL_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, si
   add_use(&call, sendbuff, bytes, Access::kRead);
   // recvbuff is written on the root only (and may be NULL elsewhere).
   int rank = comm_rank(comm);
-  if (rank < 0 || rank == root) add_use(&call, recvbuff, bytes, Access::kWrite);
+  if (rank == root) add_use(&call, recvbuff, bytes, Access::kWrite);
+  else if (rank < 0) add_use(&call, recvbuff, bytes, Access::kUnknown);
   submit(std::move(call));
   return result;
 }
@@ -250,8 +256,9 @@ XSC_NCCL_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, si
   CollectiveCall call = make_call("ncclGather", stream);
   add_use(&call, sendbuff, span_bytes(count, datatype), Access::kRead);
   int rank = comm_rank(comm);
-  if (rank < 0 || rank == root) {
-    add_use(&call, recvbuff, span_bytes(count, datatype, comm_ranks(comm)), Access::kWrite);
+  if (rank == root || rank < 0) {
+    add_use(&call, recvbuff, span_bytes(count, datatype, comm_ranks(comm)),
+            rank < 0 ? Access::kUnknown : Access::kWrite);
   }
   submit(std::move(call));
   return result;

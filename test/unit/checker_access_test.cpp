@@ -108,11 +108,31 @@ TEST_F(AccessTest, OperatorWriteOrderedByWaitIsNoFinding) {
   EXPECT_EQ(findings(), 0u);
 }
 
-TEST_F(AccessTest, MemsetsAndCollectiveReceivesAreNotKnownWrites) {
-  // Both were false reports on real programs (docs/rules.md).
+TEST_F(AccessTest, MemsetIsAKnownWrite) {
+  // A memset on stream A, read on stream B with no wait.
   feed(Write(UseWhat::kMemset, kA, 2));
   feed(Kernel(kB, Access::kRead, 3));
+  ASSERT_EQ(findings(), 1u);
+  EXPECT_EQ(checker.findings()[0].kind, FindingKind::kUseBeforeReady);
+  EXPECT_EQ(checker.findings()[0].earlier.what, UseWhat::kMemset);
+}
+
+TEST_F(AccessTest, CollectiveReceiveIsAKnownWrite) {
+  // The default stream reads the buffer, then a collective receives into
+  // it on stream A with no wait: the write lands under the pending read.
+  feed(Kernel(kLegacyStream, Access::kRead, 5));
   feed(Write(UseWhat::kCollective, kA, 4));
+  ASSERT_EQ(findings(), 1u);
+  EXPECT_EQ(checker.findings()[0].kind, FindingKind::kWriteAfterRead);
+  EXPECT_EQ(checker.findings()[0].use.what, UseWhat::kCollective);
+}
+
+TEST_F(AccessTest, MemsetAndCollectiveOfUnknownExtentAreNotKnownWrites) {
+  // Size 0 (a 2D memset, a collective of an element type the runtime could
+  // not size) stands for the whole allocation: more than they may write.
+  feed(Use(kWeights, 0, kA).what(UseWhat::kMemset).access(Access::kWrite).stack(2));
+  feed(Kernel(kB, Access::kRead, 3));
+  feed(Use(kWeights, 0, kA).what(UseWhat::kCollective).access(Access::kWrite).stack(4));
   feed(Kernel(kLegacyStream, Access::kRead, 5));
   EXPECT_EQ(findings(), 0u);
 }

@@ -62,6 +62,14 @@ int main(int argc, char** argv) {
     say("ncclBroadcast", ncclBroadcast(at(0xa000), at(0xa000), 4, ncclFloat64, 0, kComm, kStream));
     std::printf("== broadcast out of place on the root\n");
     say("ncclBroadcast", ncclBroadcast(at(0xa000), at(0xb000), 4, ncclFloat64, 0, kComm, kStream));
+    setenv("FAKE_NCCL_RANK", "-1", 1);  // a rank NCCL cannot name
+    std::printf("== bcast, rank unknown\n");
+    say("ncclBcast", ncclBcast(at(0x9000), 10, ncclUint8, 0, kComm, kStream));
+    std::printf("== broadcast in place, rank unknown\n");
+    say("ncclBroadcast", ncclBroadcast(at(0xa000), at(0xa000), 4, ncclFloat64, 0, kComm, kStream));
+    std::printf("== reduce, rank unknown\n");
+    say("ncclReduce", ncclReduce(at(0xc000), at(0xd000), 4, ncclBfloat16, ncclSum, 0, kComm, kStream));
+    setenv("FAKE_NCCL_RANK", "0", 1);
     std::printf("== send and recv\n");
     say("ncclSend", ncclSend(at(0xe000), 3, ncclInt32, 1, kComm, kStream));
     say("ncclRecv", ncclRecv(at(0xf000), 3, ncclUint32, 1, kComm, kStream));
