@@ -40,9 +40,10 @@ struct Options {
   // wrote (its schema's in-place self and out= arguments) as known writes
   // (the runtime only; docs/pytorch.md).
   bool torch_op_access = true;
-  // cublas_access=0|1: the runtime feeds what cuBLAS GEMMs read and wrote
-  // (A and B read, C written, dense extents only) as uses on the handle's
-  // stream, the write a known write (runtime/cublas.cpp, docs/rules.md).
+  // cublas_access=0|1: the runtime feeds what cuBLAS GEMMs and
+  // cublasLtMatmul read and wrote (A and B read, the output written, dense
+  // extents only) as uses on the call's stream, the write a known write
+  // (runtime/cublas.cpp, runtime/cublaslt.cpp, docs/rules.md).
   bool cublas_access = true;
   // builtin_suppressions=0|1: apply the suppressions the checker ships for
   // races inside libraries that no user can fix (checker/

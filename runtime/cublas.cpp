@@ -31,8 +31,10 @@
 // and beta cannot be read here, so neither the quick return nor the read
 // of C can be decided), compute or data types not listed below (complex,
 // integer compute, 4- and 6-bit types), a call that failed, and cuBLAS
-// calls made from inside another interposed one (one call, one feed).
-// Nothing either when the bytes lie outside every tracked allocation.
+// or cuBLASLt calls made from inside another interposed one (one call, one
+// feed: runtime/blas_uses.h). Nothing either when the bytes lie outside
+// every tracked allocation. What this file and runtime/cublaslt.cpp share
+// (scalars, extents, feeding) is in runtime/blas_uses.cpp.
 //
 // The real functions are found the way the NCCL interposers find theirs
 // (runtime/nccl/real_symbol.h): libcublas may have come in as a dependency
@@ -42,9 +44,8 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 
+#include "runtime/blas_uses.h"
 #include "runtime/nccl/real_symbol.h"
 #include "runtime/rtl.h"
 
@@ -54,6 +55,13 @@ namespace xsc::rt {
 namespace {
 
 using nccl::RealSymbol;
+using blas::add_touch;
+using blas::classify;
+using blas::element_size;
+using blas::OuterCall;
+using blas::Scalar;
+using blas::ScalarType;
+using blas::Touch;
 
 RealSymbol real_Sgemm{"cublasSgemm_v2"};
 RealSymbol real_Dgemm{"cublasDgemm_v2"};
@@ -74,29 +82,7 @@ cublasStatus_t call_real(RealSymbol& symbol, Args... args) {
   return fn(args...);
 }
 
-// Interposed cuBLAS calls in progress on this thread: a GEMM that libcublas
-// implements by calling another exported GEMM is fed once, by the outer one.
-constinit thread_local int cublas_depth __attribute__((tls_model("initial-exec"))) = 0;
-
-class OuterCall {
- public:
-  OuterCall() : outer_(cublas_depth++ == 0) {}
-  ~OuterCall() { --cublas_depth; }
-  OuterCall(const OuterCall&) = delete;
-  OuterCall& operator=(const OuterCall&) = delete;
-  bool outer() const { return outer_; }
-
- private:
-  bool outer_;
-};
-
-bool wanted() { return enabled() && options().cublas_access; }
-
 // ---- scalars ----------------------------------------------------------------
-
-enum class ScalarType { kUnknown, kHalf, kFloat, kDouble };
-// What the GEMM does depends only on whether alpha is 0 and beta 0 or 1.
-enum class Scalar { kZero, kOne, kOther };
 
 // cublasGemmEx's table: the scale type of each compute type. Others
 // (integer compute, emulations) are left out.
@@ -116,56 +102,6 @@ ScalarType scale_type(cublasComputeType_t compute) {
       return ScalarType::kDouble;
     default:
       return ScalarType::kUnknown;
-  }
-}
-
-// A host scalar's value class; false when it cannot be told.
-bool classify(const void* p, ScalarType type, Scalar* out) {
-  if (p == nullptr) return false;
-  switch (type) {
-    case ScalarType::kHalf: {
-      std::uint16_t bits = 0;
-      std::memcpy(&bits, p, sizeof bits);
-      *out = (bits & 0x7fffu) == 0 ? Scalar::kZero : bits == 0x3c00u ? Scalar::kOne : Scalar::kOther;
-      return true;
-    }
-    case ScalarType::kFloat: {
-      float v = 0;
-      std::memcpy(&v, p, sizeof v);
-      *out = v == 0.0f ? Scalar::kZero : v == 1.0f ? Scalar::kOne : Scalar::kOther;
-      return true;
-    }
-    case ScalarType::kDouble: {
-      double v = 0;
-      std::memcpy(&v, p, sizeof v);
-      *out = v == 0.0 ? Scalar::kZero : v == 1.0 ? Scalar::kOne : Scalar::kOther;
-      return true;
-    }
-    case ScalarType::kUnknown:
-      break;
-  }
-  return false;
-}
-
-// Bytes per element of a real data type; 0 for the ones left out (complex
-// types, whose scalars are pairs, and sub-byte types).
-std::uint64_t element_size(cudaDataType type) {
-  switch (type) {
-    case CUDA_R_8I:
-    case CUDA_R_8U:
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2:
-      return 1;
-    case CUDA_R_16F:
-    case CUDA_R_16BF:
-      return 2;
-    case CUDA_R_32F:
-    case CUDA_R_32I:
-      return 4;
-    case CUDA_R_64F:
-      return 8;
-    default:
-      return 0;
   }
 }
 
@@ -189,30 +125,6 @@ struct Gemm {
   Matrix a, b, c;
 };
 
-// The bytes from the matrix's start that the call certainly touches, as
-// one run (the file comment): 0 when there are none or they cannot be told.
-std::uint64_t known_run(const Matrix& x, std::int64_t rows, std::int64_t cols,
-                        std::int64_t batch) {
-  if (x.addr == nullptr || x.element == 0 || rows <= 0 || cols <= 0 || batch <= 0 ||
-      x.ld < rows)
-    return 0;
-  // No valid call spans more than 2^56 bytes; a product beyond means
-  // arguments the call rejected, or that this arithmetic cannot hold.
-  constexpr unsigned __int128 kMax = static_cast<unsigned __int128>(1) << 56;
-  if (x.ld != rows) return static_cast<std::uint64_t>(rows) * x.element;
-  unsigned __int128 elements = static_cast<unsigned __int128>(rows) * cols;
-  if (batch > 1 && static_cast<unsigned __int128>(x.stride) == elements && x.stride > 0)
-    elements *= static_cast<unsigned __int128>(batch);
-  const unsigned __int128 bytes = elements * x.element;
-  return bytes > kMax ? 0 : static_cast<std::uint64_t>(bytes);
-}
-
-struct Touch {
-  Addr addr = 0;
-  std::uint64_t bytes = 0;
-  Access access = Access::kUnknown;
-};
-
 // What the call touched, in the order fed: reads first, then the write.
 int touches(const Gemm& g, Touch out[4]) {
   if (g.m <= 0 || g.n <= 0 || g.k < 0 || g.batch <= 0) return 0;
@@ -221,9 +133,9 @@ int touches(const Gemm& g, Touch out[4]) {
   // BLAS's quick return: C = 1 * C, nothing read or written.
   if (beta == Scalar::kOne && (alpha == Scalar::kZero || g.k == 0)) return 0;
   int n = 0;
+  // Column-major: a column of `rows` elements is the contiguous run.
   auto add = [&](const Matrix& x, std::int64_t rows, std::int64_t cols, Access access) {
-    const std::uint64_t bytes = known_run(x, rows, cols, g.batch);
-    if (bytes != 0) out[n++] = {reinterpret_cast<Addr>(x.addr), bytes, access};
+    add_touch({x.addr, rows, cols, x.ld, g.batch, x.stride, x.element}, access, out, &n);
   };
   if (g.k > 0 && alpha != Scalar::kZero) {
     const bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
@@ -253,68 +165,17 @@ bool host_scalars(cublasHandle_t handle) {
          mode == CUBLAS_POINTER_MODE_HOST;
 }
 
-// Keeps the touches that lie in tracked allocations, each cut at its
-// allocation's end (the checker judges nothing else). True when a stack
-// is wanted: as for operators' writes (operator_uses.cpp), not for uses of
-// caching blocks on their own allocation stream that no other stream took
-// part in, which launches and operators feed without one.
-bool keep_tracked(Locked& locked, StreamId stream, Touch* t, int* n) {
-  const Checker& checker = locked.session().checker();
-  bool stack = captures_underway(locked);
-  int kept = 0;
-  for (int i = 0; i < *n; ++i) {
-    AllocInfo alloc;
-    bool carries_past_uses = false;
-    if (!checker.lookup_allocation(t[i].addr, &alloc, &carries_past_uses)) continue;
-    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
-    if (t[i].addr >= end) continue;
-    if (t[i].bytes > end - t[i].addr) t[i].bytes = end - t[i].addr;
-    stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
-            alloc.stream != stream;
-    t[kept++] = t[i];
-  }
-  *n = kept;
-  return stack;
-}
-
-void emit_touches(Locked& locked, const char* name, StreamId stream, const Touch* t, int n,
-                  StackId stack) {
-  Event event;
-  event.kind = EventKind::kUse;
-  event.stream = stream;
-  event.what = UseWhat::kOperator;
-  event.stack = stack;
-  event.name = locked.session().names().intern(name);
-  for (int i = 0; i < n; ++i) {
-    event.addr = t[i].addr;
-    event.size = t[i].bytes;
-    event.access = t[i].access;
-    locked.emit(event);
-  }
-}
-
 void feed(const Gemm& g) {
   // Asked now, outside any CUPTI callback, through the real library. In
   // device pointer mode `alpha` and `beta` are device addresses: nothing
   // is fed, before they are read.
   if (!host_scalars(g.handle)) return;
   Touch t[4];
-  int n = touches(g, t);
+  const int n = touches(g, t);
   if (n == 0) return;
   StreamId stream = kLegacyStream;
   if (!handle_stream(g.handle, &stream)) return;
-  {
-    Locked locked;
-    if (!locked) return;
-    if (!keep_tracked(locked, stream, t, &n)) {
-      if (n != 0) emit_touches(locked, g.name, stream, t, n, kNoStack);
-      return;
-    }
-  }
-  // Never under the session lock: a Python stack takes the GIL.
-  const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (locked) emit_touches(locked, g.name, stream, t, n, stack);
+  blas::feed(g.name, stream, t, n);
 }
 
 // Calls the real entry point with the arguments unchanged. When checking,
@@ -322,7 +183,7 @@ void feed(const Gemm& g) {
 // interposed call has succeeded (its kernels are enqueued by then).
 template <typename Fn, typename Describe, typename... Args>
 cublasStatus_t interpose(RealSymbol& real, Describe describe, Args... args) {
-  if (!wanted()) return call_real<Fn>(real, args...);
+  if (!blas::wanted()) return call_real<Fn>(real, args...);
   const OuterCall call;
   const cublasStatus_t status = call_real<Fn>(real, args...);
   if (status == CUBLAS_STATUS_SUCCESS && call.outer()) feed(describe());
@@ -354,7 +215,7 @@ ScalarType ex_scalar(cudaDataType c_type, cublasComputeType_t compute) {
 }  // namespace xsc::rt
 
 using xsc::rt::Gemm;
-using xsc::rt::ScalarType;
+using xsc::rt::blas::ScalarType;
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
                                                 cublasOperation_t transb, int m, int n, int k,
@@ -397,7 +258,7 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOpera
                                 int, const void*, const void*, cudaDataType, int, const void*,
                                 cudaDataType, int, const void*, void*, cudaDataType, int,
                                 cublasComputeType_t, cublasGemmAlgo_t);
-  using xsc::rt::element_size;
+  using xsc::rt::blas::element_size;
   const auto describe = [&] {
     return Gemm{"cublasGemmEx", handle, transa, transb, m, n, k, 1, alpha, beta,
                 xsc::rt::ex_scalar(Ctype, computeType), {A, lda, 0, element_size(Atype)},
@@ -434,7 +295,7 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                                 const void*, cudaDataType, int, long long int, const void*, void*,
                                 cudaDataType, int, long long int, int, cublasComputeType_t,
                                 cublasGemmAlgo_t);
-  using xsc::rt::element_size;
+  using xsc::rt::blas::element_size;
   const auto describe = [&] {
     return Gemm{"cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, batchCount, alpha,
                 beta, xsc::rt::ex_scalar(Ctype, computeType),

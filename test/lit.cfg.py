@@ -10,7 +10,7 @@ import lit.util
 config.name = "xstream-check"
 config.test_format = lit.formats.ShTest(not lit.util.which("bash") is None)
 config.suffixes = [".test", ".cu", ".cpp", ".py", ".jsonl"]
-config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "probes", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.xsc_obj_root, "test")
 
