@@ -196,13 +196,14 @@ std::vector<std::string_view> frame_roles(const std::vector<Frame>& frames) {
   std::vector<std::string_view> roles(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i) {
     roles[i] = cuda_frame_role(frames[i]);
-    // A launch stub inlined into the kernel's host-side function (the
-    // function nvcc generates under the kernel's name, at the kernel's
-    // line): that function, the stub's caller at the same pc, is the stub
-    // too. Only for stubs: a CUDA runtime template inlined into the user's
-    // function leaves the user's function the user's.
-    if (i > 0 && roles[i].empty() && frames[i].pc != 0 && frames[i].pc == frames[i - 1].pc &&
-        frames[i].module == frames[i - 1].module &&
+    // The caller of nvcc's `__device_stub__` is always the kernel's
+    // host-side function, which nvcc generates under the kernel's name at
+    // the kernel's line, to call it: the stub too, whether the stub was
+    // inlined into it (same pc) or not (an H200 build of
+    // examples/cuda/cublas_write.cu symbolized it at its own pc). Only for
+    // stubs: a CUDA runtime template inlined into the user's function
+    // leaves the user's function the user's.
+    if (i > 0 && roles[i].empty() &&
         frames[i - 1].function.find("__device_stub__") != std::string::npos)
       roles[i] = "kernel launch stub";
   }

@@ -39,6 +39,21 @@ TEST(ReportFramesTest, KernelHostFunctionAroundAnInlinedStubIsTheStub) {
   EXPECT_EQ(locating_frame(frames), 3u);
 }
 
+// The stub called, not inlined: its caller, at another pc, is still the
+// kernel's host-side function.
+TEST(ReportFramesTest, KernelHostFunctionCallingTheStubIsTheStub) {
+  const std::vector<Frame> frames = {
+      frame("__cudaLaunchKernel_helper", "/usr/local/cuda/include/crt/device_functions.h", 2963, 0x40),
+      frame("__device_stub__Z3sumPKfPf(float const*, float*)", "/tmp/x.cudafe1.stub.c", 13, 0x40),
+      frame("(anonymous namespace)::sum(float const*, float*)", "/src/app.cu", 44, 0x58),
+      frame("main", "/src/app.cu", 91, 0x80),
+  };
+  const std::vector<std::string_view> roles = frame_roles(frames);
+  EXPECT_EQ(roles[2], "kernel launch stub");
+  EXPECT_EQ(roles[3], "");
+  EXPECT_EQ(locating_frame(frames), 3u);
+}
+
 // A CUDA runtime template inlined into the user's function: the user's
 // function, at the same pc, stays the user's.
 TEST(ReportFramesTest, UserFunctionAroundAnInlinedRuntimeTemplateIsTheUsers) {
