@@ -49,6 +49,11 @@ struct Options {
   // races inside libraries that no user can fix (checker/
   // builtin_suppressions.cpp); their findings count as suppressed.
   bool builtin_suppressions = true;
+  // cudnn_access=0|1: the runtime feeds what cuDNN's batch norm and classic
+  // convolution calls read and wrote (dense tensors only) as uses on the
+  // handle's stream, the outputs known writes (runtime/cudnn.cpp,
+  // docs/rules.md).
+  bool cudnn_access = true;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.
