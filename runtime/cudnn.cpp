@@ -532,11 +532,15 @@ bool convolution_covers(cudnnConvolutionDescriptor_t conv, const Shape& image,
   if (fn == nullptr || conv == nullptr) return false;
   const int spatial = image.rank - 2;
   if (spatial <= 0 || filter.rank != image.rank) return false;
-  int pads[CUDNN_DIM_MAX] = {}, strides[CUDNN_DIM_MAX] = {}, dilations[CUDNN_DIM_MAX] = {};
+  // At most CUDNN_DIM_MAX - 2 spatial dims; cuDNN 9.19 answers
+  // CUDNN_STATUS_NOT_SUPPORTED to a request for more.
+  constexpr int kSpatialMax = CUDNN_DIM_MAX - 2;
+  int pads[kSpatialMax] = {}, strides[kSpatialMax] = {}, dilations[kSpatialMax] = {};
   int length = 0;
   cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  if (fn(conv, CUDNN_DIM_MAX, &length, pads, strides, dilations, &mode, &compute) !=
+  if (spatial > kSpatialMax ||
+      fn(conv, kSpatialMax, &length, pads, strides, dilations, &mode, &compute) !=
           CUDNN_STATUS_SUCCESS ||
       length != spatial)
     return false;

@@ -140,6 +140,8 @@ cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescriptor_t
                                               cudnnConvolutionMode_t* mode,
                                               cudnnDataType_t* compute) {
   if (desc == NULL) return CUDNN_STATUS_BAD_PARAM;
+  /* as cuDNN 9.19 answers a request for more spatial dims than it has */
+  if (requested < 1 || requested > CUDNN_DIM_MAX - 2) return CUDNN_STATUS_NOT_SUPPORTED;
   *length = desc->length;
   for (int i = 0; i < desc->length && i < requested; ++i) {
     pads[i] = desc->pads[i];
