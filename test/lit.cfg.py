@@ -117,6 +117,10 @@ if config.have_runtime and config.have_examples and gpu_present():
     # Multi-rank NCCL needs one GPU per rank: NCCL refuses two ranks on one.
     if gpus >= 2:
         config.available_features.add("multi-gpu")
+    # The cuDNN example, built where cuDNN's headers and library were found.
+    if getattr(config, "have_cudnn_example", False):
+        config.available_features.add("cudnn")
+        config.substitutions.append(("%cudnn_libdir", config.cudnn_library_dir))
 if config.have_torch and python_has("torch"):
     config.available_features.add("torch")
     # The GPU test of the frame reader expects the device's CPython 3.12.

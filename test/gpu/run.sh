@@ -69,6 +69,12 @@ fi
 } > "$out/env.log" 2>&1
 note "gpu: $(nvidia-smi -L 2>/dev/null | head -1 || echo none); torch adapter: $torch"
 
+# cuDNN comes with torch's pip install there, not with the toolkit: its
+# headers and library are what the runtime's cuDNN interposers and
+# examples/cuda/cudnn_write build against (the lit feature `cudnn`).
+cudnn_root=$(timeout 60 python3 -c 'import nvidia.cudnn; print(list(nvidia.cudnn.__path__)[0])' 2> /dev/null || true)
+echo "== cudnn root: ${cudnn_root:-none}" >> "$out/env.log"
+
 # --- 2. configure --------------------------------------------------------------
 if ! timeout 120 cmake -S "$root" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -79,7 +85,8 @@ if ! timeout 120 cmake -S "$root" -B "$build" -G Ninja \
     -DXSC_BUILD_EXAMPLES=ON \
     -DXSC_BUILD_TORCH=$torch \
     -DXSC_BUILD_BENCH=ON \
-    -DXSC_BUILD_TESTS=ON > "$out/configure.log" 2>&1; then
+    -DXSC_BUILD_TESTS=ON \
+    -DXSC_CUDNN_ROOT="$cudnn_root" > "$out/configure.log" 2>&1; then
   note "configure: FAILED after $(elapsed) (configure.log)"
   tail -n 30 "$out/configure.log"
   exit 3
