@@ -12,7 +12,8 @@
 // marks written (`Tensor(a!)`, e.g. aten::add_'s self), fed at the
 // operator's return on the stream its kernels went to (runtime/torch/
 // operator_access.cpp); and the outputs of cuBLAS calls, over the bytes
-// they certainly wrote, fed the same way (runtime/cublas.cpp).
+// they certainly wrote, fed the same way (runtime/cublas.cpp), and the
+// dense outputs of cuDNN's batch norm and convolutions (runtime/cudnn.cpp).
 // A memset or collective of unknown extent (a 2D memset, a collective whose
 // element type or rank count NCCL could not tell) is not a known write: its
 // use stands for the whole allocation, more bytes than it may write.
