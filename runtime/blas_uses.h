@@ -1,5 +1,6 @@
 // What cuBLAS and cuBLASLt calls read and write, as uses for the checker:
-// the pieces runtime/cublas.cpp and runtime/cublaslt.cpp share.
+// the pieces runtime/cublas.cpp and runtime/cublaslt.cpp share (and the
+// depth and feeding that runtime/cudnn.cpp uses as well).
 //
 // Both interpose a library's matrix products, decide from the call's
 // arguments which bytes it certainly touched, and feed them after the call
@@ -19,9 +20,10 @@ namespace xsc::rt::blas {
 
 bool wanted();  // checking, and cublas_access on
 
-// Interposed cuBLAS and cuBLASLt calls in progress on this thread: a call
-// that the library implements by calling another exported entry point (a
-// cuBLAS GEMM through cublasLtMatmul) is fed once, by the outer one.
+// Interposed cuBLAS, cuBLASLt and cuDNN calls in progress on this thread:
+// a call that the library implements by calling another exported entry
+// point (a cuBLAS GEMM through cublasLtMatmul, a GEMM inside a cuDNN call)
+// is fed once, by the outer one.
 class OuterCall {
  public:
   OuterCall();

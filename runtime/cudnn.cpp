@@ -60,14 +60,18 @@
 // Nothing either when the bytes lie outside every tracked allocation.
 //
 // The real functions are found the way the NCCL and cuBLAS interposers
-// find theirs (runtime/nccl/real_symbol.h). Without cudnn.h at build time
+// find theirs (runtime/nccl/real_symbol.h); the uses are fed, and nested
+// calls counted, with the cuBLAS interposers' pieces (runtime/blas_uses.h):
+// a cuBLAS call that cuDNN makes inside an interposed call is not fed on
+// its own. Without cudnn.h (or the toolkit's cublas_v2.h) at build time
 // this file compiles to nothing.
-#if __has_include(<cudnn.h>)
+#if __has_include(<cudnn.h>) && __has_include(<cublas_v2.h>)
 #include <cudnn.h>
 
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/blas_uses.h"
 #include "runtime/nccl/real_symbol.h"
 #include "runtime/rtl.h"
 
@@ -102,22 +106,11 @@ cudnnStatus_t call_real(RealSymbol& symbol, Args... args) {
   return fn(args...);
 }
 
-// Interposed cuDNN calls in progress on this thread: an entry point that
-// libcudnn implements by calling another exported one is fed once, by the
-// outer one.
-constinit thread_local int cudnn_depth __attribute__((tls_model("initial-exec"))) = 0;
-
-class OuterCall {
- public:
-  OuterCall() : outer_(cudnn_depth++ == 0) {}
-  ~OuterCall() { --cudnn_depth; }
-  OuterCall(const OuterCall&) = delete;
-  OuterCall& operator=(const OuterCall&) = delete;
-  bool outer() const { return outer_; }
-
- private:
-  bool outer_;
-};
+// Interposed cuDNN, cuBLAS and cuBLASLt calls in progress on this thread
+// share one depth: an entry point that libcudnn implements by calling
+// another exported one, or a cuBLAS GEMM, is fed once, by the outer call.
+using blas::OuterCall;
+using blas::Touch;
 
 bool wanted() { return enabled() && options().cudnn_access; }
 
@@ -275,12 +268,6 @@ bool classify(const void* p, cudnnDataType_t output_type, Scalar* out) {
 
 // ---- the call's uses ----------------------------------------------------------
 
-struct Touch {
-  Addr addr = 0;
-  std::uint64_t bytes = 0;
-  Access access = Access::kUnknown;
-};
-
 // What one call touched: reads first, then writes, in the order fed.
 class Uses {
  public:
@@ -345,64 +332,12 @@ bool handle_stream(cudnnHandle_t handle, StreamId* out) {
   return true;
 }
 
-// Keeps the touches that lie in tracked allocations, each cut at its
-// allocation's end (the checker judges nothing else). True when a stack
-// is wanted: as for operators' writes (operator_uses.cpp), not for uses of
-// caching blocks on their own allocation stream that no other stream took
-// part in, which launches and operators feed without one.
-bool keep_tracked(Locked& locked, StreamId stream, Touch* t, int* n) {
-  const Checker& checker = locked.session().checker();
-  bool stack = captures_underway(locked);
-  int kept = 0;
-  for (int i = 0; i < *n; ++i) {
-    AllocInfo alloc;
-    bool carries_past_uses = false;
-    if (!checker.lookup_allocation(t[i].addr, &alloc, &carries_past_uses)) continue;
-    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
-    if (t[i].addr >= end) continue;
-    if (t[i].bytes > end - t[i].addr) t[i].bytes = end - t[i].addr;
-    stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
-            alloc.stream != stream;
-    t[kept++] = t[i];
-  }
-  *n = kept;
-  return stack;
-}
-
-void emit_touches(Locked& locked, const char* name, StreamId stream, const Touch* t, int n,
-                  StackId stack) {
-  Event event;
-  event.kind = EventKind::kUse;
-  event.stream = stream;
-  event.what = UseWhat::kOperator;
-  event.stack = stack;
-  event.name = locked.session().names().intern(name);
-  for (int i = 0; i < n; ++i) {
-    event.addr = t[i].addr;
-    event.size = t[i].bytes;
-    event.access = t[i].access;
-    locked.emit(event);
-  }
-}
-
 void feed(const Uses& uses) {
   Touch t[2 * Uses::kMax];
-  int n = uses.flatten(t);
-  if (n == 0) return;
+  const int n = uses.flatten(t);
   StreamId stream = kLegacyStream;
-  if (!handle_stream(uses.handle(), &stream)) return;
-  {
-    Locked locked;
-    if (!locked) return;
-    if (!keep_tracked(locked, stream, t, &n)) {
-      if (n != 0) emit_touches(locked, uses.name(), stream, t, n, kNoStack);
-      return;
-    }
-  }
-  // Never under the session lock: a Python stack takes the GIL.
-  const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (locked) emit_touches(locked, uses.name(), stream, t, n, stack);
+  if (n == 0 || !handle_stream(uses.handle(), &stream)) return;
+  blas::feed(uses.name(), stream, t, n);
 }
 
 // Calls the real entry point with the arguments unchanged. When checking,
@@ -791,4 +726,4 @@ XSC_CUDNN_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* 
                                                        alpha, aDesc, A, beta, cDesc, C);
 }
 
-#endif  // __has_include(<cudnn.h>)
+#endif  // __has_include(<cudnn.h>) && __has_include(<cublas_v2.h>)

@@ -45,6 +45,7 @@ struct fake_cudnn_call {
   const void* args[16];
 };
 extern struct fake_cudnn_call fake_cudnn_last;
+extern int fake_cudnn_nested;
 size_t fake_cudnn_handle_size(void);
 
 static char* device_alloc(uintptr_t at, size_t size) {
@@ -224,6 +225,7 @@ int main(int argc, char** argv) {
     }
   }
   free(handle);
+  if (fake_cudnn_nested != 0) printf("nested calls: %d\n", fake_cudnn_nested);
   printf("done\n");
   return 0;
 }

@@ -5,7 +5,10 @@
  * is CUDNN_STATUS_BAD_PARAM), remember the last call's pointer arguments
  * (fake_cudnn_last) so that the test program can see that they arrived
  * unchanged, and return success, or the status in $FAKE_CUDNN_STATUS for a
- * call whose arguments are valid (a call that failed to run). */
+ * call whose arguments are valid (a call that failed to run). With
+ * $FAKE_CUDNN_NESTED set, cudnnBatchNormalizationForwardTraining does its
+ * work by calling the exported cudnnBatchNormalizationForwardTrainingEx, as
+ * a library may (counted in fake_cudnn_nested). */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,7 @@ struct fake_cudnn_call {
   const void* args[FAKE_CUDNN_MAX_ARGS];
 };
 struct fake_cudnn_call fake_cudnn_last;
+int fake_cudnn_nested;
 
 /* The test owns its handles: no cudnnCreate needed. */
 size_t fake_cudnn_handle_size(void) { return sizeof(struct cudnnContext); }
@@ -184,6 +188,16 @@ cudnnStatus_t cudnnBatchNormalizationForwardTraining(
     double factor, void* runningMean, void* runningVariance, double epsilon, void* saveMean,
     void* saveInvVariance) {
   (void)mode, (void)factor, (void)epsilon;
+  if (getenv("FAKE_CUDNN_NESTED") != NULL) {
+    ++fake_cudnn_nested;
+    cudnnStatus_t status = cudnnBatchNormalizationForwardTrainingEx(
+        handle, mode, CUDNN_BATCHNORM_OPS_BN, alpha, beta, xDesc, x, NULL, NULL, yDesc, y, bnDesc,
+        bnScale, bnBias, factor, runningMean, runningVariance, epsilon, saveMean, saveInvVariance,
+        NULL, NULL, 0, NULL, 0);
+    remember("cudnnBatchNormalizationForwardTraining", 10, alpha, beta, x, y, bnScale, bnBias,
+             runningMean, runningVariance, saveMean, saveInvVariance);
+    return status;
+  }
   remember("cudnnBatchNormalizationForwardTraining", 10, alpha, beta, x, y, bnScale, bnBias,
            runningMean, runningVariance, saveMean, saveInvVariance);
   return check(handle, 9, alpha, beta, xDesc, x, yDesc, y, bnDesc, bnScale, bnBias);
