@@ -1,8 +1,8 @@
 // cuBLAS GEMMs as known reads and writes.
 //
 // The runtime defines cublasSgemm_v2, cublasDgemm_v2, cublasHgemm,
-// cublasGemmEx, cublasSgemmStridedBatched and cublasGemmStridedBatchedEx;
-// preloaded, it shadows libcublas's. Each forwards to the real function with
+// cublasGemmEx, cublasSgemmStridedBatched and cublasGemmStridedBatchedEx,
+// and their _64 forms (64-bit sizes); preloaded, it shadows libcublas's. Each forwards to the real function with
 // its arguments untouched and returns its status untouched. After a call
 // that succeeded (its kernels are enqueued by then) it feeds what the GEMM
 // certainly touched, on the handle's stream, named after the call:
@@ -69,6 +69,12 @@ RealSymbol real_Hgemm{"cublasHgemm"};
 RealSymbol real_GemmEx{"cublasGemmEx"};
 RealSymbol real_SgemmStridedBatched{"cublasSgemmStridedBatched"};
 RealSymbol real_GemmStridedBatchedEx{"cublasGemmStridedBatchedEx"};
+RealSymbol real_Sgemm_64{"cublasSgemm_v2_64"};
+RealSymbol real_Dgemm_64{"cublasDgemm_v2_64"};
+RealSymbol real_Hgemm_64{"cublasHgemm_64"};
+RealSymbol real_GemmEx_64{"cublasGemmEx_64"};
+RealSymbol real_SgemmStridedBatched_64{"cublasSgemmStridedBatched_64"};
+RealSymbol real_GemmStridedBatchedEx_64{"cublasGemmStridedBatchedEx_64"};
 RealSymbol real_GetStream{"cublasGetStream_v2"};
 RealSymbol real_GetPointerMode{"cublasGetPointerMode_v2"};
 
@@ -191,11 +197,12 @@ cublasStatus_t interpose(RealSymbol& real, Describe describe, Args... args) {
 }
 
 // cublas[SDH]gemm: one element type for the scalars and all three matrices.
-template <typename Fn, typename T>
+// Int: int, or int64_t for the _64 entry points.
+template <typename Fn, typename T, typename Int>
 cublasStatus_t typed_gemm(RealSymbol& real, const char* name, ScalarType scalar,
                           cublasHandle_t handle, cublasOperation_t transa,
-                          cublasOperation_t transb, int m, int n, int k, const T* alpha,
-                          const T* A, int lda, const T* B, int ldb, const T* beta, T* C, int ldc) {
+                          cublasOperation_t transb, Int m, Int n, Int k, const T* alpha,
+                          const T* A, Int lda, const T* B, Int ldb, const T* beta, T* C, Int ldc) {
   const auto describe = [&] {
     return Gemm{name, handle, transa, transb, m, n, k, 1, alpha, beta, scalar,
                 {A, lda, 0, sizeof(T)}, {B, ldb, 0, sizeof(T)}, {C, ldc, 0, sizeof(T)}};
@@ -306,6 +313,88 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                                 transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
                                 strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType,
                                 algo);
+}
+
+// ---- the _64 entry points: the same calls with 64-bit sizes ------------------
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                                   cublasOperation_t transb, int64_t m, int64_t n,
+                                                   int64_t k, const float* alpha, const float* A,
+                                                   int64_t lda, const float* B, int64_t ldb,
+                                                   const float* beta, float* C, int64_t ldc) {
+  return xsc::rt::typed_gemm<decltype(&cublasSgemm_v2_64)>(
+      xsc::rt::real_Sgemm_64, "cublasSgemm_v2_64", ScalarType::kFloat, handle, transa, transb, m,
+      n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                                   cublasOperation_t transb, int64_t m, int64_t n,
+                                                   int64_t k, const double* alpha, const double* A,
+                                                   int64_t lda, const double* B, int64_t ldb,
+                                                   const double* beta, double* C, int64_t ldc) {
+  return xsc::rt::typed_gemm<decltype(&cublasDgemm_v2_64)>(
+      xsc::rt::real_Dgemm_64, "cublasDgemm_v2_64", ScalarType::kDouble, handle, transa, transb,
+      m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasHgemm_64(cublasHandle_t handle, cublasOperation_t transa,
+                                                cublasOperation_t transb, int64_t m, int64_t n,
+                                                int64_t k, const __half* alpha, const __half* A,
+                                                int64_t lda, const __half* B, int64_t ldb,
+                                                const __half* beta, __half* C, int64_t ldc) {
+  return xsc::rt::typed_gemm<decltype(&cublasHgemm_64)>(
+      xsc::rt::real_Hgemm_64, "cublasHgemm_64", ScalarType::kHalf, handle, transa, transb, m, n,
+      k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda,
+    const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
+    int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using xsc::rt::blas::element_size;
+  const auto describe = [&] {
+    return Gemm{"cublasGemmEx_64", handle, transa, transb, m, n, k, 1, alpha, beta,
+                xsc::rt::ex_scalar(Ctype, computeType), {A, lda, 0, element_size(Atype)},
+                {B, ldb, 0, element_size(Btype)}, {C, ldc, 0, element_size(Ctype)}};
+  };
+  return xsc::rt::interpose<decltype(&cublasGemmEx_64)>(
+      xsc::rt::real_GemmEx_64, describe, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+      Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, long long int strideA,
+    const float* B, int64_t ldb, long long int strideB, const float* beta, float* C, int64_t ldc,
+    long long int strideC, int64_t batchCount) {
+  const auto describe = [&] {
+    return Gemm{"cublasSgemmStridedBatched_64", handle, transa, transb, m, n, k, batchCount,
+                alpha, beta, ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4},
+                {C, ldc, strideC, 4}};
+  };
+  return xsc::rt::interpose<decltype(&cublasSgemmStridedBatched_64)>(
+      xsc::rt::real_SgemmStridedBatched_64, describe, handle, transa, transb, m, n, k, alpha, A,
+      lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda,
+    long long int strideA, const void* B, cudaDataType Btype, int64_t ldb, long long int strideB,
+    const void* beta, void* C, cudaDataType Ctype, int64_t ldc, long long int strideC,
+    int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using xsc::rt::blas::element_size;
+  const auto describe = [&] {
+    return Gemm{"cublasGemmStridedBatchedEx_64", handle, transa, transb, m, n, k, batchCount,
+                alpha, beta, xsc::rt::ex_scalar(Ctype, computeType),
+                {A, lda, strideA, element_size(Atype)}, {B, ldb, strideB, element_size(Btype)},
+                {C, ldc, strideC, element_size(Ctype)}};
+  };
+  return xsc::rt::interpose<decltype(&cublasGemmStridedBatchedEx_64)>(
+      xsc::rt::real_GemmStridedBatchedEx_64, describe, handle, transa, transb, m, n, k, alpha, A,
+      Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount,
+      computeType, algo);
 }
 
 #endif  // __has_include(<cublas_v2.h>)

@@ -18,6 +18,8 @@
  *                           after the other on stream a; b reads the third
  *   cublas_gemm gemmex      cublasGemmEx, half C (16 x 16) on stream a; b
  *                           reads its last element
+ *   cublas_gemm sgemm64     cublasSgemm_v2_64 (64-bit sizes), C 16 x 16 on
+ *                           stream a; b reads its last element
  *
  * Every call's status is printed, and whether the fake library got the
  * arguments the program passed. */
@@ -112,6 +114,13 @@ int main(int argc, char** argv) {
         m, &zero, c_buf, CUDA_R_16F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     report(s, "cublasGemmEx", m, m, m, alpha, a_buf, m, b_buf, m, &zero, c_buf, m);
     reduce(c_buf + (m * m - 1) * 2, b);  /* read-site */
+  } else if (strcmp(mode, "sgemm64") == 0) {
+    const int64_t m = 16;
+    cublasStatus_t s = cublasSgemm_v2_64(  /* gemm-site */
+        handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, alpha, (const float*)a_buf, m,
+        (const float*)b_buf, m, &zero, (float*)c_buf, m);
+    report(s, "cublasSgemm_v2_64", m, m, m, alpha, a_buf, m, b_buf, m, &zero, c_buf, m);
+    reduce(c_buf + (m * m - 1) * sizeof(float), b);  /* read-site */
   } else {
     const int m = 16;
     int ldc = m;

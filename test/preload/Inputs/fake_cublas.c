@@ -83,6 +83,16 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
   return check(handle, transa, transb, m, n, k, lda, ldb, ldc);
 }
 
+/* The 64-bit-size form; the sizes here fit in an int. */
+cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                 cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                 const float* alpha, const float* A, int64_t lda, const float* B,
+                                 int64_t ldb, const float* beta, float* C, int64_t ldc) {
+  remember("cublasSgemm_v2_64", (int)m, (int)n, (int)k, alpha, A, (int)lda, B, (int)ldb, beta, C,
+           (int)ldc, 0, 1);
+  return check(handle, transa, transb, (int)m, (int)n, (int)k, (int)lda, (int)ldb, (int)ldc);
+}
+
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                             cublasOperation_t transb, int m, int n, int k, const void* alpha,
                             const void* A, cudaDataType Atype, int lda, const void* B,
