@@ -135,6 +135,9 @@ PROFILE_TOOLS = [
     # PyTorch only: without the operator hook (torch_op_access=0), which
     # boxes each aten operator's arguments to feed its whole-tensor writes.
     ("xsc no operator writes", "", "torch_op_access=0", {}),
+    # Without the library interposers (cuBLAS, cuBLASLt, cuDNN): what
+    # following the libraries' reads and writes costs.
+    ("xsc no library access", "", "cublas_access=0:cudnn_access=0", {}),
     # PyTorch only: Python stacks read through the C API (frame objects
     # created as it walks) instead of the interpreter's frame records.
     ("xsc C-API Python frames", "", "", {"XSC_PYTHON_FRAMES": "c-api"}),
