@@ -14,9 +14,11 @@
 // operator_access.cpp); and the outputs of cuBLAS calls, over the bytes
 // they certainly wrote, fed the same way (runtime/cublas.cpp), and the
 // dense outputs of cuDNN's batch norm and convolutions (runtime/cudnn.cpp).
-// A memset or collective of unknown extent (a 2D memset, a collective whose
-// element type or rank count NCCL could not tell) is not a known write: its
-// use stands for the whole allocation, more bytes than it may write.
+// A copy, memset or collective of unknown extent (a 2D copy or memset, a
+// collective whose element type or rank count NCCL could not tell) is not
+// a known write: its use stands for the whole allocation, more bytes than
+// it may write (a 2D copy into a block of a wider matrix leaves the rest
+// of each row to whoever else writes it).
 // cuDNN's handle creation clears a buffer with a memset that nothing
 // orders with the kernels reading it later: a real race inside the library,
 // suppressed by default (checker/builtin_suppressions.cpp).
@@ -51,11 +53,11 @@ bool overlap(Extent x, Extent y) { return x.begin < y.end && y.begin < x.end; }
 bool known_write(const UseInfo& u) {
   if (u.access != Access::kWrite) return false;
   switch (u.what) {
-    case UseWhat::kMemcpy:
     case UseWhat::kAnnotated:
     case UseWhat::kHostAccess:
     case UseWhat::kOperator:
       return true;
+    case UseWhat::kMemcpy:
     case UseWhat::kMemset:
     case UseWhat::kCollective:
       return u.size != 0;

@@ -127,9 +127,12 @@ TEST_F(AccessTest, CollectiveReceiveIsAKnownWrite) {
   EXPECT_EQ(checker.findings()[0].use.what, UseWhat::kCollective);
 }
 
-TEST_F(AccessTest, MemsetAndCollectiveOfUnknownExtentAreNotKnownWrites) {
-  // Size 0 (a 2D memset, a collective of an element type the runtime could
-  // not size) stands for the whole allocation: more than they may write.
+TEST_F(AccessTest, WritesOfUnknownExtentAreNotKnownWrites) {
+  // Size 0 (a 2D copy or memset, a collective of an element type the
+  // runtime could not size) stands for the whole allocation: more than
+  // they may write.
+  feed(Use(kWeights, 0, kA).what(UseWhat::kMemcpy).access(Access::kWrite).stack(6));
+  feed(Kernel(kB, Access::kRead, 7));
   feed(Use(kWeights, 0, kA).what(UseWhat::kMemset).access(Access::kWrite).stack(2));
   feed(Kernel(kB, Access::kRead, 3));
   feed(Use(kWeights, 0, kA).what(UseWhat::kCollective).access(Access::kWrite).stack(4));
