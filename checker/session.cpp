@@ -7,9 +7,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "checker/builtin_suppressions.h"
 #include "checker/log_path.h"
 #include "checker/report.h"
-#include "checker/builtin_suppressions.h"
 #include "checker/suppressions.h"
 #include "checker/timeline.h"
 #include "checker/trace.h"
