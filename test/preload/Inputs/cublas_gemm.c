@@ -32,7 +32,7 @@
 #include <cupti.h>
 
 #include "fake_cuda_calls.h"
-void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
+#include "library_call_programs.h"
 
 struct fake_cublas_call {
   const char* name;
@@ -44,26 +44,6 @@ struct fake_cublas_call {
 extern struct fake_cublas_call fake_cublas_last;
 size_t fake_cublas_handle_size(void);
 
-
-static char* device_alloc(uintptr_t at, size_t size) {
-  void* ptr = (void*)at;
-  cudaMalloc_v3020_params p = {&ptr, size};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p);
-  return ptr;
-}
-
-static int reduce_fn;
-static float* out_buf;
-
-/* reduce(in, out, n) on `stream`: reads the bytes at `in`. */
-static void reduce(const void* in, cudaStream_t stream) {
-  int n = 1;
-  void* params[] = {&in, &out_buf, &n};
-  cuLaunchKernel_params p = {(CUfunction)&reduce_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                             params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
-}
 
 static void report(cublasStatus_t status, const char* name, int m, int n, int k, const void* alpha,
                    const void* a, int lda, const void* b, int ldb, const void* beta, void* c,
@@ -81,9 +61,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const char* mode = argv[1];
-  const size_t pointer_int[] = {sizeof(void*), sizeof(void*), sizeof(int)};
-  /* nvcc's name for reduce(const float*, float*, int) */
-  fake_cuda_define(&reduce_fn, "_Z6reducePKfPfi", 3, pointer_int);
+  define_reduce();
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -91,7 +69,6 @@ int main(int argc, char** argv) {
   char* c_buf = device_alloc(0x7f0000100000ull, 1 << 20);
   char* a_buf = device_alloc(0x7f0000200000ull, 1 << 16);
   char* b_buf = device_alloc(0x7f0000300000ull, 1 << 16);
-  out_buf = (float*)device_alloc(0x7f0000400000ull, 4096);
 
   cublasHandle_t handle = calloc(1, fake_cublas_handle_size());
   cublasSetStream(handle, a);

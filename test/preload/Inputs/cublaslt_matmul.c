@@ -33,7 +33,7 @@
 #include <cupti.h>
 
 #include "fake_cuda_calls.h"
-void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
+#include "library_call_programs.h"
 
 struct fake_cublaslt_call {
   const void *alpha, *a, *b, *beta, *c;
@@ -46,35 +46,13 @@ cublasLtMatrixLayout_t fake_cublaslt_layout(uint32_t type, int32_t order, uint64
 void fake_cublaslt_batch(cublasLtMatrixLayout_t layout, int32_t batch, int64_t stride);
 cublasLtMatmulDesc_t fake_cublaslt_desc(int32_t scale, int32_t pointer_mode, int32_t transa);
 
-static char* device_alloc(uintptr_t at, size_t size) {
-  void* ptr = (void*)at;
-  cudaMalloc_v3020_params p = {&ptr, size};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p);
-  return ptr;
-}
-
-static int reduce_fn;
-static float* out_buf;
-
-/* reduce(in, out, n) on `stream`: reads the bytes at `in`. */
-static void reduce(const void* in, cudaStream_t stream) {
-  int n = 1;
-  void* params[] = {&in, &out_buf, &n};
-  cuLaunchKernel_params p = {(CUfunction)&reduce_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                             params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
-}
-
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: cublaslt_matmul MODE\n");
     return 2;
   }
   const char* mode = argv[1];
-  const size_t pointer_int[] = {sizeof(void*), sizeof(void*), sizeof(int)};
-  /* nvcc's name for reduce(const float*, float*, int) */
-  fake_cuda_define(&reduce_fn, "_Z6reducePKfPfi", 3, pointer_int);
+  define_reduce();
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -82,7 +60,6 @@ int main(int argc, char** argv) {
   char* d_buf = device_alloc(0x7f0000100000ull, 1 << 20);
   char* a_buf = device_alloc(0x7f0000200000ull, 1 << 16);
   char* b_buf = device_alloc(0x7f0000300000ull, 1 << 16);
-  out_buf = (float*)device_alloc(0x7f0000400000ull, 4096);
 
   cublasLtHandle_t handle = (cublasLtHandle_t)(uintptr_t)0x1170;
   float one = 1.0f, zero = 0.0f;

@@ -37,7 +37,7 @@
 #include <cupti.h>
 
 #include "fake_cuda_calls.h"
-void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
+#include "library_call_programs.h"
 
 struct fake_cudnn_call {
   const char* name;
@@ -47,26 +47,6 @@ struct fake_cudnn_call {
 extern struct fake_cudnn_call fake_cudnn_last;
 extern int fake_cudnn_nested;
 size_t fake_cudnn_handle_size(void);
-
-static char* device_alloc(uintptr_t at, size_t size) {
-  void* ptr = (void*)at;
-  cudaMalloc_v3020_params p = {&ptr, size};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p);
-  return ptr;
-}
-
-static int reduce_fn;
-static float* out_buf;
-
-/* reduce(in, out, n) on `stream`: reads the bytes at `in`. */
-static void reduce(const void* in, cudaStream_t stream) {
-  int n = 1;
-  void* params[] = {&in, &out_buf, &n};
-  cuLaunchKernel_params p = {(CUfunction)&reduce_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                             params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
-}
 
 /* Prints the status, and whether the library saw the `count` pointers. */
 static void report(cudnnStatus_t status, const char* name, int count, ...) {
@@ -111,9 +91,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const char* mode = argv[1];
-  const size_t pointer_int[] = {sizeof(void*), sizeof(void*), sizeof(int)};
-  /* nvcc's name for reduce(const float*, float*, int) */
-  fake_cuda_define(&reduce_fn, "_Z6reducePKfPfi", 3, pointer_int);
+  define_reduce();
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -123,7 +101,6 @@ int main(int argc, char** argv) {
   char* params = device_alloc(0x7f0000300000ull, 1 << 12);
   char* w = device_alloc(0x7f0000500000ull, 1 << 16);
   char* work = device_alloc(0x7f0000600000ull, 1 << 12);
-  out_buf = (float*)device_alloc(0x7f0000400000ull, 4096);
   /* scale, bias, running mean and variance, saved mean and inverse
    * variance, their gradients: 64 bytes apart */
   char* scale = params;
