@@ -77,6 +77,7 @@
 #include <cstring>
 
 #include "runtime/blas_uses.h"
+#include "runtime/cudnn_tensors.h"
 #include "runtime/nccl/real_symbol.h"
 #include "runtime/rtl.h"
 
@@ -551,6 +552,25 @@ Uses convolution_uses(const Convolution& c) {
 }
 
 }  // namespace
+
+namespace cudnn {
+
+std::uint64_t dense_tensor_bytes(cudnnDataType_t type, int rank, const std::int64_t* dims,
+                                 const std::int64_t* strides) {
+  if (rank <= 0 || rank > CUDNN_DIM_MAX) return 0;
+  Shape s;
+  s.type = type;
+  s.rank = rank;
+  for (int i = 0; i < rank; ++i) {
+    s.dims[i] = dims[i];
+    s.strides[i] = strides[i];
+  }
+  return dense_bytes(s);
+}
+
+bool handle_stream(cudnnHandle_t handle, StreamId* out) { return rt::handle_stream(handle, out); }
+
+}  // namespace cudnn
 }  // namespace xsc::rt
 
 using xsc::rt::BnBackward;
