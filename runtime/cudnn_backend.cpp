@@ -284,15 +284,28 @@ void note_tensor(Record& rec, cudnnBackendAttributeName_t name, cudnnBackendAttr
         t.is_virtual = v;
       }
       break;
+    // Each of these, set to anything but its default, makes the tensor
+    // unusual; so does a value not read. The vectorized dimension matters
+    // only with a vector count other than 1.
     case CUDNN_ATTR_TENSOR_VECTOR_COUNT: {
       const std::vector<std::int64_t> v = int64s(type, count, elements);
       if (v.size() != 1 || v[0] != 1) t.unusual = true;
       break;
     }
-    case CUDNN_ATTR_TENSOR_IS_BY_VALUE:
-    case CUDNN_ATTR_TENSOR_REORDERING_MODE:
+    case CUDNN_ATTR_TENSOR_IS_BY_VALUE: {
+      bool v = true;
+      if (type == CUDNN_TYPE_BOOLEAN && count == 1) std::memcpy(&v, elements, sizeof v);
+      if (v) t.unusual = true;
+      break;
+    }
+    case CUDNN_ATTR_TENSOR_REORDERING_MODE: {
+      cudnnBackendTensorReordering_t v = CUDNN_TENSOR_REORDERING_INT8x32;
+      if (type == CUDNN_TYPE_TENSOR_REORDERING_MODE && count == 1)
+        std::memcpy(&v, elements, sizeof v);
+      if (v != CUDNN_TENSOR_REORDERING_NONE) t.unusual = true;
+      break;
+    }
     case CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC:
-    case CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION:
       t.unusual = true;
       break;
     default:
@@ -331,6 +344,7 @@ void note_op(Registry& r, Record& rec, cudnnBackendAttributeName_t name,
 
 void note_attribute(Registry& r, Record& rec, cudnnBackendAttributeName_t name,
                     cudnnBackendAttributeType_t type, std::int64_t count, const void* elements) {
+  if (elements == nullptr) return;
   if (rec.type == CUDNN_BACKEND_TENSOR_DESCRIPTOR) {
     note_tensor(rec, name, type, count, elements);
   } else if (known_op(rec.type)) {
