@@ -55,14 +55,14 @@
 // computation and leave its outputs alone), whose scalars or output's
 // descriptor cannot be read, a call that failed, cuDNN calls made from
 // inside another interposed one (one call, one feed), workspaces and
-// reserve spaces (what part of them a call touches is not said), and
-// cudnnBackendExecute, the graph API that PyTorch's convolutions take: a
-// plan cannot be walked back to its tensors through cudnnBackendGetAttribute
-// (cuDNN 9.19 answers CUDNN_STATUS_NOT_SUPPORTED for an operation graph's
-// operations, and an operation's tensors read back come with unique id -1
-// and dims recast to 5-D), so following it needs the descriptors watched
-// while they are built.
+// reserve spaces (what part of them a call touches is not said).
 // Nothing either when the bytes lie outside every tracked allocation.
+// cudnnBackendExecute, the graph API that PyTorch's convolutions take, is
+// followed in runtime/cudnn_backend.cpp: a plan cannot be walked back to
+// its tensors through cudnnBackendGetAttribute (cuDNN 9.19 answers
+// CUDNN_STATUS_NOT_SUPPORTED for an operation graph's operations, and an
+// operation's tensors read back come with unique id -1 and dims recast to
+// 5-D), so the descriptors are watched while they are built.
 //
 // The real functions are found the way the NCCL and cuBLAS interposers
 // find theirs (runtime/nccl/real_symbol.h); the uses are fed, and nested
