@@ -31,7 +31,8 @@
 //                      do an engine read back from a config and a config
 //                      read back from a plan)
 //   execution plan     its config's graph; at finalize, the list of
-//                      (unique id, bytes, access) it claims
+//                      (unique id, bytes, access) it claims (none for a
+//                      plan told to run only some intermediates)
 //   variant pack       unique ids and data pointers (not the workspace,
 //                      which the call uses in ways not said), and whether
 //                      it overrides shapes or strides
@@ -166,8 +167,9 @@ struct Record {
   std::vector<std::shared_ptr<const Op>> ops;
   // graph, engine, engine config, heuristics, plan: the graph they run
   std::shared_ptr<const Graph> graph;
-  // plan, at finalize
+  // plan: at finalize, what it claims; whether it runs part of its graph
   std::shared_ptr<const std::vector<Claim>> claims;
+  bool partial = false;
   // variant pack
   std::vector<std::int64_t> uids;
   std::vector<void*> pointers;
@@ -360,7 +362,11 @@ void note_attribute(Registry& r, Record& rec, cudnnBackendAttributeName_t name,
   } else if (name == CUDNN_ATTR_ENGINE_OPERATION_GRAPH || name == CUDNN_ATTR_ENGINECFG_ENGINE ||
              name == CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH ||
              name == CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG) {
-    rec.graph = linked_graph(r, type, count, elements);
+    if (!rec.partial) rec.graph = linked_graph(r, type, count, elements);
+  } else if (name == CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS) {
+    // A plan that runs only part of its graph: which part is not followed.
+    rec.graph = nullptr;
+    rec.partial = true;
   } else if (name == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS) {
     rec.uids = type == CUDNN_TYPE_INT64 && count > 0 && elements != nullptr
                    ? std::vector<std::int64_t>(static_cast<const std::int64_t*>(elements),

@@ -20,6 +20,8 @@
  *                                   b reads y's and z's last elements
  *   cudnn_backend_calls padded      the race with y's rows padded to 16
  *                                   floats: y is not dense
+ *   cudnn_backend_calls partial     the race with the plan told to run
+ *                                   only what computes y (an intermediate)
  *   cudnn_backend_calls blend       beta 1, then alpha 0, no reader
  *   cudnn_backend_calls reuse       the race, y's tensor descriptor
  *                                   destroyed before the execute and a new
@@ -175,10 +177,16 @@ static cudnnBackendDescriptor_t graph(cudnnHandle_t handle, cudnnBackendDescript
   return done(g);
 }
 
+static int run_only_y; /* the plans run only what computes y */
+
 static cudnnBackendDescriptor_t plan_of(cudnnHandle_t handle, cudnnBackendDescriptor_t config) {
   cudnnBackendDescriptor_t plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
   link_to(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+  if (run_only_y) {
+    const int64_t y_uid = 3;
+    set(plan, CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS, CUDNN_TYPE_INT64, 1, &y_uid);
+  }
   return done(plan);
 }
 
@@ -264,6 +272,7 @@ int main(int argc, char** argv) {
   cudnnSetStream(handle, a);
 
   const int fused = strcmp(mode, "fused") == 0;
+  run_only_y = strcmp(mode, "partial") == 0;
   cudnnBackendDescriptor_t xt = tensor(1, 2, 4, 8, 8, 8, false);
   cudnnBackendDescriptor_t wt = tensor(2, 8, 4, 3, 3, 3, false);
   cudnnBackendDescriptor_t yt = tensor(3, 2, 8, 8, 8, strcmp(mode, "padded") == 0 ? 16 : 8, fused);
