@@ -48,15 +48,14 @@
 // (docs/rules.md) over its dense extent (runtime/cudnn_tensors.h; nothing
 // for a tensor that is not dense or whose type is left out), on the
 // handle's stream, named "cudnnBackendExecute", and also as a read when
-// the operation blends with a beta known not to be 0. An operation is
-// every element of its output written: a convolution, pointwise, matmul
-// or reduction computes each output element. A convolution whose alpha is
-// 0, or of a type other than float or double, claims nothing (the library
-// may skip it); unset, alpha is 1 and beta 0, as cuDNN documents. Nothing
-// is fed for a plan built from descriptors not seen (a plan from JSON, or
-// made before the runtime was loaded), for a variant pack that lacks a
-// claimed unique id or overrides shapes or strides, for a call that
-// failed, or with cudnn_access=0 (nothing is noted then either).
+// the operation blends with a beta known not to be 0. Each of these
+// operations computes every element of its output. A convolution whose
+// alpha is 0, or of a type other than float or double, claims nothing (the
+// library may skip it); unset, alpha is 1 and beta 0, as cuDNN documents.
+// Nothing is fed for a plan built from descriptors not seen (a plan from
+// JSON, or made before the runtime was loaded), for a variant pack that
+// lacks a claimed unique id or overrides shapes or strides, for a call
+// that failed, or with cudnn_access=0 (nothing is noted then either).
 // Inputs are not claimed: which of their elements an engine reads depends
 // on the operation's geometry, which is not followed here.
 //
@@ -222,8 +221,8 @@ std::vector<std::int64_t> int64s(cudnnBackendAttributeType_t type, std::int64_t 
   return std::vector<std::int64_t>(p, p + count);
 }
 
-// The output slot an attribute of a known operation type sets, or -1;
-// whether the type is one understood at all.
+// The output slot that an attribute of a known operation type links; -1
+// for any other attribute.
 int output_slot(cudnnBackendDescriptorType_t op, cudnnBackendAttributeName_t name) {
   switch (op) {
     case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
@@ -353,7 +352,7 @@ void note_attribute(Registry& r, Record& rec, cudnnBackendAttributeName_t name,
     note_op(r, rec, name, type, count, elements);
   } else if (name == CUDNN_ATTR_OPERATIONGRAPH_OPS) {
     rec.ops.clear();
-    if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || elements == nullptr) return;
+    if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR) return;
     const auto* ops = static_cast<const cudnnBackendDescriptor_t*>(elements);
     for (std::int64_t i = 0; i < count; ++i) {
       const Record* op = find(r, ops[i]);
