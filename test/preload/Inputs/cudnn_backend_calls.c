@@ -3,9 +3,8 @@
  * descriptor, the operation, its graph, heuristics whose results are read
  * into engine configs, a plan, a variant pack), executed on stream a. A
  * fake libcudnn (fake_cudnn.c, fake_cudnn_backend.c) plays the library, a
- * fake CUPTI (fake_cupti_launches.c) the streams and a reading kernel,
- * reduce(const float*, float*, int), which a fake libcuda names. Run with
- * XSC_OPTIONS=launch_callbacks=driver.
+ * fake CUPTI (fake_cupti_launches.c) the streams and a reading kernel
+ * (library_call_programs.h). Run with XSC_OPTIONS=launch_callbacks=driver.
  *
  * x is 2 x 4 x 8 x 8 floats, w 8 x 4 x 3 x 3, y 2 x 8 x 8 x 8 (4096 bytes,
  * dense NCHW); unique ids x 1, w 2, y 3, bias 4, z 5.
@@ -44,7 +43,7 @@
 #include <cupti.h>
 
 #include "fake_cuda_calls.h"
-void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
+#include "library_call_programs.h"
 
 struct fake_cudnn_call {
   const char* name;
@@ -53,26 +52,6 @@ struct fake_cudnn_call {
 };
 extern struct fake_cudnn_call fake_cudnn_last;
 size_t fake_cudnn_handle_size(void);
-
-static char* device_alloc(uintptr_t at, size_t size) {
-  void* ptr = (void*)at;
-  cudaMalloc_v3020_params p = {&ptr, size};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p);
-  return ptr;
-}
-
-static int reduce_fn;
-static float* out_buf;
-
-/* reduce(in, out, n) on `stream`: reads the bytes at `in`. */
-static void reduce(const void* in, cudaStream_t stream) {
-  int n = 1;
-  void* params[] = {&in, &out_buf, &n};
-  cuLaunchKernel_params p = {(CUfunction)&reduce_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                             params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
-}
 
 static void check(cudnnStatus_t status, const char* what) {
   if (status != CUDNN_STATUS_SUCCESS) {
@@ -255,8 +234,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const char* mode = argv[1];
-  const size_t pointer_int[] = {sizeof(void*), sizeof(void*), sizeof(int)};
-  fake_cuda_define(&reduce_fn, "_Z6reducePKfPfi", 3, pointer_int);
+  define_reduce();
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -266,7 +244,6 @@ int main(int argc, char** argv) {
   char* w = device_alloc(0x7f0000500000ull, 1 << 16);
   char* work = device_alloc(0x7f0000600000ull, 1 << 12);
   char* bias = device_alloc(0x7f0000700000ull, 1 << 12);
-  out_buf = (float*)device_alloc(0x7f0000400000ull, 4096);
 
   cudnnHandle_t handle = calloc(1, fake_cudnn_handle_size());
   cudnnSetStream(handle, a);

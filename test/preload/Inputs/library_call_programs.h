@@ -1,5 +1,5 @@
 /* What the programs that drive the library interposers (cublas_gemm.c,
- * cublaslt_matmul.c, cudnn_calls.c) share, on top of fake_cuda_calls.h:
+ * cublaslt_matmul.c, cudnn_calls.c, cudnn_backend_calls.c) share, on top of fake_cuda_calls.h:
  * device allocations at chosen addresses, and a kernel that reads the
  * bytes at a pointer, reduce(const float*, float*, int), which the fake
  * libcuda (fake_libcuda.c) names as nvcc would. Each program includes it
