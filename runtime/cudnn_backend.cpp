@@ -18,7 +18,8 @@
 //                      ragged or by value: such a tensor is never claimed)
 //   operation          convolution forward (y), backward data (dx) and
 //                      backward filter (dw) with their alpha and beta;
-//                      pointwise (y, or dx for the backward modes); matmul
+//                      pointwise (y; dx for the backward modes, which are
+//                      the ones given a dx, and whose y is an input); matmul
 //                      (c, unless an M, N or K override or an irregular
 //                      batch count is set); reduction (y). Any other
 //                      operation is left out: it claims nothing, and the
@@ -140,6 +141,9 @@ struct Op {
   std::shared_ptr<const Tensor> outputs[kOutputs];
   Value alpha = Value::kUnset, beta = Value::kUnset;
   bool skipped = false;  // an override that makes its extent unknown
+  // A pointwise operation given a dx runs a backward mode: it writes dx,
+  // and a y set on it is the forward output it reads, never written.
+  bool writes_dx = false;
 };
 
 struct Graph {
@@ -319,6 +323,7 @@ void note_op(Registry& r, Record& rec, cudnnBackendAttributeName_t name,
   const int slot = output_slot(rec.type, name);
   if (slot >= 0) {
     rec.op.outputs[slot] = linked_tensor(r, type, count, elements);
+    if (name == CUDNN_ATTR_OPERATION_POINTWISE_DXDESC) rec.op.writes_dx = true;
     return;
   }
   switch (name) {
@@ -389,7 +394,9 @@ std::shared_ptr<const std::vector<Claim>> plan_claims(const Graph& graph) {
   auto claims = std::make_shared<std::vector<Claim>>();
   for (const auto& op : graph.ops) {
     if (op->skipped || op->alpha == Value::kZero || op->alpha == Value::kUnknown) continue;
-    for (const auto& t : op->outputs) {
+    for (int slot = 0; slot < Op::kOutputs; ++slot) {
+      const std::shared_ptr<const Tensor>& t = op->outputs[slot];
+      if (slot == 0 && op->writes_dx) continue;  // y, read by a backward mode
       if (t == nullptr || t->is_virtual || t->unusual || !t->has_uid || !t->has_type ||
           t->dims.size() != t->strides.size())
         continue;

@@ -17,6 +17,10 @@
  *   cudnn_backend_calls fused       y virtual, a pointwise add of a bias
  *                                   into z (non-virtual, at 0x7f0000300000);
  *                                   b reads y's and z's last elements
+ *   cudnn_backend_calls relu-bwd    a pointwise ReLU backward instead of
+ *                                   the convolution: y (3) read, dy (4),
+ *                                   dx written into z (5); b reads y's and
+ *                                   z's last elements
  *   cudnn_backend_calls padded      the race with y's rows padded to 16
  *                                   floats: y is not dense
  *   cudnn_backend_calls partial     the race with the plan told to run
@@ -149,6 +153,24 @@ static cudnnBackendDescriptor_t add(cudnnBackendDescriptor_t x, cudnnBackendDesc
   return done(op);
 }
 
+/* dx = relu'(y) * dy: a backward mode, where y is read, never written */
+static cudnnBackendDescriptor_t relu_backward(cudnnBackendDescriptor_t y,
+                                              cudnnBackendDescriptor_t dy,
+                                              cudnnBackendDescriptor_t dx) {
+  cudnnBackendDescriptor_t pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  const cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_BWD;
+  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
+  done(pw);
+  cudnnBackendDescriptor_t op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+  link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, dy);
+  link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, dx);
+  return done(op);
+}
+
 static cudnnBackendDescriptor_t graph(cudnnHandle_t handle, cudnnBackendDescriptor_t* ops, int n) {
   cudnnBackendDescriptor_t g = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   set(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
@@ -267,7 +289,13 @@ int main(int argc, char** argv) {
     printf("done\n");
     return 0;
   }
-  ops[0] = conv_forward(xt, wt, yt, 1.0f, 0.0f);
+  const int relu_bwd = strcmp(mode, "relu-bwd") == 0;
+  if (relu_bwd) {
+    /* y (unique id 3) read, dy the bias tensor (4), dx z (5) */
+    ops[0] = relu_backward(yt, tensor(4, 2, 8, 8, 8, 8, false), tensor(5, 2, 8, 8, 8, 8, false));
+  } else {
+    ops[0] = conv_forward(xt, wt, yt, 1.0f, 0.0f);
+  }
   if (fused) {
     cudnnBackendDescriptor_t bt = tensor(4, 1, 8, 1, 1, 1, false);
     cudnnBackendDescriptor_t zt = tensor(5, 2, 8, 8, 8, 8, false);
@@ -294,11 +322,11 @@ int main(int argc, char** argv) {
     printf("plan address reused: %s\n", again == plan ? "yes" : "no");
     plan = again;
   }
-  execute(handle, plan, pack(uids, pointers, fused ? 5 : 3, work));
+  execute(handle, plan, pack(uids, pointers, fused || relu_bwd ? 5 : 3, work));
 
   if (strcmp(mode, "waits") == 0) order(b, a);
   reduce(y + 4092, b);
-  if (fused) reduce(z + 4092, b);
+  if (fused || relu_bwd) reduce(z + 4092, b);
   printf("done\n");
   return 0;
 }
