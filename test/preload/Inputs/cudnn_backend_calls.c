@@ -136,17 +136,22 @@ static cudnnBackendDescriptor_t conv_forward(cudnnBackendDescriptor_t x, cudnnBa
   return done(op);
 }
 
-/* y = x + b */
-static cudnnBackendDescriptor_t add(cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
-                                    cudnnBackendDescriptor_t y) {
+/* A pointwise operation of `mode` in float, its tensors left to link. */
+static cudnnBackendDescriptor_t pointwise_op(cudnnPointwiseMode_t mode) {
   cudnnBackendDescriptor_t pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  const cudnnPointwiseMode_t mode = CUDNN_POINTWISE_ADD;
   const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
   set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
   set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
   done(pw);
   cudnnBackendDescriptor_t op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+  return op;
+}
+
+/* y = x + b */
+static cudnnBackendDescriptor_t add(cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
+                                    cudnnBackendDescriptor_t y) {
+  cudnnBackendDescriptor_t op = pointwise_op(CUDNN_POINTWISE_ADD);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
@@ -157,14 +162,7 @@ static cudnnBackendDescriptor_t add(cudnnBackendDescriptor_t x, cudnnBackendDesc
 static cudnnBackendDescriptor_t relu_backward(cudnnBackendDescriptor_t y,
                                               cudnnBackendDescriptor_t dy,
                                               cudnnBackendDescriptor_t dx) {
-  cudnnBackendDescriptor_t pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  const cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_BWD;
-  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
-  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision);
-  done(pw);
-  cudnnBackendDescriptor_t op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+  cudnnBackendDescriptor_t op = pointwise_op(CUDNN_POINTWISE_RELU_BWD);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, dy);
   link_to(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, dx);
