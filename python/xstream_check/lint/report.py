@@ -226,3 +226,64 @@ def check_file(path, stats=None):
     except UnicodeDecodeError as e:
         return [], ParseError(path, data[:e.start].count(b"\n") + 1, "not UTF-8: " + e.reason)
     return check_source(source, path, stats)
+
+
+class Linter:
+    """The files of one run, parsed once: every file is checked with the
+    others in view (helpers imported from them are followed), and one file
+    can be checked again with new text against the rest (the mutation
+    harness, bench/pylint/mutation.py)."""
+
+    def __init__(self, paths):
+        self.paths = list(paths)
+        self._sources = {}
+        self._trees = {}
+        self.errors = {}
+        for p in self.paths:
+            source, error = read_source(p)
+            if error is None:
+                try:
+                    self._trees[p] = ast.parse(source, filename=p)
+                except SyntaxError as e:
+                    error = ParseError(p, e.lineno or 1, e.msg or "invalid syntax")
+                except ValueError as e:
+                    error = ParseError(p, 1, str(e))
+            if error is not None:
+                self.errors[p] = error
+                source = ""
+            self._sources[p] = source
+
+    def tree(self, path):
+        return self._trees.get(path)
+
+    def lines(self, path):
+        return self._sources.get(path, "").splitlines()
+
+    def check(self, path, stats=None):
+        tree = self._trees.get(path)
+        if tree is None:
+            return []
+        return check_tree(tree, path, self._sources[path], stats)
+
+    def check_all(self, stats=None):
+        return {p: self.check(p, stats) for p in self.paths}
+
+    def recheck(self, path, source):
+        try:
+            tree = ast.parse(source, filename=path)
+        except (SyntaxError, ValueError):
+            return []
+        return check_tree(tree, path, source)
+
+
+def read_source(path):
+    """(text, error)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as e:
+        return "", ParseError(path, 0, "cannot read: " + (e.strerror or str(e)))
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return "", ParseError(path, data[:e.start].count(b"\n") + 1, "not UTF-8: " + e.reason)

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Recall of the Python check by mutation: delete each ordering statement of
+a tree (`x.record_stream(s)`, `s.wait_stream(o)`, `s.wait_event(e)`,
+`...synchronize()`), one at a time, lint the tree again and count the
+deletions that get a new warning.
+
+  mutation.py [--json OUT] [--list] [--limit N] TREE [TREE...]
+
+A deletion replaces the statement with `pass` (its other lines with blank
+lines), so every other line keeps its number and a warning is new when its
+(rule, line, column) was not reported on the unmutated file. The tree is
+parsed and indexed once; each mutant re-checks its own file against the
+rest of the tree (helpers in other modules keep their unmutated text).
+
+Per tree it prints the lines, the deletions by kind, those caught (a new
+warning anywhere in the mutated file, and at the deletion's function:
+inside the def that holds it, or at a call of that def), and the warnings
+of the unmutated tree, which each need a verdict in docs/static-check.md.
+A `record_stream` inside a method that only forwards to its tensors
+(`def record_stream(self, stream): for t in ...: t.record_stream(stream)`)
+is judged at its callers and counted apart as "forwarding".
+"""
+import argparse
+import ast
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.normpath(os.path.join(HERE, "..", "..", "python")))
+
+from xstream_check.lint.cli import python_files  # noqa: E402
+from xstream_check.lint.report import Linter  # noqa: E402
+
+KINDS = ("record_stream", "wait_stream", "wait_event", "synchronize")
+
+
+def kind_of(stmt):
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    func = stmt.value.func
+    if isinstance(func, ast.Attribute) and func.attr in KINDS:
+        return func.attr
+    return None
+
+
+def enclosing_defs(tree):
+    """stmt id -> the innermost def around it."""
+    out = {}
+
+    def visit(node, fn):
+        for child in ast.iter_child_nodes(node):
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else fn
+            if isinstance(child, ast.stmt):
+                out[id(child)] = fn
+            visit(child, inner)
+
+    visit(tree, None)
+    return out
+
+
+def is_forwarding(fn):
+    return fn is not None and fn.name == "record_stream"
+
+
+def mutations(path, source, tree):
+    defs = enclosing_defs(tree)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        kind = kind_of(node)
+        if kind is None:
+            continue
+        fn = defs.get(id(node))
+        out.append((node, kind, fn))
+    out.sort(key=lambda m: (m[0].lineno, m[0].col_offset))
+    return out
+
+
+def mutate(lines, stmt):
+    new = list(lines)
+    first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+    indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
+    # A statement that shares its line with others (`a(); b.record_stream(s)`)
+    # is left alone: no deletion keeps the rest of that line intact.
+    text = lines[first][stmt.col_offset:] if first == last else None
+    if first == last and text is not None and stmt.end_col_offset is not None and \
+            lines[first][stmt.end_col_offset:].strip() not in ("", ) and \
+            not lines[first][stmt.end_col_offset:].strip().startswith("#"):
+        return None
+    if lines[first][:stmt.col_offset].strip():
+        return None
+    new[first] = indent + "pass"
+    for i in range(first + 1, last + 1):
+        new[i] = ""
+    return new
+
+
+def calls_of(tree, name):
+    """Lines of calls `name(...)` / `x.name(...)` in a tree."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            callee = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if callee == name:
+                out.append(node.lineno)
+    return out
+
+
+def run_tree(root, limit=None, listing=False):
+    files = python_files(root)
+    linter = Linter(files)
+    start = time.process_time()
+    baseline = linter.check_all()
+    lint_cpu = time.process_time() - start
+    lines = sum(len(linter.lines(p)) for p in files)
+    counts = {k: {"deletions": 0, "caught": 0, "caught_at_function": 0} for k in KINDS}
+    forwarding = 0
+    rows = []
+    done = 0
+    for path in files:
+        tree = linter.tree(path)
+        if tree is None:
+            continue
+        src_lines = linter.lines(path)
+        before = {(f.rule, f.line, f.col) for f in baseline.get(path, [])}
+        for stmt, kind, fn in mutations(path, None, tree):
+            if is_forwarding(fn):
+                forwarding += 1
+                continue
+            new = mutate(src_lines, stmt)
+            if new is None:
+                continue
+            if limit is not None and done >= limit:
+                break
+            done += 1
+            found = linter.recheck(path, "\n".join(new) + "\n")
+            fresh = [f for f in found if (f.rule, f.line, f.col) not in before]
+            c = counts[kind]
+            c["deletions"] += 1
+            at_fn = False
+            if fresh:
+                c["caught"] += 1
+                if fn is not None:
+                    lo, hi = fn.lineno, fn.end_lineno or fn.lineno
+                    callers = set(calls_of(tree, fn.name))
+                    at_fn = any(lo <= f.line <= hi or f.line in callers for f in fresh)
+                else:
+                    at_fn = True
+                if at_fn:
+                    c["caught_at_function"] += 1
+            rows.append({"path": os.path.relpath(path, root), "line": stmt.lineno, "kind": kind,
+                         "function": fn.name if fn is not None else "<module>",
+                         "caught": bool(fresh), "at_function": at_fn,
+                         "warnings": ["%d: %s" % (f.line, f.rule) for f in fresh]})
+            if listing:
+                print("%s %s:%d %s %s" % ("CAUGHT" if fresh else "missed", os.path.relpath(path, root),
+                                          stmt.lineno, kind, rows[-1]["function"]))
+    warnings = [{"path": os.path.relpath(p, root), "line": f.line, "rule": f.rule, "message": f.message}
+                for p in files for f in baseline.get(p, [])]
+    return {"tree": root, "files": len(files), "lines": lines, "lint_cpu_s": round(lint_cpu, 2),
+            "lines_per_s": round(lines / lint_cpu) if lint_cpu else None,
+            "kinds": counts, "forwarding": forwarding, "baseline_warnings": warnings, "mutants": rows}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trees", nargs="+")
+    ap.add_argument("--json", help="write every tree's result (each mutant too) to this file")
+    ap.add_argument("--list", action="store_true", help="print each mutant's verdict")
+    ap.add_argument("--limit", type=int, help="at most this many mutants per tree")
+    args = ap.parse_args()
+    results = []
+    for t in args.trees:
+        if not os.path.isdir(t):
+            print("mutation.py: error: '%s' is not a directory" % t, file=sys.stderr)
+            return 2
+        results.append(run_tree(t, args.limit, args.list))
+    hdr = "%-28s %9s %7s %14s %14s %6s %9s" % ("tree", "lines", "lines/s", "record_stream", "waits+syncs",
+                                                "fwd", "warnings")
+    print(hdr)
+    total = {"rs": [0, 0], "w": [0, 0]}
+    for r in results:
+        rs = r["kinds"]["record_stream"]
+        w = [sum(r["kinds"][k][f] for k in KINDS[1:]) for f in ("deletions", "caught_at_function")]
+        total["rs"][0] += rs["deletions"]
+        total["rs"][1] += rs["caught_at_function"]
+        total["w"][0] += w[0]
+        total["w"][1] += w[1]
+        print("%-28s %9d %7s %14s %14s %6d %9d" % (
+            os.path.basename(os.path.normpath(r["tree"]))[:28], r["lines"], r["lines_per_s"],
+            "%d/%d" % (rs["caught_at_function"], rs["deletions"]), "%d/%d" % (w[1], w[0]), r["forwarding"],
+            len(r["baseline_warnings"])))
+    print("total: record_stream %d/%d caught, waits and synchronizes %d/%d caught" % (
+        total["rs"][1], total["rs"][0], total["w"][1], total["w"][0]))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
