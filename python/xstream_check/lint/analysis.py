@@ -20,6 +20,7 @@ A storage is freed when the last binding that reaches it goes (del,
 rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 """
 import ast
+import os
 
 from .facts import ANY_STREAM, Buffer, State, join_states, new_use
 
@@ -69,6 +70,24 @@ VIEW_METHODS = {"view", "view_as", "narrow", "reshape", "reshape_as", "expand", 
                 "__getitem__", "requires_grad_", "share_memory_", "retain_grad", "align_to",
                 "refine_names", "rename"}
 VIEW_ATTRIBUTES = {"data", "T", "mT", "H", "mH", "real", "imag"}
+# Attributes of a tensor that are tensors of their own storage.
+TENSOR_FIELDS = {"grad", "_base", "main_grad"}
+# Methods that only a tensor has: their receiver, not made here, is one.
+TENSOR_ONLY_METHODS = {"record_stream", "narrow", "view", "view_as", "contiguous", "numel", "untyped_storage",
+                       "data_ptr", "detach", "clone", "pin_memory", "flatten", "unflatten", "reshape",
+                       "permute", "unsqueeze", "squeeze", "type_as", "element_size", "nelement",
+                       "is_contiguous", "storage_offset", "stride", "chunk", "unbind", "transpose", "t",
+                       "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "masked_fill",
+                       "index_select", "bfloat16", "half", "float", "cuda", "expand", "expand_as",
+                       "as_strided", "split_with_sizes", "tensor_split", "numpy", "tolist", "item",
+                       "norm", "sqrt", "matmul", "mm", "bmm", "div", "mul", "add",
+                       "sub", "pow", "exp", "log", "clamp", "argmax", "softmax", "masked_select",
+                       "index_add", "roll", "cumsum", "topk",
+                       "to_dense", "coalesce", "dim", "ndimension", "is_pinned", "storage"}
+# Collectives that write their first argument (in place, or the output).
+DIST_WRITES_FIRST = {"all_reduce", "broadcast", "reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
+                     "all_to_all_single", "recv", "irecv", "_all_gather_base", "_reduce_scatter_base",
+                     "all_gather", "reduce_scatter", "all_to_all", "scatter", "gather"}
 # Tensor methods that only read metadata (no kernel, no new tensor).
 METADATA_METHODS = {"size", "numel", "dim", "ndimension", "stride", "storage_offset", "data_ptr",
                     "element_size", "is_contiguous", "get_device", "is_pinned", "nelement", "nbytes",
@@ -104,6 +123,27 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 DEVICE_MODULE_CALLS = {"Stream": "torch.cuda.Stream", "current_stream": "torch.cuda.current_stream",
                        "default_stream": "torch.cuda.default_stream", "Event": "torch.cuda.Event",
                        "synchronize": "torch.cuda.synchronize"}
+
+
+ORDERING_METHODS = {"record_stream", "wait_stream", "wait_event", "synchronize", "record", "wait",
+                    "record_event"}
+
+
+def is_ordering_statement(stmt):
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        f = stmt.value.func
+        return isinstance(f, ast.Attribute) and f.attr in ORDERING_METHODS
+    return False
+
+
+def is_in_place(meth):
+    return meth.endswith("_") and not meth.startswith("_") and meth not in VIEW_METHODS
+
+
+# Buffer.foreign: made here (0), not made here and only passed to unknown
+# calls (FOREIGN_UNKNOWN), or used as a tensor (FOREIGN_TENSOR).
+FOREIGN_UNKNOWN = 1
+FOREIGN_TENSOR = 2
 
 
 class GaveUp(Exception):
@@ -201,9 +241,13 @@ def index_module(tree):
                     root = a.name.split(".")[0]
                     aliases[root] = root
         elif t is ast.ImportFrom:
-            if node.module and node.level == 0:
+            # Relative imports keep their dots; Module.canonical resolves
+            # them against the module's package.
+            base = "." * node.level + (node.module or "")
+            if base:
                 for a in node.names:
-                    aliases[a.asname or a.name] = node.module + "." + a.name
+                    if a.name != "*":
+                        aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
         elif t is ast.Global or t is ast.Nonlocal:
             scope.declared.update(node.names)
         for child in iter_children(node):
@@ -211,23 +255,55 @@ def index_module(tree):
     return aliases, scopes
 
 
+def module_name(path):
+    """The dotted name a file is imported as: its path below the outermost
+    directory of packages (directories with an __init__.py) above it."""
+    path = os.path.abspath(path)
+    directory, base = os.path.split(path)
+    parts = [] if base == "__init__.py" else [os.path.splitext(base)[0]]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, pkg = os.path.split(directory)
+        parts.append(pkg)
+        if not pkg:
+            break
+    return ".".join(reversed(parts)) or os.path.splitext(base)[0]
+
+
+def resolve_relative(package, target):
+    """`..x.f` imported into `package` -> its absolute dotted name."""
+    level = len(target) - len(target.lstrip("."))
+    rest = target[level:]
+    parts = package.split(".") if package else []
+    if level > 1:
+        parts = parts[:len(parts) - (level - 1)]
+    return ".".join(parts + ([rest] if rest else []))
+
+
 class Module:
     """What the functions of one file share: imports, helpers to inline,
     NamedTuple fields, which functions deal with streams at all."""
 
-    def __init__(self, tree, path, lines):
+    def __init__(self, tree, path, lines, name=None, program=None):
         self.tree = tree
         self.path = path
         self.lines = lines
+        self.name = name or module_name(path)
+        self.program = program  # the other modules of the run (program.py), or None
         self.aliases, self.scopes = index_module(tree)
+        package = self.name.rpartition(".")[0] if not path.endswith("__init__.py") else self.name
+        for local, target in list(self.aliases.items()):
+            if target.startswith("."):
+                self.aliases[local] = resolve_relative(package, target)
         self._subtree = {}
         self.functions = {}  # module-level defs
         self.classes = {}  # name -> {method name: def}
         self.tuple_fields = {}  # NamedTuple/dataclass name -> field names
+        self.class_nodes = {}
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
+                self.class_nodes[node.name] = node
                 self.classes[node.name] = {n.name: n for n in node.body
                                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
                 if self._is_record_class(node):
@@ -235,6 +311,7 @@ class Module:
                         n.target.id for n in node.body
                         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
         self._stream_cache = {}
+        self.source_text = "\n".join(lines)
 
     def _is_record_class(self, node):
         for base in node.bases:
@@ -273,6 +350,31 @@ class Module:
             cached = self._subtree[func] = (idents, names, calls)
         return cached
 
+    def bound_names(self, func):
+        """Names a function binds itself: its parameters and the names it
+        assigns (nested functions apart)."""
+        key = ("bound", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            cached = set()
+            a = func.args
+            for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+                cached.add(p.arg)
+            stack = list(func.body) if isinstance(func.body, list) else [func.body]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                    cached.add(n.id)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    cached.add(n.name)
+                    continue
+                elif isinstance(n, ast.Lambda):
+                    continue
+                stack.extend(ast.iter_child_nodes(n))
+            cached -= self.scopes[func].declared if func in self.scopes else set()
+            self._subtree[key] = cached
+        return cached
+
     def frame_facts(self, func):
         """(global/nonlocal names, names its closures keep alive)."""
         scope = self.scopes.get(func)
@@ -294,12 +396,13 @@ class Module:
         result = any("stream" in name.lower() for name in idents)
         if not result and depth < MAX_INLINE_DEPTH:
             for n in calls:
-                if True:
-                    callee = self.resolve_callee(n.func, class_name)
-                    if callee is not None and callee is not func and \
-                            self.deals_with_streams(callee, class_name, depth + 1):
-                        result = True
-                        break
+                found = self.resolve_callee(n.func, class_name)
+                if found is None or found[1] is None or found[1] is func:
+                    continue
+                m, callee, cls = found
+                if m.deals_with_streams(callee, cls if cls is not None else class_name, depth + 1):
+                    result = True
+                    break
         self._stream_cache[key] = result
         return result
 
@@ -318,19 +421,74 @@ class Module:
         return cached
 
     def resolve_callee(self, func, class_name):
+        """(module, def, class name) of what a call expression calls, where
+        this module or another of the run defines it; None otherwise."""
         if isinstance(func, ast.Name):
-            return self.functions.get(func.id)
+            return self.lookup_function(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
                 and class_name is not None:
-            return self.classes.get(class_name, {}).get(func.attr)
+            return self.method(class_name, func.attr)
+        name = dotted(func)
+        if name is not None and self.is_module_name(name):
+            return self.lookup_function(name)
         return None
+
+    def lookup_function(self, name):
+        """A function by the name this module calls it (`f`, `mod.f`,
+        `pkg.mod.f`): (module, def, None), or for a class (module, None,
+        class name); None when the run does not define it."""
+        if "." not in name:
+            fn = self.functions.get(name)
+            if fn is not None:
+                return (self, fn, None)
+            if name in self.classes:
+                return (self, None, name)
+        if self.program is None:
+            return None
+        canon = self.canonical(name)
+        if canon == name and "." not in name:
+            return None
+        return self.program.function(canon)
+
+    def method(self, class_name, meth, depth=0):
+        """(module, def, class name) of a method, looked up through the bases
+        the run defines (at most four levels)."""
+        fn = self.classes.get(class_name, {}).get(meth)
+        if fn is not None:
+            return (self, fn, class_name)
+        node = self.class_nodes.get(class_name)
+        if node is None or depth >= 4:
+            return None
+        for base in node.bases:
+            name = dotted(base)
+            if name is None:
+                continue
+            found = self.lookup_function(name)
+            if found is not None and found[1] is None:
+                m, _, cls = found
+                hit = m.method(cls, meth, depth + 1)
+                if hit is not None:
+                    return hit
+        return None
+
+    def streamy(self):
+        """Whether this module, or a module it imports from the run, names a
+        stream: a use on another stream needs one."""
+        cached = self._stream_cache.get("module")
+        if cached is None:
+            cached = "stream" in self.source_text or "Stream" in self.source_text
+            if not cached and self.program is not None:
+                cached = any(self.program.module_names_stream(t) for t in self.aliases.values())
+            self._stream_cache["module"] = cached
+        return cached
 
 
 class Frame:
     """One function being interpreted: the analyzed one (depth 0) or a helper
     inlined into it."""
 
-    def __init__(self, module, func, fid, depth, class_name, chain, self_outer):
+    def __init__(self, module, func, fid, depth, class_name, chain, self_outer, outer_fid=None):
+        self.module = module
         self.func = func
         self.fid = fid
         self.depth = depth
@@ -342,6 +500,12 @@ class Frame:
         self.streams = [CURRENT]  # stream contexts, innermost last
         # A closure keeps what it names alive, past the function.
         self.globals, self.captured = module.frame_facts(func)
+        # A nested function or lambda called here: the names it does not bind
+        # itself are its enclosing frame's.
+        self.outer_fid = outer_fid
+        self.own_names = module.bound_names(func) if outer_fid is not None else None
+        # The buffers that existed when the helper was entered: the caller's.
+        self.entry_buffers = frozenset()
 
 
 class RawFree:
@@ -356,12 +520,27 @@ class RawFree:
         self.how = how
 
 
+class RawRace:
+    """A use before its write is ready ("ready": first is the write, second
+    the use) or a write over a pending use ("war": first is the use, second
+    the write)."""
+    __slots__ = ("kind", "buffer", "first_site", "first_stream", "second_site", "second_stream")
+
+    def __init__(self, kind, buffer, first_site, first_stream, second_site, second_stream):
+        self.kind = kind
+        self.buffer = buffer
+        self.first_site = first_site
+        self.first_stream = first_stream
+        self.second_site = second_site
+        self.second_stream = second_stream
+
+
 class FunctionAnalysis:
     """Interprets one function (with its helpers inlined) and collects the
     frees not ordered after a use on another stream."""
 
     def __init__(self, module, func, class_name, qualname):
-        self.m = module
+        self.root = module
         self.func = func
         self.class_name = class_name
         self.qualname = qualname
@@ -377,11 +556,25 @@ class FunctionAnalysis:
         # stream other than the current one.
         self.free_sites = set()
         self.side_use_sites = set()
+        self.functions_seen = {}  # id of a def or lambda -> (node, module, enclosing fid, class, self_outer)
+        self.modules_seen = {module.name: module}  # for ("obj", module name, class) atoms
+        # (write site, use site) -> RawRace: the byte rules
+        self.races = {}
+        self.discarding = None  # the call whose result an expression statement drops
 
     # ----- sites and keys -------------------------------------------------
     @property
     def f(self):
         return self.frames[-1]
+
+    @property
+    def m(self):
+        """The module of the function being interpreted (an inlined helper's
+        own, when it comes from another module)."""
+        return self.frames[-1].module if self.frames else self.root
+
+    def ctx_is_side(self):
+        return self.ctx not in (CURRENT, None)
 
     def site(self, node, kind=""):
         chain = self.f.chain
@@ -396,12 +589,15 @@ class FunctionAnalysis:
 
     def key(self, name):
         """The binding key of a local name or attribute path."""
-        root = name.partition(".")[0]
-        if root in self.f.globals:
+        root = name.partition(".")[0].partition("[")[0]
+        f = self.f
+        if root in f.globals:
             return "g:" + name
-        if root == "self" and self.f.self_outer:
+        if root == "self" and f.self_outer:
             return "0:" + name
-        return "%d:%s" % (self.f.fid, name)
+        if f.outer_fid is not None and root not in f.own_names:
+            return "%d:%s" % (f.outer_fid, name)
+        return "%d:%s" % (f.fid, name)
 
     @property
     def ctx(self):
@@ -411,7 +607,7 @@ class FunctionAnalysis:
     def run(self, is_module=False):
         fid = self.next_fid
         self.next_fid += 1
-        self.frames.append(Frame(self.m, self.func, fid, 0, None if is_module else self.class_name, (), True))
+        self.frames.append(Frame(self.root, self.func, fid, 0, None if is_module else self.class_name, (), True))
         self.st = State()
         body = self.func.body
         self.exec_block(body)
@@ -432,7 +628,10 @@ class FunctionAnalysis:
             raise GaveUp()
         t = type(s)
         if t is ast.Expr:
-            self.eval(s.value)  # a yielded value escapes (see eval)
+            # A yielded value escapes (see eval); a popped one is dropped.
+            self.discarding = s.value
+            self.eval(s.value)
+            self.discarding = None
         elif t is ast.Assign:
             value = self.eval(s.value, hint=s.targets[0])
             for target in s.targets:
@@ -443,9 +642,11 @@ class FunctionAnalysis:
         elif t is ast.AugAssign:
             target = self.eval(s.target)
             value = self.eval(s.value)
+            if has_kind(target, "p") and tensor_atoms(value):
+                target = self.materialize(target)
             if tensor_atoms(target):
-                self.use(target, s)  # in place: same storage
                 self.use(value, s)
+                self.write(target, s)  # in place: same storage
             elif has_kind(target, "c"):
                 self.container_add(target, value, s)
             else:
@@ -488,19 +689,32 @@ class FunctionAnalysis:
             outs.append(before)
             self.st = join_states(outs)
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            # A nested function keeps what it names alive (see Frame.captured).
-            captured = self.f.captured
-            for k, v in list(self.st.names.items()):
-                if v and k.partition(":")[2].partition(".")[0] in captured:
-                    self.escape(v)
-            if t is not ast.ClassDef:
-                self.st.names[self.key(s.name)] = EMPTY
+            if t is ast.ClassDef or s.decorator_list or t is ast.AsyncFunctionDef:
+                # A decorated function or a class may be kept anywhere: what
+                # it names stays alive (see Frame.captured).
+                captured = self.f.captured
+                for k, v in list(self.st.names.items()):
+                    if v and k.partition(":")[2].partition(".")[0] in captured:
+                        self.escape(v)
+                if t is not ast.ClassDef:
+                    self.st.names[self.key(s.name)] = EMPTY
+            else:
+                # A nested function: followed where it is called; what it
+                # names stays alive only if it is kept (escape_functions).
+                self.st.names[self.key(s.name)] = self.function_value(s)
         elif t is ast.Assert:
             pass
         # Import, Pass, Global, Nonlocal: nothing to do.
 
     def exec_if(self, s):
         self.eval(s.test)
+        if not s.orelse and all(is_ordering_statement(b) for b in s.body):
+            # `if not accelerator.is_synchronized_device(): t.record_stream(s)`,
+            # `if record_stream: ...`, `if t.device.type != "cpu": ...`: an
+            # ordering under a guard tests the platform or the tensor's kind,
+            # and is taken as made (docs/static-check.md).
+            self.exec_block(s.body)
+            return
         before = self.st
         self.st = self.narrow(before.copy(), s.test, True)
         self.exec_block(s.body)
@@ -781,22 +995,42 @@ class FunctionAnalysis:
                     elt = elt.value
                 self.assign(elt, frozenset(part), stmt)
         elif t is ast.Attribute:
-            self.eval(target.value)
+            base = self.eval(target.value)
             path = dotted(target)
-            if tensor_atoms(value) or has_kind(value, "c") or has_kind(value, "tup"):
+            if tensor_atoms(value) or has_kind(value, "c") or has_kind(value, "tup") or has_kind(value, "fn"):
                 self.escape(value)
-            if path is not None:
-                self.st.names[self.key(path)] = value
+                self.escape_functions([value])
+            if target.attr == "data" and (has_kind(base, "p") or tensor_atoms(base)):
+                # x.data = y: x's storage is replaced, the old one goes.
+                for atom in tensor_atoms(self.materialize(base)):
+                    if isinstance(atom[1], str):
+                        self.release_path(atom[1][2:], stmt, "rebind", self.key(path) if path else None)
+                base_path = dotted(target.value)
+                if base_path is not None:
+                    self.st.names[self.key(base_path)] = value
+                return
+            k = self.key(path) if path is not None else None
+            fpath = self.foreign_path(base, target.attr)
+            if fpath is not None:
+                self.release_value(self.st.names.get(k) if k else None, stmt, fpath, "rebind", k)
+            if k is not None:
+                self.st.names[k] = value
         elif t is ast.Subscript:
             base = self.eval(target.value)
             self.eval(target.slice)
             if has_kind(base, "c"):
                 self.container_add(base, value, stmt)
             elif tensor_atoms(base):
-                self.use(base, stmt)  # t[i] = v is a copy kernel
+                self.write(base, stmt)  # t[i] = v is a copy kernel
                 self.use(value, stmt)
             else:
                 self.escape(value)
+                path = self.subscript_path(target) if has_kind(base, "p") else None
+                if path is not None:
+                    # d[k] = other, lst[i] = other: the element it held goes.
+                    k = self.key(path)
+                    self.release_value(self.st.names.get(k), stmt, path, "rebind", k)
+                    self.st.names[k] = value
         elif t is ast.Starred:
             self.assign(target.value, value, stmt)
 
@@ -809,9 +1043,24 @@ class FunctionAnalysis:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self.delete(elt, stmt)
+        elif isinstance(target, ast.Attribute):
+            # del self.x: the storage it held goes, unless another name holds it.
+            base = self.eval(target.value)
+            path = dotted(target)
+            k = self.key(path) if path is not None else None
+            old = self.st.names.pop(k, None) if k is not None else None
+            fpath = self.foreign_path(base, target.attr)
+            if fpath is not None:
+                self.release_value(old, stmt, fpath, "del", k)
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value)
             self.eval(target.slice)
+            if has_kind(base, "p") and not has_kind(base, "c"):
+                path = self.subscript_path(target)
+                if path is not None:
+                    k = self.key(path)
+                    self.release_value(self.st.names.pop(k, None), stmt, path, "del", k)
+                return
             # del q[0]: the oldest entry of a local queue goes
             if has_kind(base, "c") and isinstance(target.slice, ast.Constant):
                 for c in [a for a in base if a[0] == "c"]:
@@ -855,6 +1104,10 @@ class FunctionAnalysis:
             buf = self.st.buffers.get(atom)
             if buf is None or buf.escaped:
                 continue
+            if buf.foreign and not (how == "del" and atom[1].startswith("p:<")):
+                # Held by whoever made it: a local name going frees nothing,
+                # except `del t` of an unknown call's result.
+                continue
             if buf.stored and how != "del":
                 del self.st.buffers[atom]
                 continue
@@ -879,6 +1132,12 @@ class FunctionAnalysis:
         for st, v, node in exits:
             self.st = st
             local_roots, keep_roots = [], list(v)
+            for a in self.reachable(v):
+                # A closure returned keeps what it names of this frame.
+                entry = self.functions_seen.get(a[1]) if a[0] == "fn" else None
+                if entry is not None and entry[2] == frame.fid:
+                    for name in entry[1].subtree(entry[0])[1] - entry[1].bound_names(entry[0]):
+                        keep_roots.extend(st.names.get(prefix + name, EMPTY))
             for k, val in st.names.items():
                 if k.startswith(prefix):
                     (keep_roots if "." in k else local_roots).extend(val)
@@ -894,7 +1153,7 @@ class FunctionAnalysis:
                 if atom[0] != "t":
                     continue
                 buf = st.buffers.get(atom)
-                if buf is None or buf.escaped or buf.stored:
+                if buf is None or buf.escaped or buf.stored or buf.foreign:
                     continue
                 self.free(atom, self.site(node, "exit"), names.get(atom, "tensor"), "exit")
             for k in [k for k in st.names if k.startswith(prefix)]:
@@ -943,10 +1202,15 @@ class FunctionAnalysis:
         for k, v in list(st.containers.items()):
             st.containers[k] = sub(v)
 
-    def use(self, value, node):
+    def use(self, value, node, ready=True):
+        """Work enqueued on the current stream touches these tensors (reads
+        them, or an unknown direction). `ready`: check that their known
+        writes on other streams are ordered before it."""
         stream = self.ctx
         if stream is None:
             return
+        if stream != CURRENT:
+            value = self.materialize(value, evidence=False)
         atoms = [a for a in self.reachable(value) if a[0] == "t"]
         if not atoms:
             return
@@ -957,9 +1221,70 @@ class FunctionAnalysis:
             buf = self.st.buffers.get(atom)
             if buf is None:
                 continue
+            if ready and buf.writes:
+                for wsite, w in buf.writes.items():
+                    if wsite != site and not w.ordered_on(stream):
+                        self.race("ready", atom, wsite, w.stream, site, stream)
             buf = buf.copy()
             buf.uses[site] = new_use(stream)
             self.st.buffers[atom] = buf
+
+    def write(self, value, node):
+        """Work enqueued on the current stream writes these tensors: every
+        earlier use on another stream must be ordered before it, and later
+        uses on other streams must wait for it."""
+        stream = self.ctx
+        if stream is None:
+            return
+        value = self.materialize(value)
+        atoms = [a for a in self.reachable(value) if a[0] == "t"]
+        if not atoms:
+            return
+        site = self.site(node, "use")
+        if stream != CURRENT:
+            self.side_use_sites.add(site)
+        for atom in atoms:
+            buf = self.st.buffers.get(atom)
+            if buf is None:
+                continue
+            for usite, u in buf.uses.items():
+                if usite != site and not u.ordered_on(stream):
+                    self.race("war", atom, usite, u.stream, site, stream)
+            buf = buf.copy()
+            buf.uses[site] = new_use(stream)
+            buf.writes[site] = new_use(stream)
+            self.st.buffers[atom] = buf
+
+    def produced(self, value, node):
+        """An operator's new output: written by that operator's kernel on
+        the current stream."""
+        stream = self.ctx
+        if stream is None:
+            return value
+        site = self.site(node, "use")
+        for atom in tensor_atoms(value):
+            buf = self.st.buffers.get(atom)
+            if buf is not None:
+                buf.writes[site] = new_use(stream)
+        return value
+
+    def race(self, kind, atom, first_site, first_stream, second_site, second_stream):
+        key = (kind, first_site, second_site)
+        if key in self.races:
+            return
+        # Both inside one inlined call: the helper reports it itself.
+        if self.site_nodes[first_site][0] is self.site_nodes[second_site][0]:
+            return
+        self.races[key] = RawRace(kind, self.buffer_name(atom), first_site, first_stream, second_site,
+                                  second_stream)
+
+    def buffer_name(self, atom):
+        if isinstance(atom[1], str):
+            return atom[1][2:]
+        for k, v in self.st.names.items():
+            if atom in v and k.startswith("%d:" % self.frames[0].fid):
+                return k.partition(":")[2]
+        return "tensor"
 
     def all_uses(self, fn):
         st = self.st
@@ -973,9 +1298,19 @@ class FunctionAnalysis:
                     if changed is None:
                         changed = dict(buf.uses)
                     changed[site] = new
-            if changed is not None:
+            writes = None
+            for site, use in buf.writes.items():
+                new = fn(use)
+                if new is not use:
+                    if writes is None:
+                        writes = dict(buf.writes)
+                    writes[site] = new
+            if changed is not None or writes is not None:
                 nb = buf.copy()
-                nb.uses = changed
+                if changed is not None:
+                    nb.uses = changed
+                if writes is not None:
+                    nb.writes = writes
                 st.buffers[atom] = nb
 
     def record(self, stream, node):
@@ -1058,7 +1393,7 @@ class FunctionAnalysis:
                     continue
                 key = (site, use_site, fs)
                 self.st.open[key] = use
-                if self.f.depth == 0 and key not in self.found:
+                if (self.f.depth == 0 or atom in self.frames[1].entry_buffers) and key not in self.found:
                     self.found[key] = RawFree(site, name, fs, use_site, use.stream, how)
         if keep:
             nb = buf.copy()
@@ -1083,6 +1418,16 @@ class FunctionAnalysis:
             return paths
         return set()
 
+    def waiting_streams(self, value, node):
+        """The streams a wait may be made by. One from a container
+        (`streams[i]`) or an unknown call may be the current stream or any
+        other: such a wait orders every stream (a missed bug rather than a
+        false report)."""
+        keys = self.stream_keys(value, node)
+        if not keys or any("[" in k or k.startswith("<") for k in keys):
+            return {ANY_STREAM}
+        return keys
+
     def stream_of(self, node):
         """One stream, or None when it is unknown or could be several."""
         keys = self.stream_keys(self.eval(node), node)
@@ -1101,6 +1446,8 @@ class FunctionAnalysis:
                     out |= e
             elif kind == "t":
                 out.add(a)  # rows of a tensor: views
+            elif kind == "p":
+                out |= self.foreign_value(a[1] + "[*]")  # `for p in params`
         return frozenset(out)
 
     def eval(self, node, hint=None):
@@ -1108,8 +1455,11 @@ class FunctionAnalysis:
         if t is ast.Name:
             v = self.st.names.get(self.key(node.id))
             if v is not None:
-                return v
-            return frozenset((("p", self.m.canonical(node.id)),))
+                return self.resolve_foreign(v)
+            fn = self.m.functions.get(node.id)
+            if fn is not None:
+                return self.function_value(fn, self.m, outer=False)
+            return self.foreign_value(self.m.canonical(node.id))
         if t is ast.Constant:
             return NONE_VALUE if node.value is None else EMPTY
         if t is ast.Attribute:
@@ -1119,6 +1469,12 @@ class FunctionAnalysis:
         if t is ast.Subscript:
             base = self.eval(node.value)
             self.eval(node.slice)
+            if len(base) == 1 and next(iter(base))[0] == "p":
+                path = self.subscript_path(node)
+                if path is not None:
+                    # An element of a container not made here (`bufs[i]`, `streams[i]`).
+                    v = self.st.names.get(self.key(path))
+                    return v if v is not None else self.foreign_value(path)
             out = set(tensor_atoms(base))  # slicing: a view
             idx = node.slice.value if isinstance(node.slice, ast.Constant) else None
             for a in base:
@@ -1182,12 +1538,9 @@ class FunctionAnalysis:
         if t is ast.Starred:
             return self.eval(node.value)
         if t is ast.Lambda:
-            # What it names stays alive as long as the lambda (a hook, a callback).
-            for name in self.m.subtree(node)[1]:
-                v = self.st.names.get(self.key(name))
-                if v:
-                    self.escape(v)
-            return EMPTY
+            # Followed where it is called; what it names stays alive only if
+            # it is kept (a hook, a callback: escape_functions).
+            return self.function_value(node)
         if t in (ast.Await, ast.Yield, ast.YieldFrom):
             if node.value is not None:
                 v = self.eval(node.value)
@@ -1256,7 +1609,7 @@ class FunctionAnalysis:
         if path is not None:
             v = self.st.names.get(self.key(path))
             if v is not None:
-                return v
+                return self.resolve_foreign(v)
         base = self.eval(node.value)
         out = set()
         for a in base:
@@ -1266,14 +1619,141 @@ class FunctionAnalysis:
             out.update(tensor_atoms(base))
         if out:
             return frozenset(out)
-        if tensor_atoms(base) or has_kind(base, "tup") or has_kind(base, "c"):
+        if len(base) == 1:
+            a = next(iter(base))
+            # An attribute of something not made here, named by its path
+            # (`p.grad`, `self.stash`, `params[*].grad`).
+            if a[0] == "p":
+                return self.foreign_value(a[1] + "." + node.attr)
+            if a[0] == "t" and node.attr in TENSOR_FIELDS and isinstance(a[1], str):
+                return self.foreign_value(a[1][2:] + "." + node.attr)
+        if tensor_atoms(base) or has_kind(base, "tup") or has_kind(base, "c") or has_kind(base, "obj"):
             return EMPTY
         if path is not None:
-            return frozenset((("p", self.m.canonical(path)),))
+            return self.foreign_value(self.m.canonical(path))
         return EMPTY
 
+    # ----- what the function did not make ---------------------------------
+    def foreign_value(self, path):
+        """Something not made here, named by its path: a parameter, an
+        attribute, a container's element, an unknown call's result. Once
+        used as a tensor it is a buffer of its own (materialize)."""
+        atom = ("t", "p:" + path, 0)
+        if atom in self.st.buffers:
+            return frozenset((atom,))
+        return frozenset((("p", path),))
+
+    def resolve_foreign(self, value):
+        """A binding to something not made here, once it is a buffer."""
+        for a in value:
+            if a[0] == "p" and ("t", "p:" + a[1], 0) in self.st.buffers:
+                return frozenset(("t", "p:" + a[1], 0) if a[0] == "p" and ("t", "p:" + a[1], 0) in
+                                 self.st.buffers else a for a in value)
+        return value
+
+    def call_result(self, node):
+        """What a call this analysis does not know returns."""
+        return frozenset((("p", "<%s()>" % (dotted(node.func) or "call@%d" % node.lineno)),))
+
+    def materialize(self, value, evidence=True):
+        """The tensors among what was not made here: each path becomes a
+        buffer allocated before the function started, on the stream current
+        then (CURRENT), and held by others too. `evidence`: the code treats it
+        as a tensor (a tensor method, an operator's argument); without it (an
+        unknown call's argument on a side stream) its uses are kept, but no
+        release of its path frees it."""
+        if not any(a[0] == "p" or (evidence and a[0] == "t" and isinstance(a[1], str)) for a in value):
+            return value
+        kind = FOREIGN_TENSOR if evidence else FOREIGN_UNKNOWN
+        out = set()
+        buffers = self.st.buffers
+        for a in value:
+            if a[0] == "p" and not self.not_a_tensor(a[1]):
+                atom = ("t", "p:" + a[1], 0)
+                buf = buffers.get(atom)
+                if buf is None:
+                    buffers[atom] = Buffer(alloc=frozenset((CURRENT,)), foreign=kind)
+                elif buf.foreign < kind:
+                    buf = buf.copy()
+                    buf.foreign = kind
+                    buffers[atom] = buf
+                out.add(atom)
+            elif evidence and a[0] == "t" and isinstance(a[1], str):
+                buf = buffers.get(a)
+                if buf is not None and buf.foreign < kind:
+                    buf = buf.copy()
+                    buf.foreign = kind
+                    buffers[a] = buf
+                out.add(a)
+            else:
+                out.add(a)
+        return frozenset(out)
+
+    def not_a_tensor(self, path):
+        root = path.partition(".")[0].partition("[")[0]
+        return root in ("self", "cls") and "." not in path or (
+            "." in path and self.m.is_module_name(path)) or path in self.m.aliases
+
+    def release_path(self, path, stmt, how, key=None):
+        """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
+        `d.pop(k)`: the storage that path held goes, unless another name
+        still holds it."""
+        atom = ("t", "p:" + path, 0)
+        buf = self.st.buffers.get(atom)
+        if buf is None or buf.foreign != FOREIGN_TENSOR:
+            return
+        probe = ("p", path)
+        for k, v in self.st.names.items():
+            if k != key and (atom in v or probe in v):
+                return  # `g = p.grad; p.grad = None`: g still holds it
+        self.free(atom, self.site(stmt, "free"), path, how)
+
+    def release_value(self, old, stmt, path, how, key):
+        """A binding at an attribute or element path is replaced or deleted."""
+        if old is None:
+            self.release_path(path, stmt, how, key)
+            return
+        for a in old:
+            if a[0] == "t" and isinstance(a[1], str):
+                self.release_path(a[1][2:], stmt, how, key)
+
+    def foreign_path(self, base, attr):
+        """The path of `base.attr` when base is one thing not made here."""
+        if len(base) != 1:
+            return None
+        a = next(iter(base))
+        if a[0] == "p":
+            return a[1] + "." + attr
+        if a[0] == "t" and isinstance(a[1], str):
+            return a[1][2:] + "." + attr
+        return None
+
+    def subscript_path(self, node):
+        """`d[k]` -> "d[k]" (the key's text), for an element not made here."""
+        base = dotted(node.value)
+        if base is None:
+            return None
+        sl = node.slice
+        if isinstance(sl, ast.Constant):
+            text = repr(sl.value)
+        elif isinstance(sl, ast.Name):
+            text = sl.id
+        else:
+            text = dotted(sl) or "?"
+        return "%s[%s]" % (base, text)
+
     def eval_args(self, node):
-        args = [self.eval(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                v = self.eval(a.value)
+                tups = [x for x in v if x[0] == "tup"]
+                if len(tups) == 1 and len(v) == 1:
+                    args.extend(tups[0][2])  # f(*args): the tuple's elements in place
+                    continue
+                args.append(v)
+            else:
+                args.append(self.eval(a))
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         return args, kwargs
 
@@ -1283,46 +1763,119 @@ class FunctionAnalysis:
         canon = self.m.canonical(name) if name else None
         if canon is not None and self.m.is_module_name(name) and self.key(name.partition(".")[0]) \
                 not in self.st.names:
+            if not canon.startswith("torch."):
+                found = self.m.lookup_function(name)
+                if found is not None:
+                    return self.call_found(found, node)
             return self.call_module_function(canon, node, hint)
         if isinstance(func, ast.Attribute):
             return self.call_method(func, node, hint)
-        if isinstance(func, ast.Name) and self.key(func.id) not in self.st.names:
-            callee = self.m.functions.get(func.id)
-            if callee is not None:
-                args, kwargs = self.eval_args(node)
-                result = self.inline(callee, node, args, kwargs, None)
-                if result is not None:
-                    return result
-                return self.unknown_call(node, args, kwargs)
-            if func.id in self.m.tuple_fields:
-                args, kwargs = self.eval_args(node)
-                fields = self.m.tuple_fields[func.id]
-                elems = list(args[:len(fields)]) + [EMPTY] * max(0, len(fields) - len(args))
-                for k, v in kwargs.items():
-                    if k in fields:
-                        elems[fields.index(k)] = v
-                return frozenset((("tup", fields, tuple(elems)),))
-            if func.id in PASS_THROUGH_BUILTINS:
-                args, kwargs = self.eval_args(node)
-                out = EMPTY
-                for a in args:
-                    out = out | a
-                if func.id in ("list", "dict", "set") and (args or not kwargs):
-                    return self.new_container(node, self.elements(out) if args else EMPTY)
-                return out
-            if func.id in HARMLESS_BUILTINS:
-                self.eval_args(node)
-                return EMPTY
-        self.eval(func)
+        if isinstance(func, ast.Name):
+            bound = self.st.names.get(self.key(func.id))
+            if bound is not None:
+                if has_kind(bound, "fn"):
+                    return self.call_function_value(bound, node)
+            else:
+                found = self.m.lookup_function(func.id) if func.id not in self.m.tuple_fields else None
+                if found is not None:
+                    return self.call_found(found, node)
+                if func.id in self.m.tuple_fields:
+                    args, kwargs = self.eval_args(node)
+                    fields = self.m.tuple_fields[func.id]
+                    elems = list(args[:len(fields)]) + [EMPTY] * max(0, len(fields) - len(args))
+                    for k, v in kwargs.items():
+                        if k in fields:
+                            elems[fields.index(k)] = v
+                    return frozenset((("tup", fields, tuple(elems)),))
+                if func.id in PASS_THROUGH_BUILTINS:
+                    args, kwargs = self.eval_args(node)
+                    out = EMPTY
+                    for a in args:
+                        out = out | a
+                    if func.id in ("list", "dict", "set") and (args or not kwargs):
+                        return self.new_container(node, self.elements(out) if args else EMPTY)
+                    return out
+                if func.id in HARMLESS_BUILTINS:
+                    self.eval_args(node)
+                    return EMPTY
+        callee = self.eval(func)
+        if has_kind(callee, "fn"):
+            return self.call_function_value(callee, node)
         args, kwargs = self.eval_args(node)
         return self.unknown_call(node, args, kwargs)
+
+    def call_found(self, found, node, self_value=None):
+        """A call of a function or class the run defines."""
+        module, fn, cls = found
+        args, kwargs = self.eval_args(node)
+        if fn is None:
+            # An instance of a class of the run: its methods are followed
+            # through it (`p = Pool(); t = p.make()`).
+            self.escape_functions(list(args) + list(kwargs.values()))
+            self.use_quietly(args, kwargs, node)
+            self.modules_seen[module.name] = module
+            return frozenset((("obj", module.name, cls),))
+        result = self.inline(fn, node, args, kwargs, None, module=module, class_name=cls,
+                             self_value=self_value)
+        if result is not None:
+            return result
+        return self.unknown_call(node, args, kwargs)
+
+    def use_quietly(self, args, kwargs, node):
+        """A constructor's arguments: used on the current stream (it may run
+        work on them) and kept by the new object."""
+        values = list(args) + list(kwargs.values())
+        if values:
+            self.unknown_call(node, args, kwargs)
+
+    def call_function_value(self, value, node):
+        """A call of a nested function, a lambda or a function passed in as
+        an argument: interpreted in place, with its enclosing frame's names."""
+        fns = [a for a in value if a[0] == "fn"]
+        args, kwargs = self.eval_args(node)
+        if len(fns) == 1:
+            entry = self.functions_seen.get(fns[0][1])
+            if entry is not None:
+                fn, module, outer_fid, cls, self_outer = entry
+                result = self.inline(fn, node, args, kwargs, None, module=module, class_name=cls,
+                                     outer_fid=outer_fid, self_outer=self_outer)
+                if result is not None:
+                    return result
+        return self.unknown_call(node, args, kwargs)
+
+    def function_value(self, fn, module=None, outer=True):
+        """The value of a def or lambda: ("fn", id), its facts kept aside."""
+        if id(fn) not in self.functions_seen:
+            f = self.f
+            self.functions_seen[id(fn)] = (fn, module or self.m, f.fid if outer else None, f.class_name,
+                                           f.self_outer)
+        return frozenset((("fn", id(fn)),))
+
+    def escape_functions(self, values):
+        """A function value handed to code that may keep it (a hook, a
+        callback, an attribute): what it names lives as long as it does."""
+        for v in values:
+            for a in self.reachable(v):
+                if a[0] != "fn":
+                    continue
+                entry = self.functions_seen.get(a[1])
+                if entry is None or entry[2] is None:
+                    continue
+                fn, module, outer_fid, _, _ = entry
+                own = module.bound_names(fn)
+                prefix = "%d:" % outer_fid
+                for name in module.subtree(fn)[1] - own:
+                    held = self.st.names.get(prefix + name)
+                    if held:
+                        self.escape(held)
 
     def unknown_call(self, node, args, kwargs):
         """A call this analysis does not know: its tensor arguments are used on
         the current stream, and it may keep them."""
         values = list(args) + list(kwargs.values())
         if not values:
-            return EMPTY
+            return self.call_result(node)
+        self.escape_functions(values)
         everything = frozenset().union(*values)
         self.use(everything, node)
         for atom in self.reachable(everything):
@@ -1361,7 +1914,14 @@ class FunctionAnalysis:
         values = list(args) + list(kwargs.values())
         everything = frozenset().union(*values) if values else EMPTY
         if canon.startswith(DIST_PREFIX):
-            self.use(everything, node)  # collectives: enqueued on the current stream
+            # Collectives: enqueued on the current stream; most write their
+            # first argument (in place, or the output).
+            if canon.rpartition(".")[2] in DIST_WRITES_FIRST and args:
+                rest = frozenset().union(*args[1:], *kwargs.values()) if len(args) > 1 or kwargs else EMPTY
+                self.use(self.materialize(rest), node)
+                self.write(self.materialize(args[0]), node)
+            else:
+                self.use(self.materialize(everything), node)
             # An async collective's handle: work.wait() makes the stream
             # current then wait for the collective, so for what preceded it
             # on the stream it was issued on.
@@ -1371,20 +1931,32 @@ class FunctionAnalysis:
             ("." not in short and short not in TORCH_NON_TENSOR and not short.startswith("_"))
             or canon.startswith(TENSOR_NAMESPACES))
         if not is_torch_op:
-            if short is not None and short.startswith("cuda."):
-                return EMPTY
+            if short is not None and (short.startswith("cuda.") or short in TORCH_NON_TENSOR):
+                return EMPTY  # metadata and predicates: no kernel
             return self.unknown_call(node, args, kwargs)
+        out = kwargs.pop("out", None)
+        if out is not None:
+            everything = frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY
+        everything = self.materialize(everything)
         self.use(everything, node)
+        if out is not None:
+            self.write(out, node)
+            return self.materialize(out)
         if short in TENSOR_FACTORIES or short in LIKE_FACTORIES:
             if self.on_host(node):
                 return EMPTY
             if short in TENSOR_FACTORIES and "device" not in kwargs:
                 return EMPTY  # the default device: the host, unless set otherwise
-            return self.alloc(node, self.ctx)
+            made = self.alloc(node, self.ctx)
+            if short not in ("empty", "empty_like", "empty_strided"):
+                self.produced(made, node)  # a fill kernel writes it
+            return made
         if short.startswith("_foreach_") and short.endswith("_"):
+            self.write(everything, node)
             return EMPTY
-        if tensor_atoms(everything):
-            return self.alloc(node, self.ctx)
+        if tensor_atoms(everything) or has_kind(everything, "c") or has_kind(everything, "tup"):
+            # An operator returns a new tensor, written by its kernel.
+            return self.produced(self.alloc(node, self.ctx), node)
         return EMPTY
 
     def on_host(self, node):
@@ -1406,16 +1978,41 @@ class FunctionAnalysis:
                 isinstance(recv_node.func, ast.Attribute) and \
                 recv_node.func.attr in ("untyped_storage", "storage", "_typed_storage"):
             return self.storage_resize(recv_node.func.value, node)
-        # A helper method of the same class, inlined.
-        if isinstance(recv_node, ast.Name) and recv_node.id == "self" and self.f.class_name is not None:
-            callee = self.m.classes.get(self.f.class_name, {}).get(meth)
-            if callee is not None:
+        # A helper method of the same class (or a base the run defines), inlined.
+        if isinstance(recv_node, ast.Name) and recv_node.id == "self" and self.f.class_name is not None \
+                and self.key("self") not in self.st.names:
+            found = self.m.method(self.f.class_name, meth)
+            if found is not None:
+                module, callee, cls = found
                 args, kwargs = self.eval_args(node)
-                result = self.inline(callee, node, args, kwargs, recv_node)
+                result = self.inline(callee, node, args, kwargs, recv_node, module=module, class_name=cls)
                 if result is not None:
                     return result
                 return self.unknown_call(node, args, kwargs)
         recv = self.eval(recv_node)
+        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth)) and has_kind(recv, "p") \
+                and not has_kind(recv, "s") and not has_kind(recv, "c"):
+            recv = self.materialize(recv)
+        objs = [a for a in recv if a[0] == "obj"]
+        if objs:
+            # A method through an instance of a class of the run.
+            module = self.modules_seen.get(objs[0][1])
+            found = module.method(objs[0][2], meth) if module is not None else None
+            if found is not None and len(objs) == 1:
+                m2, callee, cls = found
+                args, kwargs = self.eval_args(node)
+                result = self.inline(callee, node, args, kwargs, None, module=m2, class_name=cls,
+                                     self_value=recv)
+                if result is not None:
+                    return result
+                return self.unknown_call(node, args, kwargs)
+        if has_kind(recv, "p") and not tensor_atoms(recv) and self.m.program is not None:
+            # pkg.mod.f through a module object bound to a name (import pkg.mod).
+            path = next(a[1] for a in recv if a[0] == "p")
+            found = self.m.program.function(path + "." + meth) if "." in path or path in \
+                self.m.program.modules else None
+            if found is not None and found[1] is not None:
+                return self.call_found(found, node)
         if not tensor_atoms(recv) and not has_kind(recv, "c"):
             # A device module by another name (device_handle = torch.cuda).
             generic = DEVICE_MODULE_CALLS.get(meth)
@@ -1424,13 +2021,13 @@ class FunctionAnalysis:
                 if meth != "synchronize" or not ("stream" in path or "event" in path):
                     return self.call_module_function(generic, node, hint)
         if meth == "wait_event":
-            streams = self.stream_keys(recv, recv_node) or {ANY_STREAM}
+            streams = self.waiting_streams(recv, recv_node)
             args, kwargs = self.eval_args(node)
             event = args[0] if args else kwargs.get("event", EMPTY)
             self.wait(streams, event, node)
             return EMPTY
         if meth == "wait_stream":
-            streams = self.stream_keys(recv, recv_node) or {ANY_STREAM}
+            streams = self.waiting_streams(recv, recv_node)
             others = self.stream_keys(self.eval(node.args[0]), node.args[0]) if node.args else set()
             for other in others:
                 self.wait_stream(streams, other, node)
@@ -1446,6 +2043,10 @@ class FunctionAnalysis:
                     if buf is not None:
                         buf = buf.copy()
                         buf.recorded = buf.recorded | {stream}
+                        # The uses made so far on that stream are safe on this
+                        # path even where a join loses the buffer-wide fact.
+                        buf.uses = {k: (u._replace(host=True) if u.stream == stream else u)
+                                    for k, u in buf.uses.items()}
                         self.st.buffers[atom] = buf
             return EMPTY
         is_tensor = bool(tensor_atoms(recv))
@@ -1491,7 +2092,17 @@ class FunctionAnalysis:
             return EMPTY
         if has_kind(recv, "c") and not is_tensor:
             return self.container_method(recv, meth, node, dotted(recv_node) or "entries")
+        if not is_tensor and meth in ("pop", "clear", "popitem") and has_kind(recv, "p"):
+            return self.foreign_container_method(recv, meth, node)
         args, kwargs = self.eval_args(node)
+        if is_tensor and meth == "set_" and args:
+            # t.set_(source, ...): t now views source's storage.
+            source = frozenset(tensor_atoms(self.materialize(args[0])))
+            path = dotted(recv_node)
+            if source and path is not None:
+                self.write(source, node)
+                self.st.names[self.key(path)] = source
+                return source
         if is_tensor:
             return self.tensor_method(recv, meth, node, args, kwargs)
         if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and self.moves_to_device(node)):
@@ -1521,22 +2132,57 @@ class FunctionAnalysis:
         mine = frozenset(tensor_atoms(recv))
         if meth in VIEW_METHODS:
             return mine
+        if meth in ("untyped_storage", "storage", "_typed_storage"):
+            return mine  # the storage is the buffer itself
         if meth in METADATA_METHODS:
+            if meth == "register_hook":
+                self.escape_functions(args)
             return EMPTY
         if meth in NEW_TENSOR_METHODS:
             self.use(others, node)
             return self.alloc(node, self.ctx)
+        if meth in ("copy_", "set_"):
+            # The source is read; the receiver is written (and waits for the source).
+            self.use(self.materialize(others), node)
+            self.write(mine, node)
+            return mine
+        if is_in_place(meth):
+            self.use(self.materialize(others), node)
+            self.write(mine, node)
+            return mine
         self.use(mine | others, node)
         if meth in HOST_SYNC_METHODS or (meth == "cpu" and "non_blocking" not in kwargs):
             ctx = self.ctx
             if ctx is not None:
                 self.host_sync(lambda u: u.ordered_on(ctx))
             return EMPTY
-        if meth.endswith("_") and not meth.startswith("_"):
-            return mine  # in place
         if meth in MAYBE_SELF_METHODS:
-            return mine | self.alloc(node, self.ctx)
-        return self.alloc(node, self.ctx)
+            return mine | self.produced(self.alloc(node, self.ctx), node)
+        return self.produced(self.alloc(node, self.ctx), node)
+
+    def foreign_container_method(self, recv, meth, node):
+        """pop / clear on a container not made here (`self.stash.pop(k)`):
+        the element's storage goes when the result is dropped."""
+        args, kwargs = self.eval_args(node)
+        base = next(a[1] for a in recv if a[0] == "p")
+        if meth == "clear":
+            # Only the elements this analysis saw put there (`d[k] = t`): a
+            # list of parameters cleared frees none of them.
+            prefix = "%d:%s[" % (self.frames[0].fid, base)
+            for k in [k for k in self.st.names if k.startswith(prefix) or k.startswith(
+                    "0:%s[" % base)]:
+                self.release_value(self.st.names.get(k), node, k.partition(":")[2], "clear", k)
+            return EMPTY
+        if meth == "pop" and node.args:
+            k = node.args[0]
+            text = repr(k.value) if isinstance(k, ast.Constant) else (k.id if isinstance(k, ast.Name) else
+                                                                      dotted(k) or "?")
+            path = "%s[%s]" % (base, text)
+            if self.discarding is node:
+                self.release_path(path, node, "pop")
+                return EMPTY
+            return self.foreign_value(path)
+        return self.call_result(node)
 
     def container_method(self, recv, meth, node, name):
         args, kwargs = self.eval_args(node)
@@ -1575,7 +2221,7 @@ class FunctionAnalysis:
         return EMPTY
 
     def storage_resize(self, tensor_node, node):
-        target = self.eval(tensor_node)
+        target = self.materialize(self.eval(tensor_node))
         args, kwargs = self.eval_args(node)
         size = node.args[0] if node.args else None
         atoms = tensor_atoms(target)
@@ -1605,33 +2251,47 @@ class FunctionAnalysis:
         return EMPTY
 
     # ----- inlining -------------------------------------------------------
-    def inline(self, callee, node, args, kwargs, self_node):
-        """Interprets a helper of the same module in place; None when it is
-        not inlined (too deep, recursive, too long, a generator)."""
+    def inline(self, callee, node, args, kwargs, self_node, module=None, class_name=None, outer_fid=None,
+               self_outer=None, self_value=None):
+        """Interprets a function the run defines in place, its parameters
+        bound to the call's arguments: a helper of this module or another, a
+        method through `self` or an instance, a nested function or lambda
+        (with its enclosing frame's names), a function passed in. None when
+        it is not inlined (too deep, recursive, too long, a generator)."""
+        module = module or self.m
         if self.f.depth >= MAX_INLINE_DEPTH or any(fr.func is callee for fr in self.frames):
             return None
         if isinstance(callee, ast.AsyncFunctionDef):
             return None
-        if (callee.end_lineno or callee.lineno) - callee.lineno > MAX_INLINE_LINES:
+        if (getattr(callee, "end_lineno", None) or callee.lineno) - callee.lineno > MAX_INLINE_LINES:
             return None
-        if self.m.is_generator(callee):
+        is_lambda = isinstance(callee, ast.Lambda)
+        if not is_lambda and module.is_generator(callee):
             return None
-        if not self.m.deals_with_streams(callee, self.f.class_name) and not any(
-                self.reachable(v) & set(self.st.buffers) for v in list(args) + list(kwargs.values())):
+        cls = class_name if class_name is not None else self.f.class_name
+        values = list(args) + list(kwargs.values())
+        if not is_lambda and not module.deals_with_streams(callee, cls) and not any(
+                self.reachable(v) & set(self.st.buffers) for v in values) \
+                and not self.ctx_is_side():
             # Nothing of ours goes in and no stream is named: a plain call.
             return None
         fid = self.next_fid
         self.next_fid += 1
         chain = self.f.chain + ((id(node), node),) if self.f.chain else ((id(node), node),)
-        frame = Frame(self.m, callee, fid, self.f.depth + 1, self.f.class_name, chain,
-                      self_node is not None and self.f.self_outer)
+        if self_outer is None:
+            self_outer = self_node is not None and self.f.self_outer
+        frame = Frame(module, callee, fid, self.f.depth + 1, cls, chain, self_outer, outer_fid)
         frame.streams = [self.ctx]
+        frame.entry_buffers = frozenset(self.st.buffers)
         params = callee.args
         positional = list(params.posonlyargs) + list(params.args)
-        if self_node is not None and positional:
-            positional = positional[1:]
         before = self.st.copy()
         self.frames.append(frame)
+        if self_node is not None and positional:
+            positional = positional[1:]
+        elif self_value is not None and positional:
+            self.st.names[self.key(positional[0].arg)] = self_value
+            positional = positional[1:]
         try:
             defaults = list(params.defaults)
             first_default = len(positional) - len(defaults)
@@ -1653,11 +2313,16 @@ class FunctionAnalysis:
                 else:
                     value = EMPTY
                 self.st.names[self.key(p.arg)] = value
-            for extra in (params.vararg, params.kwarg):
-                if extra is not None:
-                    self.st.names[self.key(extra.arg)] = EMPTY
-            self.exec_block(callee.body)
-            result = self.finish_frame(frame, self.st, None, node)
+            if params.vararg is not None:
+                rest = tuple(args[len(positional):])
+                self.st.names[self.key(params.vararg.arg)] = frozenset((("tup", None, rest),))
+            if params.kwarg is not None:
+                self.st.names[self.key(params.kwarg.arg)] = EMPTY
+            if is_lambda:
+                result = self.finish_frame(frame, self.st, self.eval(callee.body), node)
+            else:
+                self.exec_block(callee.body)
+                result = self.finish_frame(frame, self.st, None, node)
         finally:
             self.frames.pop()
         if self.st is None:

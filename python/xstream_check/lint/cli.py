@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from .report import check_file
+from .report import Linter
 from .sarif import render
 
 VERSION = "0.1.0"
@@ -75,27 +75,33 @@ def main(argv=None):
 
     findings, errors, bad_input = [], [], False
     sources = {}
+    files = []
     for path in args.paths:
         if not os.path.exists(path):
             print("xstream-lint: error: no such file '%s'" % path, file=sys.stderr)
             bad_input = True
             continue
-        for f in python_files(path):
-            found, error = check_file(f)
-            if error is not None:
-                errors.append(error)
-                if args.format != "json":
-                    print("%s:%d: error: %s" % (error.path, error.line, error.message), file=sys.stderr)
-                continue
-            findings.extend(found)
-            if found and args.format != "json":
-                def lines_of(p):
-                    if p not in sources:
-                        with open(p, encoding="utf-8", errors="replace") as fh:
-                            sources[p] = fh.read().splitlines()
-                    return sources[p]
-                for finding in found:
-                    sys.stderr.write(format_text(finding, lines_of))
+        files.extend(python_files(path))
+    # One run: every file is checked with the others in view, so a helper
+    # imported from another of them is followed.
+    linter = Linter(files)
+    for f in files:
+        error = linter.errors.get(f)
+        if error is not None:
+            errors.append(error)
+            if args.format != "json":
+                print("%s:%d: error: %s" % (error.path, error.line, error.message), file=sys.stderr)
+            continue
+        found = linter.check(f)
+        findings.extend(found)
+        if found and args.format != "json":
+            def lines_of(p):
+                if p not in sources:
+                    with open(p, encoding="utf-8", errors="replace") as fh:
+                        sources[p] = fh.read().splitlines()
+                return sources[p]
+            for finding in found:
+                sys.stderr.write(format_text(finding, lines_of))
 
     if args.format != "text":
         if args.format == "json":

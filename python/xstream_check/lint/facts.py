@@ -42,29 +42,48 @@ class Buffer:
     """What is known about one tensor storage (an allocation site, and
     generation: the newest one, or a summary of older ones still alive)."""
 
-    __slots__ = ("alloc", "uses", "recorded", "escaped", "stored")
+    __slots__ = ("alloc", "uses", "recorded", "escaped", "stored", "writes", "foreign")
 
-    def __init__(self, alloc=frozenset(), uses=None, recorded=frozenset(), escaped=False, stored=False):
+    def __init__(self, alloc=frozenset(), uses=None, recorded=frozenset(), escaped=False, stored=False,
+                 writes=None, foreign=0):
         self.alloc = alloc  # may: streams it was allocated on
-        self.uses = uses if uses is not None else {}  # use site -> Use
+        self.uses = uses if uses is not None else {}  # use site -> Use (reads, writes, unknown)
         self.recorded = recorded  # must: streams named by record_stream
         self.escaped = escaped  # stored where it outlives the function: never freed here
         self.stored = stored  # passed to an unknown function that may keep it
+        # write site -> Use: the known writes (an operator's output, an
+        # in-place operator, copy_'s destination) whose readers must wait
+        self.writes = writes if writes is not None else {}
+        # Not made here (a parameter, an attribute, a container's element, an
+        # unknown call's result): allocated before the function started, on
+        # the stream current then, and held by others too, so only an
+        # explicit release frees it (see analysis.release_foreign).
+        self.foreign = foreign
 
     def copy(self):
-        return Buffer(self.alloc, dict(self.uses), self.recorded, self.escaped, self.stored)
+        return Buffer(self.alloc, dict(self.uses), self.recorded, self.escaped, self.stored, dict(self.writes),
+                      self.foreign)
 
     def join(self, other):
-        uses = dict(self.uses)
-        for site, use in other.uses.items():
-            mine = uses.get(site)
-            uses[site] = use if mine is None else mine.join(use)
-        return Buffer(self.alloc | other.alloc, uses, self.recorded & other.recorded,
-                      self.escaped or other.escaped, self.stored or other.stored)
+        return Buffer(self.alloc | other.alloc, join_uses(self.uses, other.uses), self.recorded & other.recorded,
+                      self.escaped or other.escaped, self.stored or other.stored,
+                      join_uses(self.writes, other.writes),
+                      max(self.foreign, other.foreign) if self.foreign and other.foreign else 0)
 
     def __eq__(self, other):
         return (self.alloc == other.alloc and self.uses == other.uses and self.recorded == other.recorded
-                and self.escaped == other.escaped and self.stored == other.stored)
+                and self.escaped == other.escaped and self.stored == other.stored
+                and self.writes == other.writes and self.foreign == other.foreign)
+
+
+def join_uses(mine, other):
+    if not other:
+        return dict(mine)
+    uses = dict(mine)
+    for site, use in other.items():
+        have = uses.get(site)
+        uses[site] = use if have is None else have.join(use)
+    return uses
 
 
 def join_dicts(into, other, join_value):

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from .analysis import CURRENT, FunctionAnalysis, GaveUp, Module
+from .program import Program
 
 RULE_FREE_BEFORE_WAIT = "xstream-free-before-wait"
 RULE_UNORDERED_FREE = "xstream-unordered-free"
@@ -173,13 +174,17 @@ def count(stats, key, n=1):
         stats[key] = stats.get(key, 0) + n
 
 
-def check_tree(tree, path, source, stats=None):
+def check_tree(tree, path, source, stats=None, module=None):
     """Findings for a parsed module, in source order. `stats`, a dict, gets
-    counts of what the analysis did."""
-    if "stream" not in source and "Stream" not in source:
-        return []  # a use on another stream needs a stream
-    lines = source.splitlines()
-    module = Module(tree, path, lines)
+    counts of what the analysis did. `module`: the file's Module when it is
+    part of a Program (its imports from the run are followed)."""
+    if module is None:
+        if "stream" not in source and "Stream" not in source:
+            return []  # a use on another stream needs a stream
+        module = Module(tree, path, source.splitlines())
+    elif not module.streamy():
+        return []
+    lines = module.lines
     findings = []
     seen = set()
     targets = [(f, c, q) for f, c, q in functions_of(tree) if module.deals_with_streams(f, c)]
@@ -252,6 +257,12 @@ class Linter:
                 self.errors[p] = error
                 source = ""
             self._sources[p] = source
+        self.program = Program()
+        self._modules = {}
+        for p, tree in self._trees.items():
+            m = Module(tree, p, self._sources[p].splitlines())
+            self._modules[p] = m
+            self.program.add(m)
 
     def tree(self, path):
         return self._trees.get(path)
@@ -263,7 +274,7 @@ class Linter:
         tree = self._trees.get(path)
         if tree is None:
             return []
-        return check_tree(tree, path, self._sources[path], stats)
+        return check_tree(tree, path, self._sources[path], stats, self._modules[path])
 
     def check_all(self, stats=None):
         return {p: self.check(p, stats) for p in self.paths}
@@ -273,7 +284,15 @@ class Linter:
             tree = ast.parse(source, filename=path)
         except (SyntaxError, ValueError):
             return []
-        return check_tree(tree, path, source)
+        # The new text stands in for the file's module while it is checked.
+        module = Module(tree, path, source.splitlines(), program=self.program)
+        old = self.program.modules.get(module.name)
+        self.program.modules[module.name] = module
+        try:
+            return check_tree(tree, path, source, None, module)
+        finally:
+            if old is not None:
+                self.program.modules[module.name] = old
 
 
 def read_source(path):
