@@ -68,12 +68,17 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
       llvm::DenseSet<SiteId> noted_waits;
       std::size_t shown = 0;
       for (const UnorderedFree* l : late) {
-        if (shown++ == kMaxNotedUses) break;
+        if (shown == kMaxNotedUses) break;
+        FindingNote use{d.loc(l->use_site), buf + " is used on " + d.stream(l->use_stream) +
+                                                " here, and the wait orders " +
+                                                d.stream(l->free_stream) + " after it"};
         if (noted_waits.insert(l->late_wait_site).second)
           f.notes.push_back({d.loc(l->late_wait_site), "move this wait before the free"});
-        f.notes.push_back({d.loc(l->use_site), buf + " is used on " + d.stream(l->use_stream) +
-                                                   " here, and the wait orders " +
-                                                   d.stream(l->free_stream) + " after it"});
+        bool repeated = false;  // uses inlined from one call share its location
+        for (const FindingNote& n : f.notes) repeated |= n.loc == use.loc && n.message == use.message;
+        if (repeated) continue;
+        f.notes.push_back(std::move(use));
+        ++shown;
       }
       out.push_back(std::move(f));
     }
@@ -85,12 +90,19 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
                   d.stream(uf.free_stream) + " after that use";
       std::size_t shown = 0;
       for (const UnorderedFree* u : unordered) {
-        if (shown++ == kMaxNotedUses) break;
-        f.notes.push_back({d.loc(u->use_site),
-                           buf + " is used on " + d.stream(u->use_stream) +
-                               " here; record an event on " + d.stream(u->use_stream) +
-                               " after this use and make " + d.stream(u->free_stream) +
-                               " wait on it before the free"});
+        if (shown == kMaxNotedUses) break;
+        FindingNote note{d.loc(u->use_site),
+                         buf + " is used on " + d.stream(u->use_stream) +
+                             " here; record an event on " + d.stream(u->use_stream) +
+                             " after this use and make " + d.stream(u->free_stream) +
+                             " wait on it before the free"};
+        // Uses inlined from one call of a helper or lambda share its
+        // location: one note says it.
+        bool repeated = false;
+        for (const FindingNote& n : f.notes) repeated |= n.loc == note.loc && n.message == note.message;
+        if (repeated) continue;
+        f.notes.push_back(std::move(note));
+        ++shown;
       }
       out.push_back(std::move(f));
     }

@@ -436,7 +436,9 @@ class Builder {
     if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
       const ValueDecl* vd = dre->getDecl();
       if (!isa<VarDecl>(vd) && !isa<BindingDecl>(vd)) return false;
-      out += "v" + llvm::utohexstr(reinterpret_cast<uintptr_t>(vd->getCanonicalDecl()));
+      std::string root = "v" + llvm::utohexstr(reinterpret_cast<uintptr_t>(vd->getCanonicalDecl()));
+      if (const auto* var = dyn_cast<VarDecl>(vd)) out_->root_vars.try_emplace(root, var->getCanonicalDecl());
+      out += root;
       return true;
     }
     if (isa<CXXThisExpr>(e)) {
@@ -683,9 +685,17 @@ class Builder {
     return arg->getType();
   }
 
+  // A member operator call (`f(s)` on a lambda, `a = b`) passes the object as
+  // its first argument (also to a static operator()); the parameters start
+  // after it, unless the object is the explicit first parameter.
+  static unsigned object_arg_count(const CallExpr* call) {
+    const auto* md = dyn_cast_or_null<CXXMethodDecl>(call->getDirectCallee());
+    return isa<CXXOperatorCallExpr>(call) && md && !md->isExplicitObjectMemberFunction() ? 1 : 0;
+  }
+
   const Expr* first_arg_of(const CallExpr* call, bool (*pred)(QualType)) {
     const FunctionDecl* fd = call->getDirectCallee();
-    unsigned first = isa<CXXOperatorCallExpr>(call) && isa_and_nonnull<CXXMethodDecl>(fd) ? 1 : 0;
+    unsigned first = object_arg_count(call);
     for (unsigned i = first; i < call->getNumArgs(); ++i) {
       const Expr* arg = call->getArg(i);
       if (pred(param_type(fd, i - first, arg)) || pred(strip(arg)->getType())) return arg;
@@ -706,11 +716,12 @@ class Builder {
   std::vector<KeyId> buffer_args(const CallExpr* call, bool all) {
     std::vector<KeyId> keys;
     const FunctionDecl* fd = call->getDirectCallee();
-    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+    const unsigned first = object_arg_count(call);
+    for (unsigned i = first; i < call->getNumArgs(); ++i) {
       const Expr* arg = call->getArg(i);
       // recordStream(t.storage().data_ptr(), s): the DataPtr names the tensor.
-      if (!buffer_like(param_type(fd, i, arg)) && !buffer_like(strip(arg)->getType()) &&
-          torch_type(param_type(fd, i, arg)) != TorchApi::kDataPtrType)
+      if (!buffer_like(param_type(fd, i - first, arg)) && !buffer_like(strip(arg)->getType()) &&
+          torch_type(param_type(fd, i - first, arg)) != TorchApi::kDataPtrType)
         continue;
       KeyId k = buffer_key(arg);
       if (k == kNoKey) continue;
@@ -730,6 +741,9 @@ class Builder {
     if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s)) {
       if (op->getOperator() == OO_Equal && op->getNumArgs() == 2)
         return visit_assign(op->getArg(0), op->getArg(1), /*class_assign=*/true, op->getOperatorLoc());
+      // A lambda (or another function object) called: `consume(buf)`,
+      // `[&] { ... }()`, `f(s)` in a helper the lambda was passed to.
+      if (op->getOperator() == OO_Call) return visit_call(op);
       return;
     }
     if (const auto* call = dyn_cast<CallExpr>(s)) return visit_call(call);
@@ -817,7 +831,7 @@ class Builder {
             emit(Op{OpKind::kKill, k, kNoKey, kNoKey, kNoKey, site(call->getBeginLoc())});
       return;
     }
-    SourceLocation loc = call->getBeginLoc();
+    SourceLocation loc = static_cast<const Stmt*>(call)->getBeginLoc();
     if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) loc = mc->getExprLoc();
     switch (role) {
       case ApiRole::kNone:
@@ -1033,33 +1047,80 @@ class Builder {
       return event_key(arg);
     };
 
+    auto rooted_at = [&](llvm::StringRef prefix) {
+      return rest.starts_with(prefix) && (rest.size() == prefix.size() || rest[prefix.size()] == '.');
+    };
+
     // The helper's current stream is the one current at the call.
     if (id == "current") return current_stream_at(call);
     const auto* member_call = dyn_cast<CXXMemberCallExpr>(call);
-    for (unsigned i = 0; i < def->getNumParams() && i < call->getNumArgs(); ++i) {
+    const unsigned first = object_arg_count(call);
+    for (unsigned i = 0; i < def->getNumParams() && i + first < call->getNumArgs(); ++i) {
       const ParmVarDecl* p = def->getParamDecl(i);
       std::string prefix = decl_prefix(p);
-      if (rest.starts_with(prefix) &&
-          (rest.size() == prefix.size() || rest[prefix.size()] == '.'))
-        return rebase(call->getArg(i), prefix, p->getName());
+      if (rooted_at(prefix)) return rebase(call->getArg(i + first), prefix, p->getName());
+    }
+    const CXXRecordDecl* lambda = lambda_of(def);
+    if (lambda) {
+      // An init-capture (`[b = buf]`) names what its initializer names. The
+      // other captures are the enclosing function's own variables already.
+      for (const LambdaCapture& c : lambda->captures()) {
+        if (!c.capturesVariable()) continue;
+        const auto* vd = dyn_cast<VarDecl>(c.getCapturedVar());
+        if (!vd || !vd->isInitCapture() || !vd->getInit()) continue;
+        std::string prefix = decl_prefix(vd);
+        if (rooted_at(prefix)) return rebase(vd->getInit(), prefix, vd->getName());
+      }
     }
     if (rest.starts_with("this")) {
-      if (!member_call) return kNoKey;
-      const Expr* object = member_call->getImplicitObjectArgument();
+      // A lambda's `this` is the enclosing function's, captured; a function
+      // without a `this` of its own has such keys only from a lambda passed
+      // to it.
+      const auto* method = dyn_cast<CXXMethodDecl>(def);
+      if (lambda || !method || !method->isImplicitObjectMemberFunction())
+        return intern_with_display(id, info);
+      const Expr* object = nullptr;
+      if (member_call)
+        object = member_call->getImplicitObjectArgument();
+      else if (first == 1)
+        object = call->getArg(0);  // a function object's operator()
+      if (!object) return kNoKey;
       if (isa<CXXThisExpr>(strip(object))) return intern_with_display(id, info);
       return rebase(object, "this", "this");
     }
-    return intern_with_display(id, info);  // a helper local, or a global
+    return intern_with_display(id, info);  // a helper local, a global, or a lambda's capture
+  }
+
+  // The lambda whose call operator `def` is (a generic lambda's too), or null.
+  static const CXXRecordDecl* lambda_of(const FunctionDecl* def) {
+    const auto* method = dyn_cast<CXXMethodDecl>(def);
+    return method && method->getParent()->isLambda() ? method->getParent() : nullptr;
+  }
+
+  // Whether one of a helper's keys is rooted at a variable of another
+  // function: a lambda's capture (`[&]`, `[=]`, `[buf]`) of a local of the
+  // function it is written in, also once the lambda is inlined into a helper
+  // it was passed to.
+  static bool names_outer_variable(const InlineSummary& sum, KeyId k, const FunctionDecl* def) {
+    llvm::StringRef root = llvm::StringRef(sum.key_ids[k]).drop_front().split('.').first;
+    auto it = sum.root_vars.find(root.str());
+    if (it == sum.root_vars.end() || !it->second->isLocalVarDeclOrParm()) return false;
+    const auto* owner = dyn_cast_or_null<FunctionDecl>(it->second->getParentFunctionOrMethod());
+    return owner && owner->getCanonicalDecl() != def->getCanonicalDecl();
   }
 
   // Whether the call was inlined (a helper with nothing to inline counts).
   bool inline_call(const CallExpr* call) {
-    if (isa<CXXOperatorCallExpr>(call) || isa<CUDAKernelCallExpr>(call)) return false;
+    if (isa<CUDAKernelCallExpr>(call)) return false;
+    // Of the operators, only a call of a lambda or another function object.
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getOperator() != OO_Call)
+      return false;
     const FunctionDecl* def = model_.inlinable_definition(call->getDirectCallee());
     if (!def) return false;
     const InlineSummary* sum = model_.summary_of(ctx_, def);
     if (!sum || sum->ops.size() > kMaxInlinedOps) return false;
     if (sum->ops.empty()) return true;
+    for (const auto& [root, var] : sum->root_vars) out_->root_vars.try_emplace(root, var);
 
     std::string ret_id = llvm::utohexstr(reinterpret_cast<uintptr_t>(call));
     KeyId ret_buffer = kNoKey, ret_event = kNoKey;
@@ -1069,7 +1130,9 @@ class Builder {
       ret_event = intern_with_display("er" + ret_id, KeyInfo{"'" + source_text(call) + "'", false});
     inlined_returns_[call] = {ret_buffer, ret_event};
 
-    SourceLocation loc = call->getBeginLoc();
+    // Through Stmt: CallExpr's own getBeginLoc starts at the callee, which
+    // for `consume(buf)` is the operator() after the lambda's name.
+    SourceLocation loc = static_cast<const Stmt*>(call)->getBeginLoc();
     if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) loc = mc->getExprLoc();
     for (const Op& in : sum->ops) {
       Op op = in;
@@ -1082,9 +1145,11 @@ class Builder {
       };
       map(op.buffer);
       // A helper that frees its own local buffer is reported in the helper;
-      // at the call site that buffer just stops existing.
+      // at the call site that buffer just stops existing. A lambda's capture
+      // is not its own: the free is the enclosing function's.
       if (op.kind == OpKind::kFree && op.buffer != kNoKey &&
-          out_->key_ids[op.buffer] == sum->key_ids[in.buffer]) {
+          out_->key_ids[op.buffer] == sum->key_ids[in.buffer] &&
+          !names_outer_variable(*sum, in.buffer, def)) {
         op.kind = OpKind::kKill;
         op.stream = kNoKey;
       }
@@ -1164,6 +1229,7 @@ const InlineSummary* ApiModel::summary_of(ASTContext& ctx, const FunctionDecl* d
     for (const Op& op : ops->graph.blocks[*b].ops) summary->ops.push_back(op);
   summary->keys = std::move(ops->keys);
   summary->key_ids = std::move(ops->key_ids);
+  summary->root_vars = std::move(ops->root_vars);
   summary->returned_buffer = ops->returned_buffer;
   summary->returned_event = ops->returned_event;
   const InlineSummary* result = summary.get();

@@ -3,6 +3,7 @@
 // streams and events by what they refer to.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +94,10 @@ struct FunctionOps {
   std::vector<std::string> key_ids;  // the identity each KeyId was interned from
   KeyId returned_buffer = kNoKey;    // what `return` hands back, if tracked
   KeyId returned_event = kNoKey;
+  // The variable a key's root ("v<decl>", the part of its id before the
+  // first '.') names, for keys rooted at a variable. Inlined helpers and
+  // lambdas add theirs: a lambda's keys may name its caller's variables.
+  std::map<std::string, const clang::VarDecl*> root_vars;
 };
 
 // A helper's effects as one straight-line op list (its CFG in reverse
@@ -103,6 +108,7 @@ struct InlineSummary {
   std::vector<std::string> key_ids;
   KeyId returned_buffer = kNoKey;
   KeyId returned_event = kNoKey;
+  std::map<std::string, const clang::VarDecl*> root_vars;
 };
 
 // Builds the op graph for one function body from its CFG.

@@ -54,8 +54,19 @@ bool nvcc_takes_value(llvm::StringRef opt) {
 Args translate_nvcc(const Args& in, llvm::StringRef file, std::string& host_compiler) {
   Args out{"clang++"};
   bool rdc = false;
+  bool as_cuda = false;  // -x cu: nvcc's -x applies to every input, wherever it is
   for (size_t i = 1; i < in.size(); ++i) {
     llvm::StringRef a = in[i];
+    if ((a == "-x" || a == "--x") && i + 1 < in.size()) {
+      llvm::StringRef lang = in[++i];
+      as_cuda = lang == "cu" || lang == "cuda";
+      continue;
+    }
+    if (a.starts_with("-x=") || a.starts_with("--x=")) {
+      llvm::StringRef lang = a.split('=').second;
+      as_cuda = lang == "cu" || lang == "cuda";
+      continue;
+    }
     auto take_pair = [&](llvm::StringRef flag) {
       if (a == flag && i + 1 < in.size()) {
         out.push_back(flag.str());
@@ -119,7 +130,40 @@ Args translate_nvcc(const Args& in, llvm::StringRef file, std::string& host_comp
     if (same_file(a, file)) out.push_back(a.str());
   }
   if (rdc) out.insert(out.begin() + 1, "-fgpu-rdc");
+  if (as_cuda) out.insert(out.begin() + 1, {"-x", "cuda"});
   return out;
+}
+
+bool has_cuda_runtime(llvm::StringRef include_dir) {
+  llvm::SmallString<256> header(include_dir);
+  llvm::sys::path::append(header, "cuda_runtime.h");
+  return llvm::sys::fs::exists(header);
+}
+
+// The include directory nvcc adds by itself (nvcc.profile's INCLUDES): that
+// of the toolkit nvcc belongs to, `<dir above bin>/include` (or, where the
+// toolkit keeps it, `targets/<arch>-linux/include`). An nvcc that is not on
+// this machine (a database written elsewhere) stands for the toolkit found
+// here, `cuda_path`. Empty if neither has cuda_runtime.h.
+std::string nvcc_include_dir(llvm::StringRef nvcc, const std::string& cuda_path) {
+  std::string program = nvcc.str();
+  if (!llvm::sys::path::has_parent_path(nvcc))
+    if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(nvcc)) program = *found;
+  if (llvm::sys::fs::exists(program)) {
+    llvm::StringRef top = llvm::sys::path::parent_path(llvm::sys::path::parent_path(program));
+    for (const char* sub : {"include", "targets/x86_64-linux/include", "targets/sbsa-linux/include",
+                            "targets/aarch64-linux/include"}) {
+      llvm::SmallString<256> dir(top);
+      llvm::sys::path::append(dir, sub);
+      if (has_cuda_runtime(dir)) return std::string(dir);
+    }
+  }
+  if (!cuda_path.empty()) {
+    llvm::SmallString<256> dir(cuda_path);
+    llvm::sys::path::append(dir, "include");
+    if (has_cuda_runtime(dir)) return std::string(dir);
+  }
+  return {};
 }
 
 // Whether the command is one Clang's CUDA headers were written for: a clang
@@ -198,8 +242,8 @@ clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions
   return [options = std::move(options)](const Args& in, llvm::StringRef file) {
     Args args = in;
     std::string host_compiler;
-    if (!args.empty() && llvm::sys::path::filename(args[0]).contains("nvcc"))
-      args = translate_nvcc(args, file, host_compiler);
+    const bool nvcc_command = !args.empty() && llvm::sys::path::filename(args[0]).contains("nvcc");
+    if (nvcc_command) args = translate_nvcc(args, file, host_compiler);
     bool clang_command = is_clang_command(in);
 
     // A linter reports; it does not fail on the project's own warning policy.
@@ -247,6 +291,29 @@ clang::tooling::ArgumentsAdjuster make_lint_arguments_adjuster(CompileArgOptions
           added.push_back("-idirafter");  // after every directory clang searches itself
           added.push_back(host_include);
         }
+      }
+    } else if (nvcc_command) {
+      // A C++ file nvcc compiles: nvcc hands it to the host compiler with
+      // -D__NVCC__, the toolkit's include directory and its include/cccl
+      // (nvcc.profile), which the command does not name. System directories
+      // here, as --cuda-path makes them for .cu files: the toolkit's inline
+      // functions are not the project's helpers.
+      added.push_back("-D__NVCC__");
+      std::string include = nvcc_include_dir(in[0], options.cuda_path);
+      if (!include.empty()) {
+        added.push_back("-isystem");
+        added.push_back(include);
+        llvm::SmallString<256> cccl(include);
+        llvm::sys::path::append(cccl, "cccl");
+        if (llvm::sys::fs::is_directory(cccl)) {
+          added.push_back("-isystem");
+          added.push_back(std::string(cccl));
+        }
+      }
+      std::string host_include = host_compiler_include_dir(host_compiler);
+      if (!host_include.empty()) {
+        added.push_back("-idirafter");
+        added.push_back(host_include);
       }
     }
     added.push_back("-Wno-error");

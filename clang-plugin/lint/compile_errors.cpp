@@ -87,19 +87,22 @@ SourceLocation first_invalid_part(const FunctionDecl* fd) {
 }
 
 // The first call in a body to a function in `left_out`, as the analysis
-// would inline it (not operators, not kernel launches).
+// would inline it (not kernel launches, not operators other than a call of a
+// lambda or another function object).
 class LeftOutCallFinder : public RecursiveASTVisitor<LeftOutCallFinder> {
  public:
   explicit LeftOutCallFinder(const llvm::DenseSet<const FunctionDecl*>& left_out) : left_out_(left_out) {}
-  // A lambda's body is a definition of its own, not inlined where it is written.
+  // A lambda's body is a definition of its own, inlined where it is called,
+  // not where it is written.
   bool TraverseLambdaExpr(LambdaExpr*) { return true; }
   bool VisitCallExpr(CallExpr* call) {
-    if (isa<CXXOperatorCallExpr>(call) || isa<CUDAKernelCallExpr>(call)) return true;
+    if (isa<CUDAKernelCallExpr>(call)) return true;
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getOperator() != OO_Call) return true;
     const FunctionDecl* callee = call->getDirectCallee();
     const FunctionDecl* definition = nullptr;
     if (!callee || !callee->hasBody(definition) || !left_out_.contains(definition)) return true;
     found = definition;
-    at = call->getBeginLoc();
+    at = static_cast<const Stmt*>(call)->getBeginLoc();
     return false;
   }
   const FunctionDecl* found = nullptr;

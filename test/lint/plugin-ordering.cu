@@ -91,6 +91,9 @@ struct Pipeline {
   }
 };
 
+// The lambda is analyzed on its own (use and free of its parameter), and
+// followed where it is called, as a helper is: its parameter is the call's
+// argument there.
 void in_lambda(cudaStream_t producer, cudaStream_t consumer) {
   auto run = [&](float* p) {
     consume<<<1, 32, 0, consumer>>>(p, 256); // expected-note {{used on stream 'consumer' here}}
@@ -98,7 +101,7 @@ void in_lambda(cudaStream_t producer, cudaStream_t consumer) {
   };
   float* p;
   cudaMallocAsync(&p, 1024, producer);
-  run(p);
+  run(p); // expected-warning {{'p' is freed on stream 'producer' while stream 'consumer' may still be using it}} expected-note {{'p' is used on stream 'consumer' here}}
 }
 
 // --- not flagged ----------------------------------------------------------
