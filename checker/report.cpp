@@ -231,6 +231,16 @@ std::string latent_summary(const ReportContext& context) {
   return "; " + std::to_string(n) + " latent free-before-wait (strict=1 reports them)";
 }
 
+std::string own_stream_uses_notice(const ReportContext& context) {
+  if (!context.missing_own_stream_uses) return "";
+  std::string text =
+      "the trace lacks own-stream uses of caching blocks (written before trace version 3 by a "
+      "runtime that left them out): a block's reuse on its allocation stream is not seen, so its "
+      "unordered free counts as latent";
+  text += context.strict ? " (strict=1: latent frees are reported as findings)" : "; --strict reports those frees";
+  return text;
+}
+
 std::string frame_text(const Frame& frame) {
   std::string text = frame.function.empty() ? "<unknown>" : frame.function;
   if (!frame.file.empty()) {

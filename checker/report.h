@@ -30,6 +30,13 @@ struct ReportContext {
   // note-level results in JSON and SARIF. Null: none.
   const std::vector<Finding>* latent = nullptr;
   bool strict = false;            // strict=1 was in force
+  // A replayed trace written before version 3 that has caching blocks but
+  // not one kernel use of a block on its allocation stream: its runtime
+  // left those uses out, so a reuse of a block on its allocation stream is
+  // not seen and the unordered free counts as latent. Said once: on the
+  // closing line, in JSON's summary, as a SARIF notification and run
+  // property.
+  bool missing_own_stream_uses = false;
   // timeline=DIR: per finding, "DIR/finding-N" when its pictures (.json and
   // .svg) were written, "" otherwise; empty when none were asked for.
   std::vector<std::string> timelines;
@@ -81,6 +88,9 @@ std::uint64_t latent_sites(const ReportContext& context);
 // ", K latent free-before-wait (strict=1 reports them)" when there are
 // latent ones, "" otherwise: the closing line's tail.
 std::string latent_summary(const ReportContext& context);
+// The sentence saying what a trace without own-stream uses hides, and that
+// --strict shows those frees; "" unless context.missing_own_stream_uses.
+std::string own_stream_uses_notice(const ReportContext& context);
 // "FILE:LINE in FUNC" for SUMMARY lines; "<unknown>" without frames.
 std::string site_text(const std::vector<Frame>& frames);
 // "func /path/file.py:57", "func (module+0x1a2b)" or "<unknown>".

@@ -212,6 +212,10 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
     if (!site.is_null()) note["locations"] = json::array({site});
     notes.push_back(std::move(note));
   }
+  if (ctx.missing_own_stream_uses)
+    notes.push_back({{"level", "warning"},
+                     {"descriptor", {{"id", "xstream-missing-own-stream-uses"}}},
+                     {"message", {{"text", "xstream-check: " + own_stream_uses_notice(ctx) + "."}}}});
   invocation["toolExecutionNotifications"] = notes;
 
   json log = {
@@ -224,6 +228,7 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
                                  {"rules", rules}}}}},
                              {"invocations", json::array({invocation})},
                              {"results", results}}})}};
+  if (ctx.missing_own_stream_uses) log["runs"][0]["properties"] = {{"ownStreamUses", false}};
   out << log.dump(2) << '\n';
 }
 

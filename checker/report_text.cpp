@@ -177,7 +177,9 @@ void write_text_report(const std::vector<Finding>& findings, const ReportContext
                        std::ostream& out) {
   for (const Finding& f : findings) print_finding(out, f, ctx);
   out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
-      << " suppressed)" << latent_summary(ctx) << '\n';
+      << " suppressed)" << latent_summary(ctx);
+  if (ctx.missing_own_stream_uses) out << "; " << own_stream_uses_notice(ctx);
+  out << '\n';
   for (std::size_t i = 0; i < ctx.timelines.size() && i < findings.size(); ++i)
     if (!ctx.timelines[i].empty())
       out << "xstream-check: timeline of finding " << i + 1 << ": " << ctx.timelines[i] << ".svg, "
