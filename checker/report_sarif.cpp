@@ -59,8 +59,9 @@ std::string artifact_uri(const std::string& file) {
 // has nothing a location can be made of.
 json location(const StackDepot& stacks, StackId id, const std::string& message) {
   std::vector<Frame> frames = stacks.frames(id);
-  if (frames.empty()) return nullptr;
-  const Frame& frame = frames[locating_frame(frames)];
+  const std::size_t at = locating_frame(frames);
+  if (at >= frames.size()) return nullptr;  // none, or only xstream-check's own
+  const Frame& frame = frames[at];
   json loc = json::object();
   if (!frame.file.empty()) {
     json physical = {{"artifactLocation", {{"uri", artifact_uri(frame.file)}}}};
