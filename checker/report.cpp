@@ -192,10 +192,55 @@ std::string_view cuda_frame_role(const Frame& frame) {
   return "";
 }
 
+namespace {
+
+// A frame of xstream-check itself: its runtime (libxstream_check.so) or
+// PyTorch adapter (libxstream_torch.so), which every native frame the
+// runtime records names as its module (inlined calls too: an interposed
+// cuBLAS entry point's `interpose<...>` from runtime/cublas.cpp), or a
+// function of its namespace, when a producer left the module out.
+bool own_frame(const Frame& frame) {
+  const std::string_view module = base_name(frame.module);
+  return starts_with(module, "libxstream_check") || starts_with(module, "libxstream_torch") ||
+         starts_with(frame.function, "xsc::");
+}
+
+// `file` inside an installed torch package: "torch/..." relative (as a
+// producer may strip the prefix), or ".../site-packages/torch/..." (also
+// dist-packages). The part after "torch/", or npos when it is not one: a
+// directory of the user's that happens to be named torch is not.
+std::string_view torch_package_tail(std::string_view file) {
+  if (starts_with(file, "torch/")) return file.substr(6);
+  for (std::string_view dir : {std::string_view("/site-packages/torch/"), std::string_view("/dist-packages/torch/")}) {
+    const auto at = file.rfind(dir);
+    if (at != std::string_view::npos) return file.substr(at + dir.size());
+  }
+  return std::string_view();
+}
+
+// PyTorch's Python machinery between the user's call and the work: module
+// calls and their hooks (Module._wrapped_call_impl, Module._call_impl,
+// BackwardHook), autograd's entry points and custom Function.apply, and
+// TorchDynamo's frames. They forward a call the user's frame made.
+bool torch_machinery_frame(const Frame& frame) {
+  const std::string_view tail = torch_package_tail(frame.file);
+  if (tail.empty() || !ends_with(tail, ".py")) return false;
+  return tail == "nn/modules/module.py" || tail == "utils/hooks.py" || starts_with(tail, "autograd/") ||
+         starts_with(tail, "_dynamo/");
+}
+
+}  // namespace
+
+std::string_view frame_role(const Frame& frame) {
+  if (own_frame(frame)) return kOwnFrameRole;
+  if (torch_machinery_frame(frame)) return kTorchMachineryRole;
+  return cuda_frame_role(frame);
+}
+
 std::vector<std::string_view> frame_roles(const std::vector<Frame>& frames) {
   std::vector<std::string_view> roles(frames.size());
   for (std::size_t i = 0; i < frames.size(); ++i) {
-    roles[i] = cuda_frame_role(frames[i]);
+    roles[i] = frame_role(frames[i]);
     // The caller of nvcc's `__device_stub__` is always the kernel's
     // host-side function, which nvcc generates under the kernel's name at
     // the kernel's line, to call it: the stub too, whether the stub was
@@ -216,9 +261,14 @@ std::size_t locating_frame(const std::vector<Frame>& frames) {
     if (!frames[i].file.empty() && roles[i].empty()) return i;
   for (std::size_t i = 0; i < frames.size(); ++i)
     if (roles[i].empty()) return i;
+  // Nothing but API, launch-stub and PyTorch machinery frames (and the
+  // checker's): the innermost of them with a source file, else the
+  // innermost; never the checker's own.
   for (std::size_t i = 0; i < frames.size(); ++i)
-    if (!frames[i].file.empty()) return i;
-  return 0;
+    if (!frames[i].file.empty() && roles[i] != kOwnFrameRole) return i;
+  for (std::size_t i = 0; i < frames.size(); ++i)
+    if (roles[i] != kOwnFrameRole) return i;
+  return frames.size();
 }
 
 std::uint64_t latent_sites(const ReportContext& context) {
@@ -229,6 +279,16 @@ std::string latent_summary(const ReportContext& context) {
   const std::uint64_t n = latent_sites(context);
   if (n == 0) return "";
   return "; " + std::to_string(n) + " latent free-before-wait (strict=1 reports them)";
+}
+
+std::string own_stream_uses_notice(const ReportContext& context) {
+  if (!context.missing_own_stream_uses) return "";
+  std::string text =
+      "the trace lacks own-stream uses of caching blocks (written before trace version 3 by a "
+      "runtime that left them out): a block's reuse on its allocation stream is not seen, so its "
+      "unordered free counts as latent";
+  text += context.strict ? " (strict=1: latent frees are reported as findings)" : "; --strict reports those frees";
+  return text;
 }
 
 std::string frame_text(const Frame& frame) {
@@ -246,8 +306,9 @@ std::string frame_text(const Frame& frame) {
 }
 
 std::string site_text(const std::vector<Frame>& frames) {
-  if (frames.empty()) return "<unknown>";
-  const Frame& frame = frames[locating_frame(frames)];
+  const std::size_t at = locating_frame(frames);
+  if (at >= frames.size()) return "<unknown>";
+  const Frame& frame = frames[at];
   std::string text;
   if (!frame.file.empty()) {
     text = frame.file;

@@ -30,6 +30,13 @@ struct ReportContext {
   // note-level results in JSON and SARIF. Null: none.
   const std::vector<Finding>* latent = nullptr;
   bool strict = false;            // strict=1 was in force
+  // A replayed trace written before version 3 that has caching blocks but
+  // not one kernel use of a block on its allocation stream: its runtime
+  // left those uses out, so a reuse of a block on its allocation stream is
+  // not seen and the unordered free counts as latent. Said once: on the
+  // closing line, in JSON's summary, as a SARIF notification and run
+  // property.
+  bool missing_own_stream_uses = false;
   // timeline=DIR: per finding, "DIR/finding-N" when its pictures (.json and
   // .svg) were written, "" otherwise; empty when none were asked for.
   std::vector<std::string> timelines;
@@ -64,16 +71,31 @@ std::string fix_advice(const Finding& finding);
 // The stack that locates the finding: the free for an unordered free, the
 // use otherwise.
 StackId primary_stack(const Finding& finding);
-// Index of the frame that best locates a stack: the innermost one outside
-// the CUDA runtime, the driver and kernel launch stubs that has a source
-// file, else the innermost one outside them, else the innermost with a
-// source file (0 when empty). Like ThreadSanitizer's interceptor frames,
-// those frames name the API, not the user's code.
+// Index of the frame that best locates a stack: the innermost one without a
+// role (frame_roles: not the CUDA runtime, the driver, a kernel launch
+// stub, an annotation, PyTorch's call machinery or xstream-check itself)
+// that has a source file, else the innermost one without a role (a native
+// frame without symbols: its module and offset), else the innermost with a
+// source file that is not xstream-check's, else the innermost that is not.
+// frames.size() when there is none (no frames, or only xstream-check's).
+// Like ThreadSanitizer's interceptor frames, those frames name the API or
+// the tool, not the user's code.
 std::size_t locating_frame(const std::vector<Frame>& frames);
+// The roles of xstream-check's own frames and of PyTorch's Python call
+// machinery (frame_role).
+inline constexpr std::string_view kOwnFrameRole = "xstream-check";
+inline constexpr std::string_view kTorchMachineryRole = "PyTorch machinery";
 // What an API frame is, for marking it in a stack: "CUDA runtime", "CUDA
 // driver", "kernel launch stub", "annotation"; empty for the user's frames.
 std::string_view cuda_frame_role(const Frame& frame);
-// Each frame's role in `frames`: cuda_frame_role, and a kernel's host-side
+// cuda_frame_role, and also kOwnFrameRole for frames of xstream-check's
+// runtime and adapter (module libxstream_check.so or libxstream_torch.so,
+// or a function in namespace xsc::) and kTorchMachineryRole for PyTorch's
+// Python frames that forward a call: files of the installed torch package
+// (".../site-packages/torch/" or a relative "torch/") nn/modules/module.py,
+// utils/hooks.py, autograd/*.py and _dynamo/*.py.
+std::string_view frame_role(const Frame& frame);
+// Each frame's role in `frames`: frame_role, and a kernel's host-side
 // function that nvcc's launch stub was inlined into is a launch stub too.
 std::vector<std::string_view> frame_roles(const std::vector<Frame>& frames);
 // The number of latent free-before-wait sites in `context` (0 when none).
@@ -81,6 +103,9 @@ std::uint64_t latent_sites(const ReportContext& context);
 // ", K latent free-before-wait (strict=1 reports them)" when there are
 // latent ones, "" otherwise: the closing line's tail.
 std::string latent_summary(const ReportContext& context);
+// The sentence saying what a trace without own-stream uses hides, and that
+// --strict shows those frees; "" unless context.missing_own_stream_uses.
+std::string own_stream_uses_notice(const ReportContext& context);
 // "FILE:LINE in FUNC" for SUMMARY lines; "<unknown>" without frames.
 std::string site_text(const std::vector<Frame>& frames);
 // "func /path/file.py:57", "func (module+0x1a2b)" or "<unknown>".

@@ -147,6 +147,12 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
                   {"latent", latent_sites(ctx)},
                   {"pid", ctx.pid}};
   if (ctx.rank >= 0) summary["rank"] = ctx.rank;
+  // Only for a replayed trace that may lack own-stream uses: a current one
+  // adds nothing.
+  if (ctx.missing_own_stream_uses) {
+    summary["own_stream_uses"] = false;
+    summary["notice"] = own_stream_uses_notice(ctx);
+  }
   const ParkedBlockStats& p = ctx.parked;
   summary["parked"] = {{"deferred_frees", p.deferred_frees},
                        {"max_parked", p.max_parked},

@@ -59,8 +59,9 @@ std::string artifact_uri(const std::string& file) {
 // has nothing a location can be made of.
 json location(const StackDepot& stacks, StackId id, const std::string& message) {
   std::vector<Frame> frames = stacks.frames(id);
-  if (frames.empty()) return nullptr;
-  const Frame& frame = frames[locating_frame(frames)];
+  const std::size_t at = locating_frame(frames);
+  if (at >= frames.size()) return nullptr;  // none, or only xstream-check's own
+  const Frame& frame = frames[at];
   json loc = json::object();
   if (!frame.file.empty()) {
     json physical = {{"artifactLocation", {{"uri", artifact_uri(frame.file)}}}};
@@ -212,6 +213,10 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
     if (!site.is_null()) note["locations"] = json::array({site});
     notes.push_back(std::move(note));
   }
+  if (ctx.missing_own_stream_uses)
+    notes.push_back({{"level", "warning"},
+                     {"descriptor", {{"id", "xstream-missing-own-stream-uses"}}},
+                     {"message", {{"text", "xstream-check: " + own_stream_uses_notice(ctx) + "."}}}});
   invocation["toolExecutionNotifications"] = notes;
 
   json log = {
@@ -224,6 +229,7 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
                                  {"rules", rules}}}}},
                              {"invocations", json::array({invocation})},
                              {"results", results}}})}};
+  if (ctx.missing_own_stream_uses) log["runs"][0]["properties"] = {{"ownStreamUses", false}};
   out << log.dump(2) << '\n';
 }
 

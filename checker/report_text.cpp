@@ -23,6 +23,21 @@ void print_stack(std::ostream& out, const StackDepot& stacks, StackId id) {
   }
   const std::vector<std::string_view> roles = frame_roles(frames);
   for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (roles[i] == kOwnFrameRole) {
+      // xstream-check's own frames (an interposed library call's wrapper)
+      // are out of the way: one line per run of them, naming the outermost,
+      // the entry point the program called. JSON keeps every frame.
+      std::size_t last = i;
+      while (last + 1 < frames.size() && roles[last + 1] == kOwnFrameRole) ++last;
+      out << "    #" << i;
+      if (last > i) out << "-#" << last;
+      out << " [" << kOwnFrameRole << "] "
+          << (frames[last].function.empty() ? "<unknown>" : frames[last].function);
+      if (last > i) out << " (" << last - i + 1 << " frames)";
+      out << '\n';
+      i = last;
+      continue;
+    }
     out << "    #" << i << ' ' << frame_text(frames[i]);
     const std::string_view role = roles[i];
     if (!role.empty()) out << " [" << role << ']';
@@ -177,7 +192,9 @@ void write_text_report(const std::vector<Finding>& findings, const ReportContext
                        std::ostream& out) {
   for (const Finding& f : findings) print_finding(out, f, ctx);
   out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
-      << " suppressed)" << latent_summary(ctx) << '\n';
+      << " suppressed)" << latent_summary(ctx);
+  if (ctx.missing_own_stream_uses) out << "; " << own_stream_uses_notice(ctx);
+  out << '\n';
   for (std::size_t i = 0; i < ctx.timelines.size() && i < findings.size(); ++i)
     if (!ctx.timelines[i].empty())
       out << "xstream-check: timeline of finding " << i + 1 << ": " << ctx.timelines[i] << ".svg, "

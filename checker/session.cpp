@@ -54,6 +54,27 @@ struct Session::Impl {
   std::unique_ptr<TimelineRecorder> timeline;  // timeline=DIR only
   std::int64_t pid = ::getpid();
   int rank = launcher_rank();
+  // set_trace_lacks_own_stream_uses(): the replayed trace may lack
+  // own-stream uses. Runtimes of those versions either left every kernel
+  // use of a caching block on its allocation stream out (outside graph
+  // capture) or kept them all, so one such use seen shows they were kept
+  // (own_uses_seen). Only a trace with caching blocks (caching_seen) can
+  // miss them.
+  bool lacks_own_stream_uses = false;
+  bool caching_seen = false;
+  bool own_uses_seen = false;
+
+  bool own_uses_undecided() const { return lacks_own_stream_uses && !own_uses_seen; }
+
+  // Before `e` is fed: the allocation a use names is live then.
+  void note_own_uses(const Event& e) {
+    if (e.kind == EventKind::kAlloc && e.alloc_kind == AllocKind::kCachingAllocator) caching_seen = true;
+    if (e.kind != EventKind::kUse || e.what != UseWhat::kKernel || e.graph != 0) return;
+    AllocInfo alloc;
+    if (checker.lookup_allocation(e.addr, &alloc) && alloc.kind == AllocKind::kCachingAllocator &&
+        alloc.stream == e.stream)
+      own_uses_seen = true;
+  }
 
   bool load_suppressions(std::string* error) {
     if (suppressions_loaded) return true;
@@ -93,7 +114,13 @@ void Session::set_process(std::int64_t pid, int rank) {
   impl_->recorder.set_process(pid, rank);
 }
 
+void Session::set_trace_lacks_own_stream_uses() {
+  impl_->lacks_own_stream_uses = true;
+  impl_->recorder.set_own_stream_uses(false);
+}
+
 void Session::on_event(const Event& event) {
+  if (impl_->own_uses_undecided()) impl_->note_own_uses(event);
   // Record first: if checking ever fails, the trace still holds the event
   // that triggered it.
   if (impl_->recorder.is_open()) impl_->recorder.write(event, impl_->names, impl_->stacks);
@@ -107,7 +134,9 @@ void Session::on_event(const Event& event) {
 }
 
 void Session::on_events(const Event* events, std::size_t count) {
-  if (impl_->recorder.is_open() || impl_->timeline) {
+  // Event by event while a trace's own-stream uses are undecided: each use
+  // is looked up before it is fed.
+  if (impl_->recorder.is_open() || impl_->timeline || impl_->own_uses_undecided()) {
     for (std::size_t i = 0; i < count; ++i) on_event(events[i]);
     return;
   }
@@ -178,6 +207,7 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   context.advisory = s.options.advisory;
   context.latent = &kept_latent;
   context.strict = s.options.strict;
+  context.missing_own_stream_uses = s.lacks_own_stream_uses && s.caching_seen && !s.own_uses_seen;
   if (s.timeline && !kept.empty()) {
     // Pictures are an addition to the report: a failure is one warning and
     // changes neither the report's findings nor the exit status.

@@ -65,6 +65,13 @@ class Session {
   // this process (getpid(), launcher rank); replay sets the traced one's.
   void set_process(std::int64_t pid, int rank);
 
+  // Replay of a trace that may lack own-stream uses of caching blocks
+  // (TraceHeader::own_stream_uses false: written before version 3). When it
+  // has caching blocks and no kernel use of one on its allocation stream,
+  // the report says so once (ReportContext::missing_own_stream_uses). A
+  // trace recorded from it carries the header's flag on.
+  void set_trace_lacks_own_stream_uses();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

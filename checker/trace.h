@@ -21,12 +21,23 @@ inline constexpr std::uint64_t kTraceVersion = 3;
 // function and thread start kinds, version 2 the operator uses and the
 // test kind, and nothing else).
 inline constexpr std::uint64_t kOldestTraceVersion = 1;
+// Traces of versions before this one were written by runtimes that left a
+// caching block's kernel uses on its own allocation stream out of the trace
+// (some version 2 writers already kept them): a reuse of a block on its
+// allocation stream is then not seen, and an unordered free whose block was
+// reused so replays as a latent free-before-wait.
+inline constexpr std::uint64_t kOwnStreamUsesTraceVersion = 3;
 
 struct TraceHeader {
   std::uint64_t version = kTraceVersion;
   std::int64_t pid = 0;
   int rank = -1;          // launcher rank, -1 when none
   std::string program;    // command line of the traced program
+  // False when the trace may lack own-stream uses of caching blocks: a
+  // version before kOwnStreamUsesTraceVersion, or a header that says
+  // "own_stream_uses":false (a rewrite of such a trace). Written only when
+  // false.
+  bool own_stream_uses = true;
 };
 
 // The trace's spellings of the event model's enums. They are part of the
@@ -59,6 +70,9 @@ class TraceWriter {
   // Changes the header's pid and rank; effective until the first write(),
   // which is when the header line is emitted.
   void set_process(std::int64_t pid, int rank);
+  // The same for TraceHeader::own_stream_uses: a rewrite of a trace that may
+  // lack own-stream uses says so too.
+  void set_own_stream_uses(bool own_stream_uses);
   void write(const Event& event, const NameTable& names, const StackDepot& stacks);
   // Flushes and closes. False with *error when a write failed.
   bool finish(std::string* error);

@@ -575,6 +575,15 @@ bool Reader::header(simdjson::dom::element root) {
       return fail("header field 'rank' must be an integer rank");
     h.rank = static_cast<int>(rank);
   }
+  // Optional: a rewritten old trace keeps saying what it may lack. A
+  // version older than kOwnStreamUsesTraceVersion lacks it whatever it says.
+  h.own_stream_uses = version >= kOwnStreamUsesTraceVersion;
+  auto own_field = object["own_stream_uses"];
+  if (!own_field.error()) {
+    bool own = true;
+    if (own_field.get_bool().get(own)) return fail("header field 'own_stream_uses' must be true or false");
+    h.own_stream_uses = h.own_stream_uses && own;
+  }
   if (header_ != nullptr) *header_ = std::move(h);
   return true;
 }

@@ -66,6 +66,8 @@ void TraceWriter::set_process(std::int64_t pid, int rank) {
   header_.rank = rank;
 }
 
+void TraceWriter::set_own_stream_uses(bool own_stream_uses) { header_.own_stream_uses = own_stream_uses; }
+
 void TraceWriter::write_header() {
   header_written_ = true;
   nlohmann::json h = {{"format", kTraceFormatName},
@@ -73,6 +75,7 @@ void TraceWriter::write_header() {
                       {"pid", header_.pid},
                       {"program", header_.program}};
   if (header_.rank >= 0) h["rank"] = header_.rank;
+  if (!header_.own_stream_uses) h["own_stream_uses"] = false;
   buffer_ += dump(h);  // nothing precedes it: it is written before any record
   buffer_ += '\n';
 }

@@ -58,6 +58,9 @@ int merge_command(const std::vector<std::string>& args) {
   std::vector<std::string> order;  // keys in order of first sight
   std::uint64_t suppressed = 0;
   std::set<std::string> latent;  // fingerprints of latent free-before-wait
+  // Reports whose summary says "own_stream_uses":false: replays of traces
+  // whose runtime left own-stream uses of caching blocks out.
+  std::size_t reports_missing_uses = 0;
 
   for (const std::string& path : args) {
     if (path.rfind("--", 0) == 0) return usage_error("unknown flag '" + path + "' for merge");
@@ -80,6 +83,7 @@ int merge_command(const std::vector<std::string>& args) {
         const json& s = j["summary"];
         if (!s.is_object()) return fail("'summary' must be an object");
         if (s.contains("suppressed") && s["suppressed"].is_number_unsigned()) suppressed += s["suppressed"].get<std::uint64_t>();
+        if (s.contains("own_stream_uses") && s["own_stream_uses"] == false) ++reports_missing_uses;
         saw_summary = true;
         continue;
       }
@@ -150,6 +154,10 @@ int merge_command(const std::vector<std::string>& args) {
   std::cout << "xstream-check: " << order.size() << " distinct finding(s) (" << suppressed << " suppressed)";
   if (!latent.empty())
     std::cout << "; " << latent.size() << " latent free-before-wait (strict=1 reports them)";
+  if (reports_missing_uses > 0)
+    std::cout << "; " << reports_missing_uses
+              << " report(s) of traces without own-stream uses of caching blocks, whose unordered "
+                 "frees count as latent (--strict reports them)";
   std::cout << '\n';
   return order.empty() ? 0 : kFindingsExit;
 }

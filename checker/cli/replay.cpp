@@ -41,6 +41,7 @@ int replay_command(const std::vector<std::string>& args) {
   auto identify = [&] {
     identified = true;
     session.set_process(header.pid, header.rank >= 0 ? header.rank : launcher_rank());
+    if (!header.own_stream_uses) session.set_trace_lacks_own_stream_uses();
   };
   bool ok = read_trace_batched(
       trace_path, session.names(), session.stacks(),
