@@ -151,7 +151,9 @@ for set in "${wanted[@]}"; do
   for o in "${objects[@]}"; do
     IFS='|' read -r src symbol lib header <<< "$o"
     obj=runtime/CMakeFiles/xstream_check.dir/$src.o
-    if ! nm -C "$tree/$obj" 2>/dev/null | grep -q " T .*$symbol"; then
+    # (nm's whole output first: grep -q stopping early fails the pipe.)
+    symbols=$(nm -C "$tree/$obj" 2>/dev/null)
+    if ! grep -q " T .*$symbol" <<< "$symbols"; then
       fail "$set: $src compiled to an object without $symbol"
     fi
     # The compiler read the copy of this set's $header that the configure
