@@ -183,7 +183,11 @@ function(_xsc_pick_library name var header version_header vmajor vminor vpatch p
   set(dest "${CMAKE_BINARY_DIR}/library-headers/${prefix}")
   if(NOT incdir)
     file(REMOVE_RECURSE "${dest}")
-    message(STATUS "xstream-check: ${name} headers: none found (${header}; set XSC_${var}_ROOT); "
+    set(beside "")
+    if(_xsc_torch AND XSC_LIBRARIES_FROM_TORCH)
+      set(beside "; none beside torch at ${_xsc_torch}")
+    endif()
+    message(STATUS "xstream-check: ${name} headers: none found (${header}; set XSC_${var}_ROOT${beside}); "
                    "${name} calls are not checked")
     set(XSC_${var}_HEADER_VERSION "" PARENT_SCOPE)
     return()
