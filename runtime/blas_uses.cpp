@@ -2,10 +2,16 @@
 #include "runtime/blas_uses.h"
 
 #if __has_include(<cublas_v2.h>)
+#include <atomic>
 #include <cstring>
+
+#include "runtime/nccl/real_symbol.h"
 
 namespace xsc::rt::blas {
 namespace {
+
+nccl::RealSymbol real_GetProperty{"cublasGetProperty"};
+nccl::RealSymbol real_LtGetProperty{"cublasLtGetProperty"};
 
 constinit thread_local int blas_depth __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -148,6 +154,21 @@ void feed(const char* name, StreamId stream, Touch* touches, int n) {
   const StackId stack = capture_launch_stack();
   Locked locked;
   if (locked) emit_touches(locked, name, stream, touches, n, stack);
+}
+
+void check_release() {
+  static std::atomic<bool> checked{false};
+  if (checked.exchange(true, std::memory_order_relaxed)) return;
+  using Fn = cublasStatus_t (*)(libraryPropertyType, int*);
+  Fn fn = real_GetProperty.get<Fn>();
+  if (fn == nullptr) fn = real_LtGetProperty.get<Fn>();
+  nccl::Release loaded;
+  if (fn == nullptr || fn(MAJOR_VERSION, &loaded.major) != CUBLAS_STATUS_SUCCESS ||
+      fn(MINOR_VERSION, &loaded.minor) != CUBLAS_STATUS_SUCCESS ||
+      fn(PATCH_LEVEL, &loaded.patch) != CUBLAS_STATUS_SUCCESS)
+    return;
+  nccl::note_loaded_release("cuBLAS", "XSC_CUBLAS_ROOT",
+                            {CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH}, loaded);
 }
 
 }  // namespace xsc::rt::blas

@@ -88,6 +88,12 @@ void add_touch(const Operand& x, Access access, Touch* out, int* n);
 // Never under the session lock on entry.
 void feed(const char* name, StreamId stream, Touch* touches, int n);
 
+// On the first cuBLAS or cuBLASLt call fed, compares the cuBLAS loaded
+// (cublasGetProperty, else cublasLtGetProperty) with the headers the
+// runtime was built with and says once when they are older
+// (runtime/nccl/real_symbol.h, note_loaded_release).
+void check_release();
+
 }  // namespace xsc::rt::blas
 
 #endif  // __has_include(<cublas_v2.h>)

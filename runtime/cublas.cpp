@@ -155,6 +155,7 @@ int touches(const Gemm& g, Touch out[4]) {
 
 // The handle's stream, asked of the real library; false when it cannot say.
 bool handle_stream(cublasHandle_t handle, StreamId* out) {
+  blas::check_release();
   using Fn = cublasStatus_t (*)(cublasHandle_t, cudaStream_t*);
   Fn fn = real_GetStream.get<Fn>();
   cudaStream_t stream = nullptr;

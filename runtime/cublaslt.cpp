@@ -86,6 +86,17 @@ struct Layout {
   blas::Operand stored;  // addr left to the caller
 };
 
+// CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, in cuBLAS 12.9's header and later (not
+// 12.8's): by its value (8) where the header lacks it. A library of 12.9
+// or later answers it whatever header this was built with; an older one
+// fails the query, which leaves the batch mode strided.
+#if CUBLAS_VERSION >= 120900
+constexpr cublasLtMatrixLayoutAttribute_t kLayoutBatchMode = CUBLASLT_MATRIX_LAYOUT_BATCH_MODE;
+static_assert(kLayoutBatchMode == 8);
+#else
+constexpr auto kLayoutBatchMode = static_cast<cublasLtMatrixLayoutAttribute_t>(8);
+#endif
+
 // False for a layout whose bytes cannot be told (see the file comment).
 bool describe(cublasLtMatrixLayout_t layout, Layout* out) {
   std::uint32_t type = 0;
@@ -104,7 +115,7 @@ bool describe(cublasLtMatrixLayout_t layout, Layout* out) {
     return false;
   // Libraries older than the attribute have strided batches only.
   std::uint32_t batch_mode = 0;
-  if (layout_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &batch_mode) && batch_mode != 0)
+  if (layout_attribute(layout, kLayoutBatchMode, &batch_mode) && batch_mode != 0)
     return false;
   constexpr std::uint64_t kMaxDim = std::uint64_t{1} << 40;
   if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim) return false;
@@ -203,6 +214,7 @@ XSC_CUBLASLT_EXPORT cublasStatus_t cublasLtMatmul(
   const cublasStatus_t status = fn(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C,
                                    Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS || !call.outer()) return status;
+  blas::check_release();
   // Asked now, outside any CUPTI callback, through the real library.
   blas::Touch t[4];
   const int n = touches({computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc}, t);

@@ -73,6 +73,7 @@
 #if __has_include(<cudnn.h>) && __has_include(<cublas_v2.h>)
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -98,6 +99,7 @@ RealSymbol real_ConvolutionBackwardData{"cudnnConvolutionBackwardData"};
 RealSymbol real_ConvolutionBackwardFilter{"cudnnConvolutionBackwardFilter"};
 RealSymbol real_AddTensor{"cudnnAddTensor"};
 RealSymbol real_GetStream{"cudnnGetStream"};
+RealSymbol real_GetVersion{"cudnnGetVersion"};
 RealSymbol real_GetTensorNdDescriptor{"cudnnGetTensorNdDescriptor"};
 RealSymbol real_GetFilterNdDescriptor{"cudnnGetFilterNdDescriptor"};
 RealSymbol real_GetConvolutionNdDescriptor{"cudnnGetConvolutionNdDescriptor"};
@@ -330,6 +332,7 @@ bool blend(const void* alpha, const void* beta, cudnnDataType_t output_type, Sca
 
 // The handle's stream, asked of the real library; false when it cannot say.
 bool handle_stream(cudnnHandle_t handle, StreamId* out) {
+  cudnn::check_release();
   using Fn = cudnnStatus_t (*)(cudnnHandle_t, cudaStream_t*);
   Fn fn = real_GetStream.get<Fn>();
   cudaStream_t stream = nullptr;
@@ -569,6 +572,20 @@ std::uint64_t dense_tensor_bytes(cudnnDataType_t type, int rank, const std::int6
 }
 
 bool handle_stream(cudnnHandle_t handle, StreamId* out) { return rt::handle_stream(handle, out); }
+
+void check_release() {
+  static std::atomic<bool> checked{false};
+  if (checked.exchange(true, std::memory_order_relaxed)) return;
+  using Fn = std::size_t (*)();
+  Fn fn = real_GetVersion.get<Fn>();
+  if (fn == nullptr) return;
+  // cuDNN 9 counts major * 10000 + minor * 100 + patch.
+  const std::size_t v = fn();
+  const nccl::Release loaded{static_cast<int>(v / 10000), static_cast<int>(v / 100 % 100),
+                             static_cast<int>(v % 100)};
+  nccl::note_loaded_release("cuDNN", "XSC_CUDNN_ROOT",
+                            {CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL}, loaded);
+}
 
 }  // namespace cudnn
 }  // namespace xsc::rt

@@ -103,6 +103,27 @@ cudnnStatus_t call_real(RealSymbol& symbol, Args... args) {
 
 bool wanted() { return enabled() && options().cudnn_access; }
 
+// Attributes of releases newer than the oldest cuDNN 9 headers the runtime
+// compiles with: by their numeric values (cudnn_graph.h of a newer
+// release) where the header lacks them. A library of that release takes
+// them whatever header this was built with, so a program that sets them is
+// followed either way.
+#if CUDNN_VERSION >= 91800
+constexpr cudnnBackendAttributeName_t kVariantPackOverrideUniqueIds =
+    CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS;
+constexpr cudnnBackendAttributeName_t kVariantPackOverrideShapes =
+    CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES;
+constexpr cudnnBackendAttributeName_t kVariantPackOverrideStrides =
+    CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES;
+static_assert(kVariantPackOverrideUniqueIds == 1010 && kVariantPackOverrideShapes == 1011 &&
+              kVariantPackOverrideStrides == 1012);
+#else
+// CUDNN_ATTR_VARIANT_PACK_OVERRIDE_{UNIQUE_IDS,SHAPES,STRIDES}, since 9.18.0.
+constexpr auto kVariantPackOverrideUniqueIds = static_cast<cudnnBackendAttributeName_t>(1010);
+constexpr auto kVariantPackOverrideShapes = static_cast<cudnnBackendAttributeName_t>(1011);
+constexpr auto kVariantPackOverrideStrides = static_cast<cudnnBackendAttributeName_t>(1012);
+#endif
+
 // ---- what was set -------------------------------------------------------------
 
 struct Tensor {
@@ -381,9 +402,8 @@ void note_attribute(Registry& r, Record& rec, cudnnBackendAttributeName_t name,
                        ? std::vector<void*>(static_cast<void* const*>(elements),
                                             static_cast<void* const*>(elements) + count)
                        : std::vector<void*>{};
-  } else if (name == CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS ||
-             name == CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES ||
-             name == CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES) {
+  } else if (name == kVariantPackOverrideUniqueIds || name == kVariantPackOverrideShapes ||
+             name == kVariantPackOverrideStrides) {
     rec.overrides = true;
   }
 }
@@ -479,6 +499,7 @@ XSC_CUDNN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(
   const cudnnStatus_t status = rt::call_real<decltype(&cudnnBackendCreateDescriptor)>(
       rt::real_CreateDescriptor, descriptorType, descriptor);
   if (status != CUDNN_STATUS_SUCCESS || descriptor == nullptr || !rt::wanted()) return status;
+  rt::cudnn::check_release();
   rt::Registry& r = rt::registry();
   const std::lock_guard<std::mutex> lock(r.mu);
   // A fresh record, whatever a destroyed descriptor at this address said.

@@ -1,6 +1,6 @@
 // What runtime/cudnn.cpp (cuDNN's classic entry points) and
 // runtime/cudnn_backend.cpp (its graph API) share: a tensor's dense extent
-// and a handle's stream.
+// a handle's stream, and the check of the release loaded.
 #pragma once
 
 #if __has_include(<cudnn.h>) && __has_include(<cublas_v2.h>)
@@ -23,6 +23,11 @@ std::uint64_t dense_tensor_bytes(cudnnDataType_t type, int rank, const std::int6
 // The handle's stream, asked of the real library (cudnnGetStream); false
 // when it cannot say.
 bool handle_stream(cudnnHandle_t handle, StreamId* out);
+
+// On the first call, compares the cuDNN loaded (cudnnGetVersion) with the
+// headers the runtime was built with and says once when they are older
+// (runtime/nccl/real_symbol.h, note_loaded_release).
+void check_release();
 
 }  // namespace xsc::rt::cudnn
 

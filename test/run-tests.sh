@@ -33,4 +33,12 @@ fi
 if [ "${XSC_SKIP_WHEEL:-0}" != 1 ]; then
   bash "$root/test/wheel/test-wheel.sh" || status=1
 fi
+# Stage 4, library headers: the runtime's cuDNN, cuBLAS and NCCL
+# interposers compiled against the oldest supported and the newest headers,
+# taken from the libraries' PyPI wheels (test/headers/check-headers.sh; the
+# headers are cached in ~/.cache/xstream-check/headers, about 5 MB; a first
+# run downloads some 3 GB of wheels). XSC_SKIP_HEADERS=1 skips it.
+if [ "${XSC_SKIP_HEADERS:-0}" != 1 ]; then
+  XSC_HEADERS_BUILD="$build/headers" bash "$root/test/headers/check-headers.sh" || status=1
+fi
 exit $status

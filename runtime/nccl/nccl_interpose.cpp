@@ -12,6 +12,7 @@
 #if __has_include(<nccl.h>)
 #include <nccl.h>
 
+#include <atomic>
 #include <cstdint>
 #include <utility>
 
@@ -46,6 +47,22 @@ RealSymbol real_GroupStart{"ncclGroupStart"};
 RealSymbol real_GroupEnd{"ncclGroupEnd"};
 RealSymbol real_CommCount{"ncclCommCount"};
 RealSymbol real_CommUserRank{"ncclCommUserRank"};
+RealSymbol real_GetVersion{"ncclGetVersion"};
+
+// On the first call, compares the NCCL loaded with the headers the runtime
+// was built with and says once when they are older: then, with headers
+// before 2.28, ncclAlltoAll, ncclGather and ncclScatter are not interposed.
+void check_release() {
+  static std::atomic<bool> checked{false};
+  if (checked.exchange(true, std::memory_order_relaxed)) return;
+  using Fn = ncclResult_t (*)(int*);
+  Fn fn = real_GetVersion.get<Fn>();
+  int code = 0;
+  // Codes from 2.9 on: major * 10000 + minor * 100 + patch.
+  if (fn == nullptr || fn(&code) != ncclSuccess || code < 20900) return;
+  note_loaded_release("NCCL", "XSC_NCCL_ROOT", {NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH},
+                      {code / 10000, code / 100 % 100, code % 100});
+}
 
 // Calls the real `symbol` with `args`, or fails the call the way NCCL fails
 // a call it cannot make when no loaded library defines it.
@@ -86,6 +103,7 @@ int comm_rank(ncclComm_t comm) {
 std::uint64_t raw_stream(cudaStream_t stream) { return reinterpret_cast<std::uint64_t>(stream); }
 
 CollectiveCall make_call(const char* name, cudaStream_t stream) {
+  check_release();
   CollectiveCall call;
   call.name = name;
   call.stream = raw_stream(stream);

@@ -77,4 +77,20 @@ void report_missing_symbol(const char* name, const char* returning) {
                name, returning);
 }
 
+void note_loaded_release(const char* library, const char* root_option, Release built,
+                         Release loaded) {
+  if (loaded.major == 0 && loaded.minor == 0 && loaded.patch == 0) return;
+  if (loaded.major < built.major || (loaded.major == built.major && loaded.minor <= built.minor))
+    return;
+  static std::mutex mu;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!said.insert(library).second) return;
+  std::fprintf(stderr,
+               "xstream-check: built with %s %d.%d.%d headers but %s %d.%d.%d is loaded: what "
+               "%d.%d added is not checked (build with %s naming its headers)\n",
+               library, built.major, built.minor, built.patch, library, loaded.major, loaded.minor,
+               loaded.patch, loaded.major, loaded.minor, root_option);
+}
+
 }  // namespace xsc::nccl

@@ -47,4 +47,19 @@ class RealSymbol {
 // "ncclSystemError").
 void report_missing_symbol(const char* name, const char* returning);
 
+// A library release, as its header's macros or its version call say.
+struct Release {
+  int major = 0, minor = 0, patch = 0;
+};
+
+// Says once per library, on stderr, when the release the process loaded is
+// newer (by major or minor) than the headers this library was built with:
+// what the newer release added (attributes, operations, entry points) is
+// not followed, and what the older headers describe still is. `library`
+// names it ("cuDNN"), `root_option` the CMake option that picks its
+// headers ("XSC_CUDNN_ROOT"). Nothing when `loaded` is all zero (the
+// library could not say).
+void note_loaded_release(const char* library, const char* root_option, Release built,
+                         Release loaded);
+
 }  // namespace xsc::nccl

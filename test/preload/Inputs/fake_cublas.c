@@ -6,10 +6,22 @@
  * $FAKE_CUBLAS_STATUS for a call whose arguments are valid (a GEMM that
  * failed to run). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cublas_v2.h>
+
+/* The release: $FAKE_CUBLAS_VERSION ("major.minor.patch") when set, else the
+ * header's. */
+cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
+  int v[3] = {CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH};
+  const char* text = getenv("FAKE_CUBLAS_VERSION");
+  if (text != NULL) sscanf(text, "%d.%d.%d", &v[0], &v[1], &v[2]);
+  if (value == NULL || type < MAJOR_VERSION || type > PATCH_LEVEL) return CUBLAS_STATUS_INVALID_VALUE;
+  *value = v[type - MAJOR_VERSION];
+  return CUBLAS_STATUS_SUCCESS;
+}
 
 struct cublasContext {
   cudaStream_t stream;

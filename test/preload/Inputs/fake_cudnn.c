@@ -55,6 +55,13 @@ cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
   return CUDNN_STATUS_SUCCESS;
 }
 
+/* The release: $FAKE_CUDNN_VERSION (as cuDNN 9 counts, e.g. 91900) when
+ * set, else the header's. */
+size_t cudnnGetVersion(void) {
+  const char* v = getenv("FAKE_CUDNN_VERSION");
+  return v != NULL ? (size_t)strtoul(v, NULL, 10) : (size_t)CUDNN_VERSION;
+}
+
 cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t* stream) {
   if (handle == NULL || stream == NULL) return CUDNN_STATUS_BAD_PARAM;
   *stream = handle->stream;
