@@ -375,6 +375,30 @@ class Module:
             self._subtree[key] = cached
         return cached
 
+    def kept_by_closures(self, func):
+        """Names of this function that a decorated nested def or a nested
+        class names: such closures may be kept anywhere."""
+        key = ("kept", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            cached = set()
+            scope = self.scopes.get(func)
+            for child in (scope.children if scope is not None else ()):
+                if isinstance(child, ast.AsyncFunctionDef) or (
+                        isinstance(child, ast.FunctionDef) and child.decorator_list):
+                    cached |= self.subtree(child)[1]
+            stack = list(func.body) if isinstance(func.body, list) else []
+            while stack:
+                n = stack.pop()
+                if isinstance(n, ast.ClassDef):
+                    for c in ast.walk(n):
+                        if isinstance(c, ast.Name):
+                            cached.add(c.id)
+                elif not isinstance(n, FUNCTION_NODES):
+                    stack.extend(ast.iter_child_nodes(n))
+            self._subtree[key] = cached
+        return cached
+
     def frame_facts(self, func):
         """(global/nonlocal names, names its closures keep alive)."""
         scope = self.scopes.get(func)
@@ -397,7 +421,16 @@ class Module:
         if not result and depth < MAX_INLINE_DEPTH:
             for n in calls:
                 found = self.resolve_callee(n.func, class_name)
-                if found is None or found[1] is None or found[1] is func:
+                if found is not None and found[1] is None:
+                    # An instance of a class of the run: its methods may run
+                    # work on a stream (`pool = Pool(s); pool.consume(x)`).
+                    m, _, cls = found
+                    if any(m.deals_with_streams(meth, cls, depth + 1)
+                           for meth in m.classes.get(cls, {}).values()):
+                        result = True
+                        break
+                    continue
+                if found is None or found[1] is func:
                     continue
                 m, callee, cls = found
                 if m.deals_with_streams(callee, cls if cls is not None else class_name, depth + 1):
@@ -500,6 +533,7 @@ class Frame:
         self.streams = [CURRENT]  # stream contexts, innermost last
         # A closure keeps what it names alive, past the function.
         self.globals, self.captured = module.frame_facts(func)
+        self.kept_by_closures = module.kept_by_closures(func)
         # A nested function or lambda called here: the names it does not bind
         # itself are its enclosing frame's.
         self.outer_fid = outer_fid
@@ -560,6 +594,7 @@ class FunctionAnalysis:
         self.modules_seen = {module.name: module}  # for ("obj", module name, class) atoms
         # (write site, use site) -> RawRace: the byte rules
         self.races = {}
+        self.escaping = set()  # function values whose captures escape (once each)
         self.discarding = None  # the call whose result an expression statement drops
 
     # ----- sites and keys -------------------------------------------------
@@ -972,7 +1007,9 @@ class FunctionAnalysis:
         if t is ast.Name:
             k = self.key(target.id)
             old = self.st.names.get(k)
-            if target.id in self.f.captured or target.id in self.f.globals:
+            if target.id in self.f.globals or target.id in self.f.kept_by_closures:
+                # A global outlives the function, and so does what a closure
+                # kept elsewhere names (a decorated def, a class body).
                 self.escape(value)
             self.st.names[k] = value
             if old:
@@ -1038,6 +1075,8 @@ class FunctionAnalysis:
         if isinstance(target, ast.Name):
             k = self.key(target.id)
             old = self.st.names.pop(k, None)
+            if old:
+                old = self.resolve_foreign(old)
             if old:
                 self.drop(old, stmt, target.id, "del")
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -1114,7 +1153,10 @@ class FunctionAnalysis:
             self.free(atom, self.site(stmt, "free"), name, how)
 
     def escape(self, value):
-        for atom in self.reachable(value):
+        reached = self.reachable(value)
+        if any(a[0] == "fn" for a in reached):
+            self.escape_functions([frozenset(a for a in reached if a[0] == "fn")])
+        for atom in reached:
             if atom[0] == "t":
                 buf = self.st.buffers.get(atom)
                 if buf is not None and not buf.escaped:
@@ -1289,7 +1331,7 @@ class FunctionAnalysis:
     def all_uses(self, fn):
         st = self.st
         for atom, buf in list(st.buffers.items()):
-            if not buf.uses:
+            if not buf.uses and not buf.writes:
                 continue
             changed = None
             for site, use in buf.uses.items():
@@ -1387,6 +1429,11 @@ class FunctionAnalysis:
         if buf is None:
             return
         self.free_sites.add(site)
+        if self.f.depth > 0 and isinstance(atom[1], int):
+            # A helper frees the caller's buffer: name it as the caller does.
+            outer = self.buffer_name(atom)
+            if outer != "tensor":
+                name = outer
         for fs in buf.alloc:
             for use_site, use in buf.uses.items():
                 if use.ordered_on(fs) or use.stream in buf.recorded:
@@ -1424,7 +1471,7 @@ class FunctionAnalysis:
         other: such a wait orders every stream (a missed bug rather than a
         false report)."""
         keys = self.stream_keys(value, node)
-        if not keys or any("[" in k or k.startswith("<") for k in keys):
+        if not keys or any("[" in k or k.startswith("~") or (k.startswith("<") and k != CURRENT) for k in keys):
             return {ANY_STREAM}
         return keys
 
@@ -1627,6 +1674,11 @@ class FunctionAnalysis:
                 return self.foreign_value(a[1] + "." + node.attr)
             if a[0] == "t" and node.attr in TENSOR_FIELDS and isinstance(a[1], str):
                 return self.foreign_value(a[1][2:] + "." + node.attr)
+        if len(base) == 1 and next(iter(base))[0] == "obj":
+            # An attribute of an instance made here: something not made here
+            # (set by its __init__), named by the instance's class and site.
+            a = next(iter(base))
+            return self.foreign_value("~%s.%s" % (a[3], node.attr))
         if tensor_atoms(base) or has_kind(base, "tup") or has_kind(base, "c") or has_kind(base, "obj"):
             return EMPTY
         if path is not None:
@@ -1698,6 +1750,8 @@ class FunctionAnalysis:
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
         `d.pop(k)`: the storage that path held goes, unless another name
         still holds it."""
+        if path.startswith("~"):
+            return  # an instance's attribute: instances bound to one name are one here
         atom = ("t", "p:" + path, 0)
         buf = self.st.buffers.get(atom)
         if buf is None or buf.foreign != FOREIGN_TENSOR:
@@ -1766,7 +1820,7 @@ class FunctionAnalysis:
             if not canon.startswith("torch."):
                 found = self.m.lookup_function(name)
                 if found is not None:
-                    return self.call_found(found, node)
+                    return self.call_found(found, node, hint=hint)
             return self.call_module_function(canon, node, hint)
         if isinstance(func, ast.Attribute):
             return self.call_method(func, node, hint)
@@ -1778,7 +1832,7 @@ class FunctionAnalysis:
             else:
                 found = self.m.lookup_function(func.id) if func.id not in self.m.tuple_fields else None
                 if found is not None:
-                    return self.call_found(found, node)
+                    return self.call_found(found, node, hint=hint)
                 if func.id in self.m.tuple_fields:
                     args, kwargs = self.eval_args(node)
                     fields = self.m.tuple_fields[func.id]
@@ -1804,7 +1858,7 @@ class FunctionAnalysis:
         args, kwargs = self.eval_args(node)
         return self.unknown_call(node, args, kwargs)
 
-    def call_found(self, found, node, self_value=None):
+    def call_found(self, found, node, self_value=None, hint=None):
         """A call of a function or class the run defines."""
         module, fn, cls = found
         args, kwargs = self.eval_args(node)
@@ -1814,7 +1868,10 @@ class FunctionAnalysis:
             self.escape_functions(list(args) + list(kwargs.values()))
             self.use_quietly(args, kwargs, node)
             self.modules_seen[module.name] = module
-            return frozenset((("obj", module.name, cls),))
+            # Named by what it is bound to (`pool = Pool()`); attributes of
+            # one name are one thing here (~name.attr).
+            label = (dotted(hint) if hint is not None else None) or "%s@%d" % (cls, node.lineno)
+            return frozenset((("obj", module.name, cls, label),))
         result = self.inline(fn, node, args, kwargs, None, module=module, class_name=cls,
                              self_value=self_value)
         if result is not None:
@@ -1862,6 +1919,9 @@ class FunctionAnalysis:
                 if entry is None or entry[2] is None:
                     continue
                 fn, module, outer_fid, _, _ = entry
+                if a in self.escaping:
+                    continue
+                self.escaping.add(a)
                 own = module.bound_names(fn)
                 prefix = "%d:" % outer_fid
                 for name in module.subtree(fn)[1] - own:
@@ -1938,7 +1998,8 @@ class FunctionAnalysis:
         if out is not None:
             everything = frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY
         everything = self.materialize(everything)
-        self.use(everything, node)
+        if short not in LIKE_FACTORIES:
+            self.use(everything, node)  # `empty_like(x)` reads only x's shape
         if out is not None:
             self.write(out, node)
             return self.materialize(out)
@@ -2107,12 +2168,17 @@ class FunctionAnalysis:
             return self.tensor_method(recv, meth, node, args, kwargs)
         if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and self.moves_to_device(node)):
             self.use(frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY, node)
-            return self.alloc(node, self.ctx)
+            made = self.alloc(node, self.ctx)
+            if meth not in ("new_empty", "new_empty_strided"):
+                self.produced(made, node)  # the copy (or fill) writes it
+            return made
         if meth in CONTAINER_ADD:
             # Kept by something that is not a local container: never freed here.
             for v in args:
                 self.escape(v)
             return EMPTY
+        if meth == "wait" and has_kind(recv, "p"):
+            return self.call_result(node)  # `t = work.wait()`, `request.wait()`: a tensor, maybe
         if meth in CONTAINER_TAKE or meth in ("wait", "query", "is_completed", "get", "keys", "values",
                                               "items", "format", "join", "split", "startswith"):
             return EMPTY
@@ -2319,7 +2385,8 @@ class FunctionAnalysis:
             if params.kwarg is not None:
                 self.st.names[self.key(params.kwarg.arg)] = EMPTY
             if is_lambda:
-                result = self.finish_frame(frame, self.st, self.eval(callee.body), node)
+                value = self.eval(callee.body)  # before self.st is read: the body may replace it
+                result = self.finish_frame(frame, self.st, value, node)
             else:
                 self.exec_block(callee.body)
                 result = self.finish_frame(frame, self.st, None, node)

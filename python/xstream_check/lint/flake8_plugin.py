@@ -13,12 +13,15 @@ plugin:
         XSC = xstream_check.lint.flake8_plugin:XscChecker
     paths = path/to/xstream-check/python
 
-Codes: XSC101 xstream-unordered-free, XSC102 xstream-free-before-wait.
+Codes: XSC101 xstream-unordered-free, XSC102 xstream-free-before-wait,
+XSC103 xstream-use-before-ready, XSC104 xstream-write-after-read.
 flake8 has no notes, so the first note's line goes into the message.
 """
-from .report import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, check_tree
+from .report import (RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, RULE_USE_BEFORE_READY, RULE_WRITE_AFTER_READ,
+                     check_tree)
 
-CODES = {RULE_UNORDERED_FREE: "XSC101", RULE_FREE_BEFORE_WAIT: "XSC102"}
+CODES = {RULE_UNORDERED_FREE: "XSC101", RULE_FREE_BEFORE_WAIT: "XSC102", RULE_USE_BEFORE_READY: "XSC103",
+         RULE_WRITE_AFTER_READ: "XSC104"}
 
 
 class XscChecker:

@@ -10,6 +10,8 @@ from .program import Program
 
 RULE_FREE_BEFORE_WAIT = "xstream-free-before-wait"
 RULE_UNORDERED_FREE = "xstream-unordered-free"
+RULE_USE_BEFORE_READY = "xstream-use-before-ready"
+RULE_WRITE_AFTER_READ = "xstream-write-after-read"
 # At most this many uses are shown as notes under one warning.
 MAX_NOTED_USES = 3
 
@@ -53,13 +55,15 @@ def stream_name(key):
         return "the current stream"
     if key is None:
         return "an unknown stream"
-    return "stream '%s'" % key
+    return "stream '%s'" % key.lstrip("~")
 
 
 FREED = {
     "del": "is freed",
     "rebind": "is freed by this assignment",
     "resize": "is freed by resize_(0)",
+    "pop": "is freed by this pop",
+    "clear": "is freed by clear()",
 }
 
 
@@ -120,6 +124,42 @@ def findings_for(analysis, found, late, path, lines):
                                     "%s is used on %s here; record an event on %s after this use and make %s "
                                     "wait on it before the free" % (buf, us, us, stream_name(u.free_stream))))
             out.append(f)
+    out.extend(races_for(analysis, loc, path))
+    return out
+
+
+def races_for(analysis, loc, path):
+    """The byte rules: a use before the write it needs is ordered before it
+    (at the use, a note at the write), a write over a use another stream may
+    still make (at the write, a note at the use). One warning per location."""
+    out = []
+    seen = set()
+    for key in sorted(analysis.races, key=lambda k: (loc(k[2]), loc(k[1]), k[0])):
+        r = analysis.races[key]
+        line, col = loc(r.second_site)
+        if (r.kind, line, col) in seen:
+            continue
+        seen.add((r.kind, line, col))
+        buf = "'%s'" % r.buffer
+        first, second = stream_name(r.first_stream), stream_name(r.second_stream)
+        if r.kind == "ready":
+            f = Finding(RULE_USE_BEFORE_READY, path, line, col,
+                        "%s is used on %s before its write on %s is ordered before this use; nothing makes %s "
+                        "wait for %s after the write" % (buf, second, first, second, first), [],
+                        analysis.qualname, buf, first, second)
+            f.notes.append(Note(path, *loc(r.first_site),
+                                "%s is written on %s here; make %s wait for it (%s.wait_stream(...), or an event "
+                                "recorded after this write) before the use" % (
+                                    buf, first, second, "the current stream" if r.second_stream == CURRENT
+                                    else "the using stream")))
+        else:
+            f = Finding(RULE_WRITE_AFTER_READ, path, line, col,
+                        "%s is written on %s while %s may still be using it; nothing orders %s after that use"
+                        % (buf, second, first, second), [], analysis.qualname, buf, second, first)
+            f.notes.append(Note(path, *loc(r.first_site),
+                                "%s is used on %s here; record an event on %s after this use and make %s wait "
+                                "on it before the write" % (buf, first, first, second)))
+        out.append(f)
     return out
 
 

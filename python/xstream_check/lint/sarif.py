@@ -7,7 +7,7 @@ import json
 import os
 from urllib.parse import quote
 
-from .report import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE
+from .report import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, RULE_USE_BEFORE_READY, RULE_WRITE_AFTER_READ
 
 RULES = [
     (RULE_FREE_BEFORE_WAIT, "FreeBeforeWait",
@@ -21,6 +21,17 @@ RULES = [
      "freeing stream after that use. Record an event on the using stream after the last use and make the "
      "freeing stream wait on it before the free (or keep a reference and wait later, synchronize the host, "
      "or free on the using stream)."),
+    (RULE_USE_BEFORE_READY, "UseBeforeReady",
+     "Tensor used on one stream before another stream's write of it is ordered before the use",
+     "The tensor is written by work on one stream (an operator's output, a non_blocking copy, an in-place "
+     "operator) and then used by work on another stream with nothing making the using stream wait for the "
+     "write. The use may read the old bytes. Make the using stream wait for the writing stream "
+     "(wait_stream, or wait_event on an event recorded after the write) before the use."),
+    (RULE_WRITE_AFTER_READ, "WriteAfterRead",
+     "Tensor written on one stream while another stream may still be using it",
+     "The tensor is used by work on another stream and then written on this stream with nothing ordering "
+     "this stream after that use. The other stream may read the new bytes. Record an event on the using "
+     "stream after its use and make the writing stream wait on it before the write."),
 ]
 # The driver's fingerprints are xxh3 (LLVM's); the standard library has none,
 # so this front end's fingerprints have a name of their own.

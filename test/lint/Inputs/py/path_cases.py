@@ -52,10 +52,10 @@ def recorded_before_the_use(side):
 def two_consumers_one_recorded(first, second):
     buf = torch.empty(512, device="cuda")
     with torch.cuda.stream(first):
-        buf.add_(1)
+        buf.sum()
         first_done = first.record_event()
     with torch.cuda.stream(second):
-        buf.mul_(2)
+        buf.mean()
     torch.cuda.current_stream().wait_event(first_done)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'second' may still be using it{{.*}}[xstream-unordered-free]
     # CHECK: [[@LINE-3]]:9: note: 'buf' is used on stream 'second' here
@@ -65,10 +65,10 @@ def two_consumers_one_recorded(first, second):
 def two_consumers_both_recorded(first, second):
     buf = torch.empty(512, device="cuda")
     with torch.cuda.stream(first):
-        buf.add_(1)
+        buf.sum()
         first_done = first.record_event()
     with torch.cuda.stream(second):
-        buf.mul_(2)
+        buf.mean()
         second_done = second.record_event()
     current = torch.cuda.current_stream()
     current.wait_event(first_done)
