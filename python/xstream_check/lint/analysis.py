@@ -130,14 +130,18 @@ ORDERING_METHODS = {"record_stream", "wait_stream", "wait_event", "synchronize",
 
 
 def is_ordering_statement(stmt):
+    """An ordering call, or a guard (no else) holding only orderings."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         f = stmt.value.func
         return isinstance(f, ast.Attribute) and f.attr in ORDERING_METHODS
+    if isinstance(stmt, ast.If) and not stmt.orelse:
+        return all(is_ordering_statement(b) for b in stmt.body)
     return False
 
 
 def is_in_place(meth):
-    return meth.endswith("_") and not meth.startswith("_") and meth not in VIEW_METHODS
+    # resize_ allocates (it writes no element); the others write.
+    return meth.endswith("_") and not meth.startswith("_") and meth not in VIEW_METHODS and meth != "resize_"
 
 
 # Buffer.foreign: made here (0), not made here and only passed to unknown
@@ -856,6 +860,7 @@ class FunctionAnalysis:
             self.f.loops.append(([], []))
             self.st = head.copy()
             if is_for:
+                self.fresh_elements(elems, s)
                 self.assign(s.target, elems, s)
                 cond = None
             else:
@@ -1027,6 +1032,10 @@ class FunctionAnalysis:
                 elif atom[0] == "c":
                     for p in parts:
                         p |= self.st.containers.get(atom, EMPTY)
+                elif atom[0] == "p":
+                    # `a, b = pair` of something not made here: its fields
+                    for i, p in enumerate(parts):
+                        p |= self.foreign_value("%s[%d]" % (atom[1], i))
             for elt, part in zip(target.elts, parts):
                 if isinstance(elt, ast.Starred):
                     elt = elt.value
@@ -1491,6 +1500,10 @@ class FunctionAnalysis:
             elif kind == "tup":
                 for e in a[2]:
                     out |= e
+            elif kind == "t" and isinstance(a[1], str) and a[1] != "p:" and \
+                    self.st.buffers.get(a) is not None and self.st.buffers[a].foreign == FOREIGN_UNKNOWN:
+                # Not known to be a tensor: a list of them, most likely.
+                out |= self.foreign_value(a[1][2:] + "[*]")
             elif kind == "t":
                 out.add(a)  # rows of a tensor: views
             elif kind == "p":
@@ -1704,8 +1717,38 @@ class FunctionAnalysis:
         return value
 
     def call_result(self, node):
-        """What a call this analysis does not know returns."""
-        return frozenset((("p", "<%s()>" % (dotted(node.func) or "call@%d" % node.lineno)),))
+        """What a call this analysis does not know returns: named by the
+        call's text, and a new object each time it runs (a buffer left from
+        an earlier round of a loop is not this one)."""
+        path = "<%s()>" % (dotted(node.func) or "call@%d" % node.lineno)
+        self.st.buffers.pop(("t", "p:" + path, 0), None)
+        return frozenset((("p", path),))
+
+    def fresh_elements(self, elems, loop):
+        """Each round of `for x in xs` (xs not made here) binds another
+        element: the uses and writes an earlier round made are not its (those
+        made before the loop, by an earlier loop over the same elements,
+        are)."""
+        lo, hi = loop.lineno, loop.end_lineno or loop.lineno
+        nodes = self.site_nodes
+
+        def inside(site):
+            n = nodes[site][0]
+            return lo <= getattr(n, "lineno", 0) <= hi
+
+        for a in elems:
+            path = a[1] if a[0] == "p" else a[1][2:] if a[0] == "t" and isinstance(a[1], str) else None
+            if path is None or "[*]" not in path:
+                continue
+            prefix = "p:" + path
+            for atom, buf in list(self.st.buffers.items()):
+                if not (isinstance(atom[1], str) and atom[1].startswith(prefix)):
+                    continue
+                if any(inside(x) for x in buf.uses) or any(inside(x) for x in buf.writes):
+                    nb = buf.copy()
+                    nb.uses = {k: u for k, u in buf.uses.items() if not inside(k)}
+                    nb.writes = {k: u for k, u in buf.writes.items() if not inside(k)}
+                    self.st.buffers[atom] = nb
 
     def materialize(self, value, evidence=True):
         """The tensors among what was not made here: each path becomes a
@@ -1841,6 +1884,11 @@ class FunctionAnalysis:
                         if k in fields:
                             elems[fields.index(k)] = v
                     return frozenset((("tup", fields, tuple(elems)),))
+                if func.id == "zip" and node.args and not node.keywords:
+                    # zip(a, b): rounds of (element of a, element of b)
+                    args, _ = self.eval_args(node)
+                    row = ("tup", None, tuple(self.elements(a) for a in args))
+                    return frozenset((("tup", None, (frozenset((row,)),)),))
                 if func.id in PASS_THROUGH_BUILTINS:
                     args, kwargs = self.eval_args(node)
                     out = EMPTY
@@ -1879,11 +1927,21 @@ class FunctionAnalysis:
         return self.unknown_call(node, args, kwargs)
 
     def use_quietly(self, args, kwargs, node):
-        """A constructor's arguments: used on the current stream (it may run
-        work on them) and kept by the new object."""
+        """A constructor's arguments: kept by the new object, and used on the
+        current stream for the free rule (it may run work on them), but not
+        taken as reads that must wait for pending writes (an object made
+        around a tensor runs no kernel on it)."""
         values = list(args) + list(kwargs.values())
-        if values:
-            self.unknown_call(node, args, kwargs)
+        if not values:
+            return
+        everything = frozenset().union(*values)
+        self.use(everything, node, ready=False)
+        for atom in self.reachable(everything):
+            buf = self.st.buffers.get(atom) if atom[0] == "t" else None
+            if buf is not None and not buf.stored:
+                buf = buf.copy()
+                buf.stored = True
+                self.st.buffers[atom] = buf
 
     def call_function_value(self, value, node):
         """A call of a nested function, a lambda or a function passed in as
@@ -2161,7 +2219,6 @@ class FunctionAnalysis:
             source = frozenset(tensor_atoms(self.materialize(args[0])))
             path = dotted(recv_node)
             if source and path is not None:
-                self.write(source, node)
                 self.st.names[self.key(path)] = source
                 return source
         if is_tensor:
