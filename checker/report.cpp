@@ -53,7 +53,8 @@ std::string describe_use(const UseInfo& use, const NameTable& names) {
     text += '"';
   }
   if (use.graph != 0) text += " in graph " + hex(use.graph);
-  if (use.what == UseWhat::kMemcpy && use.pageable) text += " from pageable host memory";
+  if (use.what == UseWhat::kMemcpy && use.synchronous && use.pageable)
+    text += " from pageable host memory";
   return text;
 }
 
