@@ -182,6 +182,19 @@ void Checker::Impl::on_free(const Event& e, AgentId thread) {
       retire(slot, free, kNoAgent, /*all_ordered=*/false);
       return;
     }
+    case FreeKind::kPinnedHost: {
+      // Pinned host memory given back. cudaFreeHost synchronizes the device
+      // first (a kDeviceSync precedes this event); PyTorch's pinned host
+      // allocator gives a block out again only after the events it recorded
+      // on the streams that used it completed. Either way the memory's next
+      // occupant is ordered after the uses it carries.
+      hb.host_action(thread);
+      const AllocMap::Slot slot = live.extract(e.addr);
+      if (slot == AllocMap::kNoSlot) return;
+      point.assign(hb.clock(thread));
+      retire(slot, free, kNoAgent, /*all_ordered=*/true);
+      return;
+    }
     case FreeKind::kCachingAllocator: {
       hb.host_action(thread);
       const AllocMap::Slot slot = live.extract(e.addr);

@@ -89,6 +89,8 @@ inline UseInfo use_info(const Event& e) {
   u.graph = e.graph;
   u.thread = e.thread;
   u.stack = e.stack;
+  u.synchronous = e.synchronous;
+  u.pageable = e.pageable;
   return u;
 }
 

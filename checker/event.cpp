@@ -18,8 +18,8 @@ constexpr std::array<std::string_view, kNumEventKinds> kEventKindNames = {
 constexpr std::array<std::string_view, 2> kStreamFlagsNames = {"blocking",
                                                                "non-blocking"};
 // Allocation and free kinds share their spellings.
-constexpr std::array<std::string_view, 3> kMemoryKindNames = {
-    "stream-ordered", "caching", "synchronous"};
+constexpr std::array<std::string_view, 4> kMemoryKindNames = {
+    "stream-ordered", "caching", "synchronous", "pinned-host"};
 constexpr std::array<std::string_view, 3> kAccessNames = {"read", "write",
                                                           "unknown"};
 constexpr std::array<std::string_view, 7> kUseWhatNames = {

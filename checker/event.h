@@ -71,12 +71,23 @@ enum class AllocKind : std::uint8_t {
   kStreamOrdered,     // cudaMallocAsync / cuMemAllocAsync / from-pool
   kCachingAllocator,  // PyTorch's caching allocator, annotated allocators
   kSynchronous,       // cudaMalloc / cuMemAlloc
+  // Trace version 4: page-locked host memory (cudaHostAlloc, cudaMallocHost,
+  // cudaHostRegister and their driver forms, PyTorch's pinned host
+  // allocator's blocks). The host touches it directly (kHostAccess uses) and
+  // copies touch it from a stream; no stream owns it (`stream` is unused).
+  kPinnedHost,
 };
 
 enum class FreeKind : std::uint8_t {
   kStreamOrdered,     // cudaFreeAsync(p, stream): an op on `stream`
   kCachingAllocator,  // a host action; block reusable on its allocation stream
   kSynchronous,       // cudaFree: synchronizes the device first
+  // Trace version 4: pinned host memory given back (cudaFreeHost,
+  // cuMemFreeHost, cudaHostUnregister, cuMemHostUnregister). A host action.
+  // Its next occupant is taken as ordered after its earlier uses:
+  // cudaFreeHost synchronizes the device first (fed as a kDeviceSync before
+  // it), and memory that is registered again belongs to the program.
+  kPinnedHost,
 };
 
 enum class Access : std::uint8_t { kRead, kWrite, kUnknown };
@@ -113,6 +124,14 @@ struct Event {
   // kFree of kind kCachingAllocator: true when the allocator defers the
   // block's reuse (record_stream) and a kFreeCompleted will follow.
   bool deferred = false;
+  // kUse of a copy (kMemcpy), trace version 4: made by a synchronous call
+  // (cudaMemcpy, cuMemcpyHtoD, ...) rather than an async one...
+  bool synchronous = false;
+  // ...and its host side is pageable memory (not in a pinned allocation the
+  // checker knows). A synchronous copy from pageable memory to the device
+  // may return before its DMA lands (the Runtime API's "API
+  // synchronization behavior"): no host synchronization comes with it.
+  bool pageable = false;
 };
 
 std::string_view to_string(EventKind kind);

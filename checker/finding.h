@@ -51,6 +51,8 @@ struct UseInfo {
   std::uint64_t graph = 0;
   ThreadId thread = 0;
   StackId stack = kNoStack;
+  bool synchronous = false;  // Event::synchronous (copies)
+  bool pageable = false;     // Event::pageable (copies)
 };
 
 // The wait that would have ordered an unordered use, but was enqueued on the

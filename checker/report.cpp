@@ -43,7 +43,9 @@ std::string_view what_word(UseWhat what) {
 }
 
 std::string describe_use(const UseInfo& use, const NameTable& names) {
-  std::string text(what_word(use.what));
+  std::string text;
+  if (use.what == UseWhat::kMemcpy && use.synchronous) text = "synchronous ";
+  text += what_word(use.what);
   std::string_view name = names.get(use.name);
   if (!name.empty()) {
     text += " \"";
@@ -51,6 +53,8 @@ std::string describe_use(const UseInfo& use, const NameTable& names) {
     text += '"';
   }
   if (use.graph != 0) text += " in graph " + hex(use.graph);
+  if (use.what == UseWhat::kMemcpy && use.synchronous && use.pageable)
+    text += " from pageable host memory";
   return text;
 }
 
@@ -73,6 +77,7 @@ std::string_view free_kind_word(FreeKind kind) {
     case FreeKind::kStreamOrdered: return "stream-ordered free";
     case FreeKind::kCachingAllocator: return "caching-allocator free";
     case FreeKind::kSynchronous: return "synchronous free";
+    case FreeKind::kPinnedHost: return "pinned host memory free";
   }
   return "free";
 }
@@ -82,6 +87,7 @@ std::string_view alloc_kind_word(AllocKind kind) {
     case AllocKind::kStreamOrdered: return "stream-ordered allocation";
     case AllocKind::kCachingAllocator: return "caching-allocator allocation";
     case AllocKind::kSynchronous: return "synchronous allocation";
+    case AllocKind::kPinnedHost: return "pinned host allocation";
   }
   return "allocation";
 }
@@ -115,6 +121,11 @@ std::string fix_advice(const Finding& f) {
       return "do not use the buffer after its free: move the free after its last use on " + use_stream +
              " (if that use is on another stream than the free, order the free after it with an event)";
     case FindingKind::kUseBeforeReady:
+      if (f.use.what == UseWhat::kHostAccess && f.has_earlier)
+        return "synchronize the host with " + describe_stream(f.earlier.stream) +
+               " after the copy and before the host reads the memory (stream.synchronize(), "
+               "cudaStreamSynchronize, or an event recorded after the copy and synchronized; "
+               "torch.cuda.synchronize() or cudaDeviceSynchronize also do)";
       if (f.has_earlier)
         return "make " + use_stream + " wait for " + describe_stream(f.earlier.stream) +
                " (record an event on it after the write, or wait_stream) before the use";
@@ -123,6 +134,11 @@ std::string fix_advice(const Finding& f) {
              " wait on it before the use (or use the buffer on " + describe_stream(f.alloc.stream) +
              ")";
     case FindingKind::kWriteAfterRead:
+      if (f.use.what == UseWhat::kHostAccess)
+        return "synchronize the host with " + describe_stream(f.earlier.stream) +
+               " after the copy and before the host writes the memory again (stream.synchronize(), "
+               "cudaStreamSynchronize, or an event recorded after the copy and synchronized), or "
+               "write the next batch into another pinned buffer";
       return "make " + use_stream + " wait for " + describe_stream(f.earlier.stream) +
              " (record an event on it after that use, or wait_stream) before the write";
     case FindingKind::kReuseRace: {
@@ -133,6 +149,15 @@ std::string fix_advice(const Finding& f) {
     }
   }
   return "";
+}
+
+std::string_view pageable_copy_note() {
+  return "the write is a synchronous copy from pageable host memory, which may return before the "
+         "device has the data: \"For transfers from pageable host memory to device memory, ... "
+         "The function will return once the pageable buffer has been copied to the staging memory "
+         "for DMA transfer to device memory, but the DMA to final destination may not have "
+         "completed.\" (CUDA Runtime API, API synchronization behavior); a stream that does not "
+         "synchronize with the copy's stream (a non-blocking one) may read the old bytes";
 }
 
 StackId primary_stack(const Finding& f) {

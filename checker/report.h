@@ -68,6 +68,9 @@ std::string_view alloc_kind_word(AllocKind kind);  // "caching-allocator allocat
 std::string_view headline(FindingKind kind);
 // The one-sentence fix for `finding`.
 std::string fix_advice(const Finding& finding);
+// The note on a use before ready whose write is a synchronous copy from
+// pageable host memory: the Runtime API's rule, quoted in one line.
+std::string_view pageable_copy_note();
 // The stack that locates the finding: the free for an unordered free, the
 // use otherwise.
 StackId primary_stack(const Finding& finding);

@@ -13,6 +13,7 @@ std::string_view kind_name(AllocKind kind) {
     case AllocKind::kStreamOrdered: return "stream-ordered";
     case AllocKind::kCachingAllocator: return "caching-allocator";
     case AllocKind::kSynchronous: return "synchronous";
+    case AllocKind::kPinnedHost: return "pinned-host";
   }
   return "unknown";
 }
@@ -22,6 +23,7 @@ std::string_view kind_name(FreeKind kind) {
     case FreeKind::kStreamOrdered: return "stream-ordered";
     case FreeKind::kCachingAllocator: return "caching-allocator";
     case FreeKind::kSynchronous: return "synchronous";
+    case FreeKind::kPinnedHost: return "pinned-host";
   }
   return "unknown";
 }
@@ -52,7 +54,7 @@ json stack_json(const StackDepot& stacks, StackId id) {
 }
 
 json use_json(const UseInfo& u, const NameTable& names, const StackDepot& stacks) {
-  return {{"addr", u.addr},
+  json j = {{"addr", u.addr},
           {"size", u.size},
           {"stream", u.stream},
           {"what", what_name(u.what)},
@@ -61,6 +63,10 @@ json use_json(const UseInfo& u, const NameTable& names, const StackDepot& stacks
           {"graph", u.graph},
           {"thread", u.thread},
           {"stack", stack_json(stacks, u.stack)}};
+  // Copies only, and only when set: a synchronous call, a pageable host side.
+  if (u.synchronous) j["synchronous"] = true;
+  if (u.pageable) j["pageable"] = true;
+  return j;
 }
 
 }  // namespace

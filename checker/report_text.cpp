@@ -63,8 +63,12 @@ std::string interior_use(const Finding& f) {
 std::uint64_t use_bytes(const Finding& f) { return f.use.size != 0 ? f.use.size : f.alloc.size; }
 
 void print_alloc(std::ostream& out, const Finding& f, const StackDepot& stacks) {
-  out << "  Allocated " << f.alloc.size << " bytes on " << describe_stream(f.alloc.stream)
-      << " by thread " << thread_name(f.alloc.thread) << ":\n";
+  out << "  Allocated " << f.alloc.size << " bytes ";
+  if (f.alloc.kind == AllocKind::kPinnedHost)
+    out << "of pinned host memory";
+  else
+    out << "on " << describe_stream(f.alloc.stream);
+  out << " by thread " << thread_name(f.alloc.thread) << ":\n";
   print_stack(out, stacks, f.alloc.stack);
 }
 
@@ -137,10 +141,18 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
       break;
     case FindingKind::kWriteAfterRead:
     case FindingKind::kUseBeforeReady:
-      out << "  " << (f.kind == FindingKind::kWriteAfterRead ? "Write" : "Use") << " of "
-          << hex(f.use.addr) << " (" << use_bytes(f) << " bytes) on "
-          << describe_stream(f.use.stream) << " by " << use_text << access_suffix(f.use.access)
-          << " by thread " << thread_name(f.use.thread) << ":\n";
+      if (f.use.what == UseWhat::kHostAccess) {
+        // The host's own access: no stream, the thread and its stack.
+        out << "  Host " << (f.use.access == Access::kWrite ? "write" : "read") << " of "
+            << hex(f.use.addr) << " (" << use_bytes(f) << " bytes)";
+        if (!names.get(f.use.name).empty()) out << " by \"" << names.get(f.use.name) << '"';
+        out << " by thread " << thread_name(f.use.thread) << ":\n";
+      } else {
+        out << "  " << (f.kind == FindingKind::kWriteAfterRead ? "Write" : "Use") << " of "
+            << hex(f.use.addr) << " (" << use_bytes(f) << " bytes) on "
+            << describe_stream(f.use.stream) << " by " << use_text << access_suffix(f.use.access)
+            << " by thread " << thread_name(f.use.thread) << ":\n";
+      }
       print_stack(out, stacks, f.use.stack);
       if (f.has_earlier) {
         out << "  is not ordered after the "
@@ -152,6 +164,9 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
             << thread_name(f.earlier.thread) << ":\n";
         print_stack(out, stacks, f.earlier.stack);
         print_alloc(out, f, stacks);
+        if (f.kind == FindingKind::kUseBeforeReady && f.earlier.what == UseWhat::kMemcpy &&
+            f.earlier.synchronous && f.earlier.pageable && f.earlier.access == Access::kWrite)
+          out << "  note: " << pageable_copy_note() << '\n';
         break;
       }
       out << "  is not ordered after its " << alloc_kind_word(f.alloc.kind) << " of "

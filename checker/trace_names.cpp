@@ -34,15 +34,17 @@ constexpr Table<StreamFlags, 2> kStreamFlags = {{
     {StreamFlags::kBlocking, "blocking"},
     {StreamFlags::kNonBlocking, "non_blocking"},
 }};
-constexpr Table<AllocKind, 3> kAllocKinds = {{
+constexpr Table<AllocKind, 4> kAllocKinds = {{
     {AllocKind::kStreamOrdered, "stream_ordered"},
     {AllocKind::kCachingAllocator, "caching"},
     {AllocKind::kSynchronous, "sync"},
+    {AllocKind::kPinnedHost, "pinned"},  // version 4
 }};
-constexpr Table<FreeKind, 3> kFreeKinds = {{
+constexpr Table<FreeKind, 4> kFreeKinds = {{
     {FreeKind::kStreamOrdered, "stream_ordered"},
     {FreeKind::kCachingAllocator, "caching"},
     {FreeKind::kSynchronous, "sync"},
+    {FreeKind::kPinnedHost, "pinned"},  // version 4
 }};
 constexpr Table<Access, 3> kAccesses = {{
     {Access::kRead, "read"},

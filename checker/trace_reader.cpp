@@ -42,7 +42,8 @@ constexpr std::size_t kStreamSlice = 64u << 10;
 // the versioning rule in docs/trace-format.md).
 enum Field : int {
   kFieldT, kFieldTh, kFieldSk, kFieldS, kFieldE, kFieldA, kFieldN, kFieldNm, kFieldG, kFieldId,
-  kFieldFl, kFieldAk, kFieldFk, kFieldAc, kFieldW, kFieldStr, kFieldD, kFieldFrames, kFieldCount,
+  kFieldFl, kFieldAk, kFieldFk, kFieldAc, kFieldW, kFieldStr, kFieldD, kFieldFrames, kFieldSy,
+  kFieldPg, kFieldCount,
   kUnknownField = -1,
 };
 
@@ -52,14 +53,14 @@ enum FieldBit : std::uint32_t {
   kE = 1u << kFieldE, kA = 1u << kFieldA, kN = 1u << kFieldN, kNm = 1u << kFieldNm,
   kG = 1u << kFieldG, kId = 1u << kFieldId, kFl = 1u << kFieldFl, kAk = 1u << kFieldAk,
   kFk = 1u << kFieldFk, kAc = 1u << kFieldAc, kW = 1u << kFieldW, kStr = 1u << kFieldStr,
-  kD = 1u << kFieldD, kFrames = 1u << kFieldFrames,
+  kD = 1u << kFieldD, kFrames = 1u << kFieldFrames, kSy = 1u << kFieldSy, kPg = 1u << kFieldPg,
 };
 
 struct Fields {
   std::uint32_t present = 0;
   std::string_view t, fl, ak, fk, ac, w, str;
   std::uint64_t th = 0, sk = 0, s = 0, e = 0, a = 0, n = 0, nm = 0, g = 0, id = 0;
-  bool d = false;
+  bool d = false, sy = false, pg = false;
   simdjson::dom::array frames;
 };
 
@@ -71,6 +72,13 @@ constexpr Type kFieldType[kFieldCount] = {
     Type::kString, Type::kUint, Type::kUint, Type::kUint, Type::kUint, Type::kUint,
     Type::kUint, Type::kUint, Type::kUint, Type::kUint, Type::kString, Type::kString,
     Type::kString, Type::kString, Type::kString, Type::kString, Type::kBool, Type::kArray,
+    Type::kBool, Type::kBool,
+};
+// The boolean fields' members, by field number.
+constexpr bool Fields::*kBoolMember[kFieldCount] = {
+    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &Fields::d,  nullptr, &Fields::sy,
+    &Fields::pg,
 };
 constexpr std::uint64_t Fields::*kUintMember[kFieldCount] = {
     nullptr, &Fields::th, &Fields::sk, &Fields::s, &Fields::e, &Fields::a, &Fields::n,
@@ -107,6 +115,8 @@ inline Field lookup_key(std::string_view key) {
         case 'a' << 8 | 'k': return kFieldAk;
         case 'f' << 8 | 'k': return kFieldFk;
         case 'a' << 8 | 'c': return kFieldAc;
+        case 's' << 8 | 'y': return kFieldSy;
+        case 'p' << 8 | 'g': return kFieldPg;
       }
       return kUnknownField;
     case 3:
@@ -492,7 +502,7 @@ Reader::Fast Reader::fast_record(simdjson::ondemand::document_stream::iterator& 
         break;
       }
       case Type::kBool:
-        if (value.get_bool().get(f.d)) return Fast::kDeclined;
+        if (value.get_bool().get(f.*kBoolMember[key])) return Fast::kDeclined;
         break;
       case Type::kArray:
         return Fast::kDeclined;  // stack frames: definitions are rare
@@ -607,7 +617,7 @@ bool Reader::decode(simdjson::dom::object object, Fields* f) {
         break;
       }
       case Type::kBool:
-        bad = value.get_bool().get(f->d) != simdjson::SUCCESS;
+        bad = value.get_bool().get(f->*kBoolMember[field]) != simdjson::SUCCESS;
         break;
       case Type::kArray:
         bad = value.get_array().get(f->frames) != simdjson::SUCCESS;
@@ -639,6 +649,8 @@ const char* field_name(std::uint32_t bit) {
     case kStr: return "str";
     case kD: return "d";
     case kFrames: return "frames";
+    case kSy: return "sy";
+    case kPg: return "pg";
   }
   return "?";
 }
@@ -787,12 +799,16 @@ bool Reader::event(const Fields& f, EventKind kind) {
     case EventKind::kAlloc:
       if (!require(f, kA | kN | kS, what) || !enum_field(kAk, f.ak, &e.alloc_kind) || !check_range())
         return false;
+      if (e.alloc_kind == AllocKind::kPinnedHost && version_ < 4)
+        return fail("allocation of kind 'pinned' needs trace version 4");
       e.addr = f.a;
       e.size = f.n;
       e.stream = f.s;
       break;
     case EventKind::kFree:
       if (!require(f, kA | kS, what) || !enum_field(kFk, f.fk, &e.free_kind)) return false;
+      if (e.free_kind == FreeKind::kPinnedHost && version_ < 4)
+        return fail("free of kind 'pinned' needs trace version 4");
       e.addr = f.a;
       e.stream = f.s;
       e.deferred = f.d;
@@ -807,6 +823,11 @@ bool Reader::event(const Fields& f, EventKind kind) {
         return false;
       if (e.what == UseWhat::kOperator && version_ < 3)
         return fail("use of kind 'op' needs trace version 3");
+      if ((f.present & (kSy | kPg)) && version_ < 4)
+        return fail("use field '" + std::string(f.present & kSy ? "sy" : "pg") +
+                    "' needs trace version 4");
+      e.synchronous = f.sy;
+      e.pageable = f.pg;
       e.addr = f.a;
       e.size = f.n;
       e.stream = f.s;

@@ -154,6 +154,8 @@ void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot
       field(out, "w", trace_name(e.what));
       if (e.name != kNoName) field(out, "nm", e.name);
       if (e.graph != 0) field(out, "g", e.graph);
+      if (e.synchronous) out += ",\"sy\":true";
+      if (e.pageable) out += ",\"pg\":true";
       break;
     case EventKind::kEventRecord:
     case EventKind::kStreamWaitEvent:

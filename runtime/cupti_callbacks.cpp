@@ -236,6 +236,18 @@ bool runtime_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     case RT(cudaEventDestroy_v3020):
       on_event_destroy(u64(params<cudaEventDestroy_v3020_params>(data).event));
       return true;
+    // Pinned host memory given back. cudaFreeHost synchronizes the device
+    // first, as cudaFree does (the CUDA Programming Guide's implicit
+    // synchronization; the Runtime API's API synchronization behavior).
+    case RT(cudaFreeHost_v3020):
+      on_device_sync();
+      on_free(u64(params<cudaFreeHost_v3020_params>(data).ptr), kLegacyStream,
+              FreeKind::kPinnedHost);
+      return true;
+    case RT(cudaHostUnregister_v4000):
+      on_free(u64(params<cudaHostUnregister_v4000_params>(data).ptr), kLegacyStream,
+              FreeKind::kPinnedHost);
+      return true;
     case RT(cudaStreamDestroy_v3020): case RT(cudaStreamDestroy_v5050):
       on_stream_destroy(resolve(u64(params<cudaStreamDestroy_v5050_params>(data).stream), false));
       return true;
@@ -272,6 +284,21 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       const auto& p = params<cudaMallocPitch_v3020_params>(data);
       if (p.devPtr && p.pitch)
         on_alloc(u64(*p.devPtr), *p.pitch * p.height, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    case RT(cudaHostAlloc_v3020): {
+      const auto& p = params<cudaHostAlloc_v3020_params>(data);
+      if (p.pHost) on_alloc(u64(*p.pHost), p.size, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case RT(cudaMallocHost_v3020): {
+      const auto& p = params<cudaMallocHost_v3020_params>(data);
+      if (p.ptr) on_alloc(u64(*p.ptr), p.size, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case RT(cudaHostRegister_v4000): {
+      const auto& p = params<cudaHostRegister_v4000_params>(data);
+      on_alloc(u64(p.ptr), p.size, kLegacyStream, AllocKind::kPinnedHost);
       break;
     }
     case RT(cudaMallocAsync_v11020): case RT(cudaMallocAsync_ptsz_v11020): {
@@ -391,10 +418,10 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                              cbid == RT(cudaStreamQuery_ptsz_v7000)));
       break;
     case RT(cudaDeviceSynchronize_v3020): case RT(cudaThreadSynchronize_v3020):
-    // Freeing pinned host memory or an array synchronizes the device first,
-    // as cudaFree does (the CUDA Programming Guide's implicit
-    // synchronization; the Runtime API's API synchronization behavior).
-    case RT(cudaFreeHost_v3020): case RT(cudaFreeArray_v3020):
+    // Freeing an array synchronizes the device first, as cudaFree does (the
+    // CUDA Programming Guide's implicit synchronization; the Runtime API's
+    // API synchronization behavior); cudaFreeHost too, fed at its entry.
+    case RT(cudaFreeArray_v3020):
     case RT(cudaFreeMipmappedArray_v5000):
       on_device_sync();
       break;
@@ -470,6 +497,8 @@ const CUpti_CallbackId kRuntimeCallbacks[] = {
     RT(cudaStreamQuery_v3020), RT(cudaStreamQuery_ptsz_v7000), RT(cudaDeviceSynchronize_v3020),
     RT(cudaThreadSynchronize_v3020), RT(cudaFreeHost_v3020), RT(cudaFreeArray_v3020),
     RT(cudaFreeMipmappedArray_v5000), RT(cudaLaunchHostFunc_v10000),
+    RT(cudaHostAlloc_v3020), RT(cudaMallocHost_v3020), RT(cudaHostRegister_v4000),
+    RT(cudaHostUnregister_v4000),
     RT(cudaLaunchHostFunc_ptsz_v10000), RT(cudaStreamAddCallback_v5000),
     RT(cudaStreamAddCallback_ptsz_v7000), RT(cudaStreamBeginCapture_v10000),
     RT(cudaStreamBeginCapture_ptsz_v10000), RT(cudaStreamEndCapture_v10000),
@@ -560,6 +589,14 @@ bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     case DRV(cuMemFree_v2):
       on_free(params<cuMemFree_v2_params>(data).dptr, kLegacyStream, FreeKind::kSynchronous);
       return true;
+    case DRV(cuMemFreeHost):  // synchronizes the device, as cudaFreeHost
+      on_device_sync();
+      on_free(u64(params<cuMemFreeHost_params>(data).p), kLegacyStream, FreeKind::kPinnedHost);
+      return true;
+    case DRV(cuMemHostUnregister):
+      on_free(u64(params<cuMemHostUnregister_params>(data).p), kLegacyStream,
+              FreeKind::kPinnedHost);
+      return true;
     case DRV(cuMemFreeAsync): case DRV(cuMemFreeAsync_ptsz): {
       const auto& p = params<cuMemFreeAsync_params>(data);
       on_free(p.dptr, resolve(u64(p.hStream), cbid == DRV(cuMemFreeAsync_ptsz)),
@@ -595,6 +632,23 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     case DRV(cuMemAllocManaged): {
       const auto& p = params<cuMemAllocManaged_params>(data);
       if (p.dptr) on_alloc(*p.dptr, p.bytesize, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    // Pinned host memory (cuMemHostAlloc's _v2 id has the same parameters,
+    // and so has cuMemHostRegister's first one).
+    case DRV(cuMemHostAlloc): case DRV(cuMemHostAlloc_v2): {
+      const auto& p = params<cuMemHostAlloc_params>(data);
+      if (p.pp) on_alloc(u64(*p.pp), p.bytesize, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case DRV(cuMemAllocHost_v2): {
+      const auto& p = params<cuMemAllocHost_v2_params>(data);
+      if (p.pp) on_alloc(u64(*p.pp), p.bytesize, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case DRV(cuMemHostRegister): case DRV(cuMemHostRegister_v2): {
+      const auto& p = params<cuMemHostRegister_v2_params>(data);
+      on_alloc(u64(p.p), p.bytesize, kLegacyStream, AllocKind::kPinnedHost);
       break;
     }
     case DRV(cuMemAllocPitch_v2): {
@@ -746,9 +800,6 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                              cbid == DRV(cuStreamQuery_ptsz)));
       break;
     case DRV(cuCtxSynchronize): case DRV(cuCtxSynchronize_v2):
-    case DRV(cuMemFreeHost):  // synchronizes the device, as cudaFreeHost
-      on_device_sync();
-      break;
     case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz):
       on_host_func(resolve(u64(params<cuLaunchHostFunc_params>(data).hStream),
                            cbid == DRV(cuLaunchHostFunc_ptsz)));
@@ -810,6 +861,8 @@ const CUpti_CallbackId kDriverCallbacks[] = {
     DRV(cuStreamDestroy_v2), DRV(cuStreamWaitEvent), DRV(cuStreamWaitEvent_ptsz),
     DRV(cuStreamSynchronize), DRV(cuStreamSynchronize_ptsz), DRV(cuStreamQuery),
     DRV(cuStreamQuery_ptsz), DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2), DRV(cuMemFreeHost),
+    DRV(cuMemHostUnregister), DRV(cuMemHostAlloc), DRV(cuMemHostAlloc_v2), DRV(cuMemAllocHost_v2),
+    DRV(cuMemHostRegister), DRV(cuMemHostRegister_v2),
     DRV(cuLaunchHostFunc), DRV(cuLaunchHostFunc_ptsz), DRV(cuStreamAddCallback),
     DRV(cuStreamAddCallback_ptsz), DRV(cuStreamBeginCapture_v2), DRV(cuStreamBeginCapture_v2_ptsz),
     DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz), DRV(cuGraphInstantiateWithFlags),

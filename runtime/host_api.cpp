@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ops.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
@@ -78,7 +79,8 @@ std::uint32_t api_intern_deferred(xsc_deferred_stack stack) {
 void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int alloc_kind,
                std::uint32_t stack) {
   const TimedScope scope(note_adapter_event_time);  // verbosity=2
-  if (addr == 0 || !enabled() || alloc_kind < 0 || alloc_kind > 2) return;
+  if (addr == 0 || !enabled() || alloc_kind < 0 || alloc_kind > 3) return;
+  if (alloc_kind == XSC_ALLOC_PINNED_HOST) note_pinned_memory();
   Event event;
   event.kind = EventKind::kAlloc;
   event.addr = addr;
@@ -92,7 +94,7 @@ void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int
 void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int deferred,
               std::uint32_t stack) {
   const TimedScope scope(note_adapter_event_time);  // verbosity=2
-  if (addr == 0 || !enabled() || free_kind < 0 || free_kind > 2) return;
+  if (addr == 0 || !enabled() || free_kind < 0 || free_kind > 3) return;
   Event event;
   event.kind = EventKind::kFree;
   event.addr = addr;
@@ -182,6 +184,26 @@ void api_operator_writes(const char* name, std::uint64_t stream, std::uint64_t m
                      reinterpret_cast<const OperatorWrite*>(writes), n);
 }
 
+int api_pinned_memory_seen() { return pinned_memory_seen() ? 1 : 0; }
+
+void api_host_access(std::uint64_t addr, std::uint64_t size, int access, const char* name,
+                     std::uint32_t stack) {
+  if (addr == 0 || size == 0 || !enabled() || !pinned_memory_seen()) return;
+  {
+    Locked locked;
+    if (!locked) return;
+    AllocInfo info;
+    if (!locked.session().checker().lookup_allocation(addr, &info) ||
+        info.kind != AllocKind::kPinnedHost)
+      return;
+    const std::uint64_t end = info.addr + info.size;
+    if (size > end - addr) size = end - addr;  // cut to the allocation
+  }
+  // The lock is released: the stack may come from the launch stack hook,
+  // which takes the GIL.
+  emit_use(addr, size, 0, access, name, stack, UseWhat::kHostAccess);
+}
+
 const xsc_host_api kHostApi = {
     XSC_HOST_API_VERSION,
     api_intern_frames,
@@ -197,6 +219,8 @@ const xsc_host_api kHostApi = {
     api_enqueue_mark,
     api_enqueued_since,
     api_operator_writes,
+    api_pinned_memory_seen,
+    api_host_access,
 };
 
 std::string own_directory() {

@@ -1,11 +1,21 @@
 // Allocations, frees, copies and memsets.
+#include <atomic>
+
 #include "runtime/ops.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
 
+namespace {
+std::atomic<bool> g_pinned_memory_seen{false};
+}  // namespace
+
+bool pinned_memory_seen() { return g_pinned_memory_seen.load(std::memory_order_relaxed); }
+void note_pinned_memory() { g_pinned_memory_seen.store(true, std::memory_order_relaxed); }
+
 void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind) {
   if (addr == 0 || !enabled()) return;
+  if (kind == AllocKind::kPinnedHost) g_pinned_memory_seen.store(true, std::memory_order_relaxed);
   Event event;
   event.kind = EventKind::kAlloc;
   event.addr = addr;
@@ -46,7 +56,16 @@ Event use_event(Addr addr, std::uint64_t bytes, StreamId stream, UseWhat what, A
 
 bool is_device(Locked& locked, Addr addr) {
   AllocInfo info;
-  return addr != 0 && locked.session().checker().lookup_allocation(addr, &info);
+  return addr != 0 && locked.session().checker().lookup_allocation(addr, &info) &&
+         info.kind != AllocKind::kPinnedHost;
+}
+
+// Host memory the checker knows as pinned (cudaHostAlloc, cudaHostRegister,
+// PyTorch's pinned blocks, which come from those calls).
+bool is_pinned(Locked& locked, Addr addr) {
+  AllocInfo info;
+  return addr != 0 && locked.session().checker().lookup_allocation(addr, &info) &&
+         info.kind == AllocKind::kPinnedHost;
 }
 
 }  // namespace
@@ -67,18 +86,38 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
     dst_device = is_device(locked, dst);
     src_device = is_device(locked, src);
   }
+  // The host side of a copy to or from the device: pinned memory the
+  // checker knows is touched by the copy on its stream, as the device side
+  // is (a 2D copy's rows are not one run of bytes: left out); other host
+  // memory is pageable.
+  const bool src_pinned = !src_device && is_pinned(locked, src);
+  const bool dst_pinned = !dst_device && is_pinned(locked, dst);
+  const bool pageable = (dst_device && !src_device && !src_pinned) ||
+                        (src_device && !dst_device && !dst_pinned);
   const bool uses_src = src_device && src != 0;
   const bool uses_dst = dst_device && dst != 0;
-  if (uses_src)
-    locked.emit(use_event(src, bytes, stream, UseWhat::kMemcpy, Access::kRead, stack));
-  if (uses_dst)
-    locked.emit(use_event(dst, bytes, stream, UseWhat::kMemcpy, Access::kWrite, stack));
+  const bool uses_host_src = src_pinned && bytes != 0 && (dst_device || uses_dst);
+  const bool uses_host_dst = dst_pinned && bytes != 0 && (src_device || uses_src);
+  auto copy_use = [&](Addr addr, Access access) {
+    Event use = use_event(addr, bytes, stream, UseWhat::kMemcpy, access, stack);
+    use.synchronous = synchronous;
+    use.pageable = pageable;
+    locked.emit(use);
+  };
+  if (uses_src) copy_use(src, Access::kRead);
+  if (uses_host_src) copy_use(src, Access::kRead);
+  if (uses_dst) copy_use(dst, Access::kWrite);
+  if (uses_host_dst) copy_use(dst, Access::kWrite);
   // Host-to-host and untracked copies are ops on their stream all the same.
-  if (!uses_src && !uses_dst) locked.emit(bare_use(stream, UseWhat::kMemcpy));
+  if (!uses_src && !uses_dst && !uses_host_src && !uses_host_dst)
+    locked.emit(bare_use(stream, UseWhat::kMemcpy));
   // A synchronous copy to the host returns only once the copy (and so all
-  // earlier work on its stream) is done. Host-to-device and device-to-device
-  // synchronous copies may return earlier: no host synchronization.
-  if (synchronous && src_device && !dst_device) {
+  // earlier work on its stream) is done; so does one from pinned host
+  // memory to the device ("synchronous with respect to the host", the
+  // Runtime API's API synchronization behavior). From pageable memory to
+  // the device it may return before the DMA lands, and device to device
+  // earlier still: no host synchronization.
+  if (synchronous && ((src_device && !dst_device) || (src_pinned && dst_device))) {
     Event sync;
     sync.kind = EventKind::kStreamSync;
     sync.stream = stream;

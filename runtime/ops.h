@@ -29,6 +29,9 @@ enum class CopyKind : std::uint8_t { kHostToHost, kHostToDevice, kDeviceToHost, 
 void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind);
 void on_free(Addr addr, StreamId stream, FreeKind kind);
 // `bytes` 0: extent unknown (2D copies), the whole allocation.
+// True once a pinned host allocation was fed (host accesses matter only then).
+bool pinned_memory_seen();
+void note_pinned_memory();
 void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
              bool synchronous);
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream);

@@ -147,7 +147,15 @@ struct OperatorCall final : at::ObserverContext {
   std::uint64_t stream = 0;
   std::uint64_t mark = 0;
   std::vector<at::Tensor> tensors;
+  // A host operator (all its tensors on the CPU): each tensor's access,
+  // XSC_ACCESS_READ or XSC_ACCESS_WRITE, in the order of `tensors`.
+  bool host = false;
+  std::vector<int> accesses;
 };
+
+// Whether the runtime takes host accesses (host API version 3), and has
+// seen pinned memory: before that no CPU operator can touch any.
+bool g_host_accesses = false;
 
 // Operators inside an operator this thread is already following (a
 // composite's pieces) are left to it: its schema says what its caller's
@@ -169,11 +177,61 @@ void collect(const c10::IValue& value, std::vector<at::Tensor>* out) {
   }
 }
 
+// Tensors of a value, CPU or CUDA; `cuda` set when one is on the device.
+void collect_any(const c10::IValue& value, std::vector<at::Tensor>* out, bool* cuda) {
+  auto take = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (!t.device().is_cpu()) *cuda = true;
+    else if (t.layout() == c10::kStrided) out->push_back(t);
+  };
+  if (value.isTensor()) {
+    take(value.toTensor());
+  } else if (value.isTensorList()) {
+    for (const at::Tensor& t : value.toTensorVector()) take(t);
+  } else if (value.isList()) {  // Tensor?[]
+    for (const c10::IValue& element : value.toListRef())
+      if (element.isTensor()) take(element.toTensor());
+  }
+}
+
+// A CPU operator (no tensor of it on a device) reads its arguments and
+// writes those its schema marks written whole (as for device operators);
+// the runtime keeps only the accesses to pinned memory. An operator with a
+// CUDA tensor (copy_ between the host and the device) is a copy the runtime
+// sees as a cudaMemcpyAsync: not a host access.
+std::unique_ptr<OperatorCall> host_operator(const at::RecordFunction& fn, const char* name,
+                                            const OperatorWrites* writes) {
+  const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+  if (inputs.size() != writes->written.size()) return nullptr;
+  auto call = std::make_unique<OperatorCall>();
+  bool cuda = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::size_t before = call->tensors.size();
+    collect_any(inputs[i], &call->tensors, &cuda);
+    if (cuda) return nullptr;
+    (void)before;
+    call->accesses.resize(call->tensors.size(),
+                          writes->written[i] ? XSC_ACCESS_WRITE : XSC_ACCESS_READ);
+  }
+  if (call->tensors.empty()) return nullptr;
+  call->name = name;
+  call->host = true;
+  return call;
+}
+
 std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction& fn) {
   if (t_depth > 0) return nullptr;
   const char* name = fn.name();
   if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return nullptr;
   const OperatorWrites* writes = writes_of(fn, name);
+  if (g_host_accesses && g_api->pinned_memory_seen() != 0) {
+    // Not counted in t_depth: the pieces of a host operator that turn out
+    // to copy to the device (aten::to's copy_) are followed as usual.
+    if (auto host = host_operator(fn, name, writes)) {
+      host->mark = g_api->enqueue_mark();
+      return host;
+    }
+  }
   if (!writes->any) return nullptr;
   const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
   if (inputs.size() != writes->written.size()) return nullptr;
@@ -211,6 +269,24 @@ bool written_bytes(const at::Tensor& t, xsc_operator_write* out) {
 void on_operator_end(const at::RecordFunction&, at::ObserverContext* context) {
   if (context == nullptr) return;
   auto* call = static_cast<OperatorCall*>(context);
+  if (call->host) {
+    // An operator that enqueued device work (a CPU tensor's .to("cuda"),
+    // pin_memory's copy made by the device) moved bytes by DMA, not by the
+    // host: its copies are the uses.
+    if (g_api->enqueue_mark() != call->mark) return;
+    // Read and written while the operator ran, on this thread; fed at its
+    // end, when an out= tensor has its final storage.
+    for (std::size_t i = 0; i < call->tensors.size(); ++i) {
+      xsc_operator_write bytes{};
+      try {
+        if (!written_bytes(call->tensors[i], &bytes)) continue;
+      } catch (const std::exception&) {
+        continue;  // no storage
+      }
+      g_api->host_access(bytes.addr, bytes.size, call->accesses[i], call->name, 0);
+    }
+    return;
+  }
   --t_depth;
   // Nothing enqueued on the stream while the operator ran: it wrote
   // nothing there (record_stream, resize_, a collective on its own stream).
@@ -239,6 +315,8 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
     return false;
   }
   if (api->operator_access_wanted() == 0) return true;
+  g_host_accesses = api->version >= 3 && api->pinned_memory_seen != nullptr &&
+                    api->host_access != nullptr;
   static std::once_flag once;
   static bool added = false;
   std::call_once(once, [&] {

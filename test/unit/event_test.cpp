@@ -31,8 +31,8 @@ void expect_round_trip(int count) {
 TEST(EventSpelling, RoundTrips) {
   expect_round_trip<EventKind>(kNumEventKinds);
   expect_round_trip<StreamFlags>(2);
-  expect_round_trip<AllocKind>(3);
-  expect_round_trip<FreeKind>(3);
+  expect_round_trip<AllocKind>(4);
+  expect_round_trip<FreeKind>(4);
   expect_round_trip<Access>(3);
   expect_round_trip<UseWhat>(7);
 }
@@ -42,6 +42,7 @@ TEST(EventSpelling, KnownWords) {
   EXPECT_EQ(to_string(EventKind::kFreeCompleted), "free-completed");
   EXPECT_EQ(to_string(StreamFlags::kNonBlocking), "non-blocking");
   EXPECT_EQ(to_string(AllocKind::kCachingAllocator), "caching");
+  EXPECT_EQ(to_string(AllocKind::kPinnedHost), "pinned-host");
   EXPECT_EQ(to_string(FreeKind::kStreamOrdered), "stream-ordered");
   EXPECT_EQ(to_string(UseWhat::kHostAccess), "host-access");
   EXPECT_EQ(to_string(UseWhat::kOperator), "operator");

@@ -13,8 +13,9 @@
 extern "C" {
 #endif
 
-/* Version 2 added the operator fields at the end of xsc_host_api. */
-#define XSC_HOST_API_VERSION 2
+/* Version 2 added the operator fields at the end of xsc_host_api, version 3
+ * the host accesses of pinned memory. */
+#define XSC_HOST_API_VERSION 3
 
 typedef struct xsc_frame {
   const char* function; /* may be NULL */
@@ -33,8 +34,14 @@ typedef struct xsc_deferred_stack {
 } xsc_deferred_stack;
 
 /* Values of the event model's enums (checker/event.h). */
-enum { XSC_ALLOC_STREAM_ORDERED = 0, XSC_ALLOC_CACHING = 1, XSC_ALLOC_SYNCHRONOUS = 2 };
-enum { XSC_FREE_STREAM_ORDERED = 0, XSC_FREE_CACHING = 1, XSC_FREE_SYNCHRONOUS = 2 };
+enum {
+  XSC_ALLOC_STREAM_ORDERED = 0, XSC_ALLOC_CACHING = 1, XSC_ALLOC_SYNCHRONOUS = 2,
+  XSC_ALLOC_PINNED_HOST = 3
+};
+enum {
+  XSC_FREE_STREAM_ORDERED = 0, XSC_FREE_CACHING = 1, XSC_FREE_SYNCHRONOUS = 2,
+  XSC_FREE_PINNED_HOST = 3
+};
 enum { XSC_ACCESS_READ = 0, XSC_ACCESS_WRITE = 1, XSC_ACCESS_UNKNOWN = 2 };
 
 /* Bytes an operator wrote: [addr, addr + size). */
@@ -86,6 +93,18 @@ typedef struct xsc_host_api {
    * kernel launch (through the launch stack hook, as use() does). */
   void (*operator_writes)(const char* name, uint64_t stream, uint64_t mark,
                           const xsc_operator_write* writes, size_t n);
+  /* Version 3 (read only when version >= 3). */
+  /* Nonzero once the process has pinned host memory the runtime tracks:
+   * before that no host access can matter, and a caller may skip looking. */
+  int (*pinned_memory_seen)(void);
+  /* The calling thread read (XSC_ACCESS_READ) or wrote (XSC_ACCESS_WRITE)
+   * [addr, addr + size) on the host; `name` says what did ("aten::sum",
+   * "Tensor.numpy"), may be NULL. Fed as a host access only for the part
+   * inside a tracked pinned allocation (others are dropped: pageable memory
+   * no copy touches asynchronously). The stack is taken as for a kernel
+   * launch (through the launch stack hook) when `stack` is 0. */
+  void (*host_access)(uint64_t addr, uint64_t size, int access, const char* name,
+                      uint32_t stack);
 } xsc_host_api;
 
 /* Exported by libxstream_check.so: the table for producers that live in the

@@ -1,0 +1,101 @@
+/* Pinned host memory through the fake CUPTI (no GPU): allocations by the
+ * runtime and driver calls, copies between it and the device, the host's
+ * accesses (through the runtime's host API, as the PyTorch adapter feeds
+ * them) and the orderings between them. One scenario per argument. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include "fake_cuda_calls.h"
+#include "xstream_check/host_api.h"
+
+extern const xsc_host_api* xsc_runtime_host_api(void) __attribute__((weak));
+
+static float staging[1024] __attribute__((aligned(4096)));  /* the "pinned" buffer */
+static float pageable[1024];
+static void* device = (void*)(uintptr_t)0x7f0000000000;
+
+static void host_access(int access) {
+  const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+  if (api != NULL && api->version >= 3) api->host_access((uintptr_t)staging, sizeof staging, access, "host", 0);
+}
+
+static void host_alloc(void) {
+  void* p = staging;
+  cudaHostAlloc_v3020_params a = {&p, sizeof staging, 0};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &a);
+}
+
+static void device_alloc(void) {
+  void* d = device;
+  cudaMalloc_v3020_params m = {&d, sizeof staging};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &m);
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
+}
+
+static void copy_async(void* dst, const void* src, enum cudaMemcpyKind kind, cudaStream_t s) {
+  cudaMemcpyAsync_v3020_params p = {dst, src, sizeof staging, kind, s};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
+}
+
+static void copy_sync(void* dst, const void* src, enum cudaMemcpyKind kind) {
+  cudaMemcpy_v3020_params p = {dst, src, sizeof staging, kind};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &p);
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  cudaStream_t copy = make_stream(0x7530);
+  device_alloc();
+  if (strcmp(mode, "driver") == 0) {
+    void* p = staging;
+    cuMemHostAlloc_params a = {&p, sizeof staging, 0};
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, 0, &a, &drv_ok);
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, 1, &a, &drv_ok);
+  } else if (strcmp(mode, "register") == 0 || strcmp(mode, "unregistered") == 0) {
+    cudaHostRegister_v4000_params r = {staging, sizeof staging, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, &r);
+  } else if (strcmp(mode, "pageable-sync") != 0) {
+    host_alloc();
+  }
+
+  if (strcmp(mode, "h2d") == 0) {  /* refill while the upload may still read */
+    host_access(XSC_ACCESS_WRITE);
+    copy_async(device, staging, cudaMemcpyHostToDevice, copy);
+    host_access(XSC_ACCESS_WRITE);
+  } else if (strcmp(mode, "h2d-sync") == 0) {  /* cudaMemcpy from pinned memory waits */
+    host_access(XSC_ACCESS_WRITE);
+    copy_sync(device, staging, cudaMemcpyHostToDevice);
+    host_access(XSC_ACCESS_WRITE);
+  } else if (strcmp(mode, "pageable-sync") == 0) {  /* marked synchronous and pageable */
+    copy_sync(device, pageable, cudaMemcpyHostToDevice);
+  } else if (strcmp(mode, "unregistered") == 0) {
+    copy_async(staging, device, cudaMemcpyDeviceToHost, copy);
+    cudaStreamSynchronize_v3020_params s = {copy};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &s);
+    cudaHostUnregister_v4000_params u = {staging};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, &u);
+    copy_async(staging, device, cudaMemcpyDeviceToHost, copy);  /* pageable now: not tracked */
+    host_access(XSC_ACCESS_READ);
+  } else {  /* d2h, driver, register, query, not-ready, free */
+    copy_async(staging, device, cudaMemcpyDeviceToHost, copy);
+    if (strcmp(mode, "query") == 0 || strcmp(mode, "not-ready") == 0) {
+      cudaError_t not_ready = cudaErrorNotReady;
+      cudaStreamQuery_v3020_params q = {copy};
+      cudaError_t* result = strcmp(mode, "query") == 0 ? &rt_ok : &not_ready;
+      fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 0, &q, result);
+      fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 1, &q, result);
+    }
+    if (strcmp(mode, "free") == 0) {  /* cudaFreeHost: device sync, then a pinned free */
+      cudaFreeHost_v3020_params f = {staging};
+      runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, &f);
+      host_alloc();
+    }
+    host_access(XSC_ACCESS_READ);
+  }
+  printf("done\n");
+  return 0;
+}

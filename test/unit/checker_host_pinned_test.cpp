@@ -1,0 +1,99 @@
+// The host as an agent on pinned host memory: a host access is its
+// thread's own action, ordered after a copy only by what that thread did
+// (a synchronization, a successful query) or learned (a thread start).
+#include <gtest/gtest.h>
+
+#include "checker_fixture.h"
+
+namespace xsc::test {
+namespace {
+
+constexpr Addr kPinned = 0x7f5000000000;
+constexpr Addr kDevice = 0x7f0000000000;
+constexpr std::uint64_t kSize = 4096;
+constexpr StreamId kCopy = 0xc0;
+
+class HostPinnedTest : public DefaultRuleTest {
+ protected:
+  void SetUp() override {
+    feed(CreateStream(kCopy, StreamFlags::kNonBlocking));
+    feed(Alloc(kPinned, kSize, kLegacyStream, AllocKind::kPinnedHost).stack(1));
+    feed(Alloc(kDevice, kSize, kLegacyStream, AllocKind::kSynchronous).stack(1));
+    feed(DeviceSync());
+  }
+  // gpu.to("cpu", non_blocking=True) of `bytes` bytes at `offset`.
+  void download(std::uint64_t offset, std::uint64_t bytes) {
+    feed(Use(kDevice, bytes, kCopy).what(UseWhat::kMemcpy).access(Access::kRead).stack(2));
+    feed(Use(kPinned + offset, bytes, kCopy).what(UseWhat::kMemcpy).access(Access::kWrite).stack(2));
+  }
+  static E HostRead(std::uint64_t offset, std::uint64_t bytes, ThreadId t = 0) {
+    return Use(kPinned + offset, bytes, kLegacyStream)
+        .what(UseWhat::kHostAccess).access(Access::kRead).stack(3).thread(t);
+  }
+  std::size_t findings() {
+    checker.finish();
+    return checker.findings().size();
+  }
+};
+
+TEST_F(HostPinnedTest, ReadBeforeTheDownloadLandsIsAUseBeforeReady) {
+  download(0, kSize);
+  feed(HostRead(0, kSize));
+  ASSERT_EQ(findings(), 1u);
+  const Finding& f = checker.findings()[0];
+  EXPECT_EQ(f.kind, FindingKind::kUseBeforeReady);
+  EXPECT_EQ(f.use.what, UseWhat::kHostAccess);
+  EXPECT_EQ(f.use.stack, 3u);
+  ASSERT_TRUE(f.has_earlier);
+  EXPECT_EQ(f.earlier.stream, kCopy);
+  EXPECT_EQ(f.alloc.kind, AllocKind::kPinnedHost);
+}
+
+TEST_F(HostPinnedTest, AnotherThreadsSynchronizationDoesNotOrderThisThread) {
+  download(0, kSize);
+  feed(StreamSync(kCopy).thread(1));
+  feed(HostRead(0, kSize, /*t=*/0));
+  EXPECT_EQ(findings(), 1u);
+}
+
+TEST_F(HostPinnedTest, AThreadStartedAfterTheSynchronizationIsOrdered) {
+  download(0, kSize);
+  feed(StreamSync(kCopy));
+  E create(EventKind::kThreadCreate);
+  create.raw().event = 9;
+  feed(create);
+  E start(EventKind::kThreadStart);
+  start.raw().event = 9;
+  start.raw().thread = 2;
+  feed(start);
+  feed(HostRead(0, kSize, /*t=*/2));
+  EXPECT_EQ(findings(), 0u);
+}
+
+TEST_F(HostPinnedTest, BytesTheCopyDoesNotWriteAreNoFinding) {
+  download(0, kSize / 2);
+  feed(HostRead(kSize / 2, kSize / 2));
+  EXPECT_EQ(findings(), 0u);
+}
+
+TEST_F(HostPinnedTest, ReallocatedPinnedMemoryDoesNotCarryTheOldCopy) {
+  // An upload reads the buffer; it is freed (kind pinned) and handed out
+  // again: the new occupant's host write is not a write after read.
+  feed(Use(kPinned, kSize, kCopy).what(UseWhat::kMemcpy).access(Access::kRead).stack(2));
+  feed(Free(kPinned, kLegacyStream, FreeKind::kPinnedHost).stack(4));
+  feed(Alloc(kPinned, kSize, kLegacyStream, AllocKind::kPinnedHost).stack(5));
+  feed(Use(kPinned, kSize, kLegacyStream).what(UseWhat::kHostAccess).access(Access::kWrite).stack(6));
+  EXPECT_EQ(findings(), 0u);
+  EXPECT_TRUE(checker.latent().empty());
+}
+
+TEST_F(HostPinnedTest, HostWriteWhileTheUploadMayReadIsAWriteAfterRead) {
+  feed(Use(kPinned, kSize, kCopy).what(UseWhat::kMemcpy).access(Access::kRead).stack(2));
+  feed(Use(kPinned, kSize, kLegacyStream).what(UseWhat::kHostAccess).access(Access::kWrite).stack(6));
+  ASSERT_EQ(findings(), 1u);
+  EXPECT_EQ(checker.findings()[0].kind, FindingKind::kWriteAfterRead);
+  EXPECT_EQ(checker.findings()[0].use.stack, 6u);
+}
+
+}  // namespace
+}  // namespace xsc::test
