@@ -23,15 +23,19 @@
  *                    with cudaMemcpyAsync_ptsz, end: nothing
  *   joined           capture on b; d waits on an event recorded on b (d
  *                    joins), the copy on d, b waits on d, end: nothing
- *   joined-after-end the same, then the copy on d again after the end: a
- *                    write after read (d left the capture with it)
+ *   joined-after-end the same, then, while another capture is under way
+ *                    on c, the copy on d again: a write after read (d left
+ *                    the capture when it ended)
  *   discovered       stream e, never seen before, is capturing by the
  *                    driver's own account (a capture the runtime did not see
  *                    begin); the copy on e: nothing
  *   discovered-idle  the same stream, not capturing: both findings
+ *   discovered-annotated  the same capturing stream, met first in an
+ *                    annotated write (XSC_ANNOTATE_USE, no CUPTI callback
+ *                    around it): nothing
  * In the discovered modes every driver query re-enters the CUPTI callback
  * with a cuCtxSynchronize, which the runtime must not take as the
- * application's.
+ * application's (nor wait on its own lock for).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +44,7 @@
 #include <cupti.h>
 
 #include "fake_cuda_calls.h"
+#include "xstream_check/annotations.h"
 void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
 void fake_cuda_capture(CUstream stream, unsigned long long id);
 void fake_cuda_nested_callback_on_query(int on);
@@ -166,11 +171,22 @@ int main(int argc, char** argv) {
     upload(x, d);
     record_wait((cudaEvent_t)(uintptr_t)0xe200, d, b); /* join back */
     end_capture(b, g, 0);
-    if (strcmp(mode, "joined-after-end") == 0) upload(x, d); /* after-end */
+    if (strcmp(mode, "joined-after-end") == 0) {
+      /* Another capture under way on c, so that captures are still being
+       * followed when d's copy comes. */
+      cudaGraph_t other = graph_create(0x9300);
+      begin_to_graph(c, other, cudaStreamCaptureModeGlobal, 0);
+      upload(x, d); /* after-end */
+      end_capture(c, other, 0);
+    }
   } else if (strcmp(mode, "discovered") == 0 || strcmp(mode, "discovered-idle") == 0) {
     fake_cuda_nested_callback_on_query(1);
     if (strcmp(mode, "discovered") == 0) fake_cuda_capture((CUstream)e, 77);
     upload(x, e);
+  } else if (strcmp(mode, "discovered-annotated") == 0) {
+    fake_cuda_nested_callback_on_query(1);
+    fake_cuda_capture((CUstream)e, 78);
+    XSC_ANNOTATE_USE(x, 4096, e, 1);
   } else {
     fprintf(stderr, "capture_calls: unknown mode %s\n", mode);
     return 2;
