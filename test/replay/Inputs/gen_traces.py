@@ -891,7 +891,7 @@ MALFORMED = {
     "blank.jsonl": b"\n\n",
     "not_a_trace.jsonl": b'{"hello":"world"}\n',
     "header_not_object.jsonl": b'[1,2,3]\n',
-    "bad_version.jsonl": b'{"format":"xstream-trace","version":4,"pid":1}\n',
+    "bad_version.jsonl": b'{"format":"xstream-trace","version":5,"pid":1}\n',
     "v2_kind_in_v1.jsonl": b'{"format":"xstream-trace","version":1,"pid":1}\n{"t":"thread_start","e":5}\n',
     "v3_kind_in_v2.jsonl": (b'{"format":"xstream-trace","version":2,"pid":1}\n'
                             b'{"t":"name","id":1,"str":"t.py::test_x"}\n{"t":"test","nm":1}\n'),
