@@ -206,6 +206,9 @@ void on_end_capture(Locked&, StreamId stream, std::uint64_t graph) {
   auto found = g.captures.find(capture);
   if (found != g.captures.end()) {
     Capture& c = found->second;
+    // A graph the capture made itself is nobody's body, whatever graph
+    // had its handle before.
+    if (!c.into_existing) g.bodies.erase(graph);
     if (graph != 0 && g.bodies.count(graph) == 0) {
       auto existing = g.graphs.find(graph);
       if (c.into_existing && existing != g.graphs.end() && !existing->second->empty()) {

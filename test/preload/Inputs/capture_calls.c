@@ -13,6 +13,10 @@
  *                    cudaStreamEndCapture: nothing
  *   to-graph-launch  the same, then G instantiated and launched on c with no
  *                    wait: the copy runs there, a write after read-1/read-2
+ *   update-launch    an executable graph of a copy into z (captured with
+ *                    cudaStreamBeginCapture) updated in place with
+ *                    cudaGraphExecUpdate to a capture of the copy into x,
+ *                    launched on c with no wait: both findings, in the graph
  *   conditional      a WHILE node added to G (cudaGraphAddNode); its body
  *                    captured to graph on b; G launched on c: nothing, and
  *                    the closing line says the bodies were not checked
@@ -134,6 +138,23 @@ int main(int argc, char** argv) {
     begin_to_graph(b, g, cudaStreamCaptureModeGlobal, 0);
     upload(x, b);
     end_capture(b, g, 0);
+  } else if (strcmp(mode, "update-launch") == 0) {
+    float* z = device_alloc(0x7f0000300000ull, 4096);
+    cudaGraph_t first = (cudaGraph_t)(uintptr_t)0x9400, second = (cudaGraph_t)(uintptr_t)0x9500;
+    cudaStreamBeginCapture_v10000_params begin = {b, cudaStreamCaptureModeGlobal};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, &begin);
+    upload(z, b);
+    end_capture(b, first, 0);
+    cudaGraphExec_t exec = (cudaGraphExec_t)(uintptr_t)0x9900;
+    cudaGraphInstantiate_v12000_params i = {&exec, first, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, &i);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, &begin);
+    upload(x, b);
+    end_capture(b, second, 0);
+    cudaGraphExecUpdate_v10020_params u = {exec, second, NULL};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020, &u);
+    cudaGraphLaunch_v10000_params l = {exec, c};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &l);
   } else if (strcmp(mode, "conditional") == 0) {
     cudaGraphNode_t node = (cudaGraphNode_t)(uintptr_t)0x9a00;
     cudaGraph_t body = (cudaGraph_t)(uintptr_t)0x9200;
