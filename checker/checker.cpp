@@ -288,6 +288,12 @@ void Checker::Impl::on_event(const Event& e) {
     current_test = e.name;
     return;
   }
+  // Neither does a notice of something not modelled: it is only said.
+  if (e.kind == EventKind::kUnchecked) {
+    if (std::find(unchecked.begin(), unchecked.end(), e.name) == unchecked.end())
+      unchecked.push_back(e.name);
+    return;
+  }
   // A deferred free whose completion is not the very next event parks.
   if (has_requested && !(e.kind == EventKind::kFreeCompleted && e.addr == requested))
     park_requested();
@@ -365,6 +371,7 @@ void Checker::Impl::on_event(const Event& e) {
       break;
     case EventKind::kThreadName:
     case EventKind::kTest:  // handled above
+    case EventKind::kUnchecked:
       break;
   }
 }
@@ -390,6 +397,8 @@ void Checker::finish() {
 const std::vector<Finding>& Checker::findings() const { return impl_->findings; }
 
 const std::vector<Finding>& Checker::latent() const { return impl_->latent; }
+
+const std::vector<NameId>& Checker::unchecked() const { return impl_->unchecked; }
 
 ParkedBlockStats Checker::parked_blocks() const { return impl_->parked_stats; }
 

@@ -58,6 +58,9 @@ class Checker {
   // unordered frees whose memory this run never reused while the use could
   // still run. Empty under strict, where they are findings.
   const std::vector<Finding>& latent() const;
+  // The names of the kUnchecked events seen, each once, in order: forms of
+  // the program the producer did not model, said on the closing line.
+  const std::vector<NameId>& unchecked() const;
   ParkedBlockStats parked_blocks() const;
   // The live allocation containing `addr` (interior pointers included).
   // Producers use it to tell pointer-valued kernel arguments from other words.

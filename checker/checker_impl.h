@@ -122,6 +122,9 @@ struct Checker::Impl {
   // The test current in the process (kTest); frees and findings judged at
   // a use without a free are attributed to it.
   NameId current_test = kNoName;
+  // What the producer said it does not model (kUnchecked), each once, in
+  // the order first said.
+  std::vector<NameId> unchecked;
   VectorClock point;  // scratch ordering point, storage reused
   std::vector<PastUse> carried;  // scratch: uses a freed range carries
   Quarantine::Carried forgotten;  // scratch: what an allocation takes over

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, kNumEventKinds> kEventKindNames = {
     "free-completed", "use",           "event-record", "stream-wait-event",
     "stream-sync",   "event-sync",     "device-sync", "host-func",
     "graph-launch",  "thread-name",    "host-func-run", "host-func-done",
-    "thread-create", "thread-start",   "test",
+    "thread-create", "thread-start",   "test",          "unchecked",
 };
 constexpr std::array<std::string_view, 2> kStreamFlagsNames = {"blocking",
                                                                "non-blocking"};

@@ -59,8 +59,13 @@ enum class EventKind : std::uint8_t {
   kTest,            // name: the test now current in the process (a pytest
                     // node id), kNoName when none is. No ordering effect:
                     // the frees and uses that follow are attributed to it
+  // Trace version 4:
+  kUnchecked,       // name: a form of the program the producer saw but does
+                    // not model ("graphs with conditional nodes: bodies not
+                    // checked"). No ordering effect: the report names each
+                    // distinct one once, on its closing line
 };
-inline constexpr int kNumEventKinds = 19;
+inline constexpr int kNumEventKinds = 20;
 
 enum class StreamFlags : std::uint8_t {
   kBlocking = 0,     // cudaStreamDefault: synchronizes with the legacy stream
@@ -114,7 +119,8 @@ struct Event {
   Addr addr = 0;
   std::uint64_t size = 0;  // bytes; 0 on a kUse means "the whole allocation"
   NameId name = kNoName;   // kernel/op name (kUse), graph (kGraphLaunch),
-                           // thread name (kThreadName), test (kTest)
+                           // thread name (kThreadName), test (kTest),
+                           // what is not checked (kUnchecked)
   std::uint64_t graph = 0; // kUse made by a graph launch: the graph's id
   StreamFlags stream_flags = StreamFlags::kBlocking;  // kStreamCreate
   AllocKind alloc_kind = AllocKind::kStreamOrdered;   // kAlloc

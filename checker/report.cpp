@@ -306,6 +306,16 @@ std::string latent_summary(const ReportContext& context) {
   return "; " + std::to_string(n) + " latent free-before-wait (strict=1 reports them)";
 }
 
+std::string unchecked_summary(const ReportContext& context) {
+  if (context.unchecked.empty()) return "";
+  std::string text = "; not checked: ";
+  for (std::size_t i = 0; i < context.unchecked.size(); ++i) {
+    if (i > 0) text += "; ";
+    text += context.unchecked[i];
+  }
+  return text;
+}
+
 std::string own_stream_uses_notice(const ReportContext& context) {
   if (!context.missing_own_stream_uses) return "";
   std::string text =

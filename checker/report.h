@@ -37,6 +37,10 @@ struct ReportContext {
   // closing line, in JSON's summary, as a SARIF notification and run
   // property.
   bool missing_own_stream_uses = false;
+  // What the producer said it did not model (kUnchecked events), each once:
+  // a limit of this run's check, not a finding. On the closing line, in
+  // JSON's summary ("unchecked") and as a SARIF notification.
+  std::vector<std::string> unchecked;
   // timeline=DIR: per finding, "DIR/finding-N" when its pictures (.json and
   // .svg) were written, "" otherwise; empty when none were asked for.
   std::vector<std::string> timelines;
@@ -109,6 +113,9 @@ std::string latent_summary(const ReportContext& context);
 // The sentence saying what a trace without own-stream uses hides, and that
 // --strict shows those frees; "" unless context.missing_own_stream_uses.
 std::string own_stream_uses_notice(const ReportContext& context);
+// "; not checked: A; B" for context.unchecked, "" when empty: the closing
+// line's tail.
+std::string unchecked_summary(const ReportContext& context);
 // "FILE:LINE in FUNC" for SUMMARY lines; "<unknown>" without frames.
 std::string site_text(const std::vector<Frame>& frames);
 // "func /path/file.py:57", "func (module+0x1a2b)" or "<unknown>".

@@ -159,6 +159,7 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
     summary["own_stream_uses"] = false;
     summary["notice"] = own_stream_uses_notice(ctx);
   }
+  if (!ctx.unchecked.empty()) summary["unchecked"] = ctx.unchecked;
   const ParkedBlockStats& p = ctx.parked;
   summary["parked"] = {{"deferred_frees", p.deferred_frees},
                        {"max_parked", p.max_parked},

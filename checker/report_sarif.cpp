@@ -217,6 +217,10 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
     notes.push_back({{"level", "warning"},
                      {"descriptor", {{"id", "xstream-missing-own-stream-uses"}}},
                      {"message", {{"text", "xstream-check: " + own_stream_uses_notice(ctx) + "."}}}});
+  for (const std::string& what : ctx.unchecked)
+    notes.push_back({{"level", "note"},
+                     {"descriptor", {{"id", "xstream-not-checked"}}},
+                     {"message", {{"text", "xstream-check: not checked: " + what + "."}}}});
   invocation["toolExecutionNotifications"] = notes;
 
   json log = {

@@ -209,7 +209,7 @@ void write_text_report(const std::vector<Finding>& findings, const ReportContext
   out << "xstream-check: " << findings.size() << " finding(s) (" << ctx.suppressed
       << " suppressed)" << latent_summary(ctx);
   if (ctx.missing_own_stream_uses) out << "; " << own_stream_uses_notice(ctx);
-  out << '\n';
+  out << unchecked_summary(ctx) << '\n';
   for (std::size_t i = 0; i < ctx.timelines.size() && i < findings.size(); ++i)
     if (!ctx.timelines[i].empty())
       out << "xstream-check: timeline of finding " << i + 1 << ": " << ctx.timelines[i] << ".svg, "

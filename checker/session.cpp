@@ -208,6 +208,7 @@ std::uint64_t Session::finish(std::ostream& out, CleanText clean_text) {
   context.latent = &kept_latent;
   context.strict = s.options.strict;
   context.missing_own_stream_uses = s.lacks_own_stream_uses && s.caching_seen && !s.own_uses_seen;
+  for (NameId what : s.checker.unchecked()) context.unchecked.emplace_back(s.names.get(what));
   if (s.timeline && !kept.empty()) {
     // Pictures are an addition to the report: a failure is one warning and
     // changes neither the report's findings nor the exit status.

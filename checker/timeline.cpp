@@ -267,7 +267,7 @@ struct TimelineRecorder::Impl {
 
   void on_event(const Event& e) {
     // A test marker is no operation: the picture is as if it were not there.
-    if (e.kind == EventKind::kTest) return;
+    if (e.kind == EventKind::kTest || e.kind == EventKind::kUnchecked) return;
     ++seq;
     const bool was_use = last_was_use;
     last_was_use = false;

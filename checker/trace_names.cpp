@@ -29,6 +29,7 @@ constexpr Table<EventKind, kNumEventKinds> kEventKinds = {{
     {EventKind::kThreadCreate, "thread_create"},
     {EventKind::kThreadStart, "thread_start"},
     {EventKind::kTest, "test"},
+    {EventKind::kUnchecked, "unchecked"},  // version 4
 }};
 constexpr Table<StreamFlags, 2> kStreamFlags = {{
     {StreamFlags::kBlocking, "blocking"},

@@ -868,6 +868,11 @@ bool Reader::event(const Fields& f, EventKind kind) {
         return fail("event kind '" + std::string(what) + "' needs trace version 3");
       if (!map_name(f.nm, &e.name)) return false;  // absent: no test is current
       break;
+    case EventKind::kUnchecked:
+      if (version_ < 4)
+        return fail("event kind '" + std::string(what) + "' needs trace version 4");
+      if (!require(f, kNm, what) || !map_name(f.nm, &e.name)) return false;
+      break;
   }
   e.stack = map_stack(f.sk);
   deliver(e);

@@ -187,6 +187,9 @@ void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot
     case EventKind::kTest:
       if (e.name != kNoName) field(out, "nm", e.name);
       break;
+    case EventKind::kUnchecked:
+      field(out, "nm", e.name);
+      break;
   }
   out += "}\n";
   ++events_;

@@ -145,6 +145,14 @@ struct CudaKernelLaunchParams {
   cudaStream_t stream;
 };
 
+// A conditional node's body graphs: CUDA's array of `size` graph handles.
+template <class Graph>
+void conditional_node(const Graph* bodies_in, unsigned size) {
+  std::vector<std::uint64_t> bodies;
+  for (unsigned i = 0; bodies_in != nullptr && i < size; ++i) bodies.push_back(u64(bodies_in[i]));
+  on_conditional_node(bodies.data(), static_cast<unsigned>(bodies.size()));
+}
+
 // ---- runtime API ------------------------------------------------------------
 
 #define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
@@ -435,9 +443,20 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       break;
 
     // Capture and graphs.
+    // Every way to begin a capture, in any mode (global, thread-local,
+    // relaxed: the mode says which other calls the capture forbids, not
+    // what the captured work is).
     case RT(cudaStreamBeginCapture_v10000): case RT(cudaStreamBeginCapture_ptsz_v10000):
       on_stream_begin_capture(resolve(u64(params<cudaStreamBeginCapture_v10000_params>(data).stream),
-                                      cbid == RT(cudaStreamBeginCapture_ptsz_v10000)));
+                                      cbid == RT(cudaStreamBeginCapture_ptsz_v10000)),
+                              /*to_graph=*/false);
+      break;
+    case RT(cudaStreamBeginCaptureToGraph_v12030):
+    case RT(cudaStreamBeginCaptureToGraph_ptsz_v12030):
+      on_stream_begin_capture(
+          resolve(u64(params<cudaStreamBeginCaptureToGraph_v12030_params>(data).stream),
+                  cbid == RT(cudaStreamBeginCaptureToGraph_ptsz_v12030)),
+          /*to_graph=*/true);
       break;
     case RT(cudaStreamEndCapture_v10000): case RT(cudaStreamEndCapture_ptsz_v10000): {
       const auto& p = params<cudaStreamEndCapture_v10000_params>(data);
@@ -459,6 +478,25 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     case RT(cudaGraphInstantiateWithParams_ptsz_v12000): {
       const auto& p = params<cudaGraphInstantiateWithParams_v12000_params>(data);
       if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
+      break;
+    }
+    case RT(cudaGraphExecUpdate_v10020): {
+      const auto& p = params<cudaGraphExecUpdate_v10020_params>(data);
+      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
+      break;
+    }
+    case RT(cudaGraphCreate_v10000): {
+      const auto& p = params<cudaGraphCreate_v10000_params>(data);
+      if (p.pGraph) on_graph_forget(u64(*p.pGraph));
+      break;
+    }
+    case RT(cudaGraphDestroy_v10000):
+      on_graph_forget(u64(params<cudaGraphDestroy_v10000_params>(data).graph));
+      break;
+    case RT(cudaGraphAddNode_v12030): {
+      const auto& p = params<cudaGraphAddNode_v12030_params>(data);
+      if (p.nodeParams != nullptr && p.nodeParams->type == cudaGraphNodeTypeConditional)
+        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
       break;
     }
     case RT(cudaGraphLaunch_v10000): case RT(cudaGraphLaunch_ptsz_v10000): {
@@ -506,6 +544,9 @@ const CUpti_CallbackId kRuntimeCallbacks[] = {
     RT(cudaGraphInstantiate_v12000), RT(cudaGraphInstantiateWithFlags_v11040),
     RT(cudaGraphInstantiateWithParams_v12000), RT(cudaGraphInstantiateWithParams_ptsz_v12000),
     RT(cudaGraphLaunch_v10000), RT(cudaGraphLaunch_ptsz_v10000),
+    RT(cudaStreamBeginCaptureToGraph_v12030), RT(cudaStreamBeginCaptureToGraph_ptsz_v12030),
+    RT(cudaGraphExecUpdate_v10020), RT(cudaGraphCreate_v10000), RT(cudaGraphDestroy_v10000),
+    RT(cudaGraphAddNode_v12030),
 };
 
 #undef RT
@@ -809,10 +850,51 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                            cbid == DRV(cuStreamAddCallback_ptsz)));
       break;
 
+    case DRV(cuStreamBeginCapture): case DRV(cuStreamBeginCapture_ptsz):
+      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_params>(data).hStream),
+                                      cbid == DRV(cuStreamBeginCapture_ptsz)),
+                              /*to_graph=*/false);
+      break;
     case DRV(cuStreamBeginCapture_v2): case DRV(cuStreamBeginCapture_v2_ptsz):
       on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_v2_params>(data).hStream),
-                                      cbid == DRV(cuStreamBeginCapture_v2_ptsz)));
+                                      cbid == DRV(cuStreamBeginCapture_v2_ptsz)),
+                              /*to_graph=*/false);
       break;
+    case DRV(cuStreamBeginCaptureToGraph): case DRV(cuStreamBeginCaptureToGraph_ptsz):
+      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCaptureToGraph_params>(data).hStream),
+                                      cbid == DRV(cuStreamBeginCaptureToGraph_ptsz)),
+                              /*to_graph=*/true);
+      break;
+    case DRV(cuGraphExecUpdate): {
+      const auto& p = params<cuGraphExecUpdate_params>(data);
+      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphExecUpdate_v2): {
+      const auto& p = params<cuGraphExecUpdate_v2_params>(data);
+      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphCreate): {
+      const auto& p = params<cuGraphCreate_params>(data);
+      if (p.phGraph) on_graph_forget(u64(*p.phGraph));
+      break;
+    }
+    case DRV(cuGraphDestroy):
+      on_graph_forget(u64(params<cuGraphDestroy_params>(data).hGraph));
+      break;
+    case DRV(cuGraphAddNode): {
+      const auto& p = params<cuGraphAddNode_params>(data);
+      if (p.nodeParams != nullptr && p.nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
+      break;
+    }
+    case DRV(cuGraphAddNode_v2): {
+      const auto& p = params<cuGraphAddNode_v2_params>(data);
+      if (p.nodeParams != nullptr && p.nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
+      break;
+    }
     case DRV(cuStreamEndCapture): case DRV(cuStreamEndCapture_ptsz): {
       const auto& p = params<cuStreamEndCapture_params>(data);
       on_stream_end_capture(resolve(u64(p.hStream), cbid == DRV(cuStreamEndCapture_ptsz)),
@@ -867,7 +949,10 @@ const CUpti_CallbackId kDriverCallbacks[] = {
     DRV(cuStreamAddCallback_ptsz), DRV(cuStreamBeginCapture_v2), DRV(cuStreamBeginCapture_v2_ptsz),
     DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz), DRV(cuGraphInstantiateWithFlags),
     DRV(cuGraphInstantiateWithParams), DRV(cuGraphInstantiateWithParams_ptsz), DRV(cuGraphLaunch),
-    DRV(cuGraphLaunch_ptsz),
+    DRV(cuGraphLaunch_ptsz), DRV(cuStreamBeginCapture), DRV(cuStreamBeginCapture_ptsz),
+    DRV(cuStreamBeginCaptureToGraph), DRV(cuStreamBeginCaptureToGraph_ptsz),
+    DRV(cuGraphExecUpdate), DRV(cuGraphExecUpdate_v2), DRV(cuGraphCreate), DRV(cuGraphDestroy),
+    DRV(cuGraphAddNode), DRV(cuGraphAddNode_v2),
 };
 
 #undef DRV

@@ -32,6 +32,8 @@ const DriverApi& driver() {
   resolve_into(library, "cuKernelGetParamInfo", &api.cuKernelGetParamInfo);
   resolve_into(library, "cuFuncGetName", &api.cuFuncGetName);
   resolve_into(library, "cuKernelGetName", &api.cuKernelGetName);
+  resolve_into(library, "cuStreamGetCaptureInfo_v2", &api.cuStreamGetCaptureInfo_v2);
+  resolve_into(library, "cuStreamIsCapturing", &api.cuStreamIsCapturing);
   resolved.store(true, std::memory_order_release);
   return api;
 }

@@ -48,9 +48,18 @@ void on_stream_create(StreamId stream, StreamFlags flags);
 void on_stream_destroy(StreamId stream);
 
 // graph.cpp (the locked halves are declared in rtl.h)
-void on_stream_begin_capture(StreamId stream);
+// `to_graph`: a capture into a graph the application made
+// (cudaStreamBeginCaptureToGraph); any capture mode.
+void on_stream_begin_capture(StreamId stream, bool to_graph);
 void on_stream_end_capture(StreamId stream, std::uint64_t graph);
 void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph);
+// cudaGraphExecUpdate: `exec` now runs `graph`'s nodes.
+void on_graph_exec_update(std::uint64_t exec, std::uint64_t graph);
 void on_graph_exec_launch(std::uint64_t exec, StreamId stream);
+// A graph created or destroyed: what was known of its handle is dropped.
+void on_graph_forget(std::uint64_t graph);
+// A conditional node (IF, WHILE, SWITCH) was added; `bodies` are its body
+// graphs, which the runtime does not model.
+void on_conditional_node(const std::uint64_t* bodies, unsigned count);
 
 }  // namespace xsc::rt

@@ -207,7 +207,13 @@ bool captures_underway(Locked& locked);
 // progress, or a captured graph that can be launched): the checker has not
 // seen them yet.
 bool graph_uses_pending(Locked& locked);
-void on_begin_capture(Locked& locked, StreamId stream);
+// Under the lock, for a stream met for the first time: asks the driver
+// whether it is capturing (a capture begun before the runtime attached, or
+// through an entry point it does not observe) and takes it so.
+void note_capture_state(Locked& locked, StreamId stream);
+// `to_graph`: cudaStreamBeginCaptureToGraph and its driver twin, which add
+// to a graph the application made.
+void on_begin_capture(Locked& locked, StreamId stream, bool to_graph);
 void on_end_capture(Locked& locked, StreamId stream, std::uint64_t graph);
 void on_instantiate(Locked& locked, std::uint64_t exec, std::uint64_t graph);
 void on_graph_launch(Locked& locked, std::uint64_t exec, StreamId stream, StackId stack);
@@ -234,6 +240,12 @@ struct DriverApi {
                               std::size_t* size) = nullptr;
   int (*cuFuncGetName)(const char** name, void* func) = nullptr;
   int (*cuKernelGetName)(const char** name, void* kernel) = nullptr;
+  // The CUDA 11.3 form (graph, dependencies and their count may be null),
+  // and cuStreamIsCapturing where it is missing.
+  int (*cuStreamGetCaptureInfo_v2)(void* stream, int* status, unsigned long long* id,
+                                   void** graph, const void** dependencies,
+                                   std::size_t* count) = nullptr;
+  int (*cuStreamIsCapturing)(void* stream, int* status) = nullptr;
 };
 // Resolved on first use, once libcuda.so.1 is in the process.
 const DriverApi& driver();

@@ -282,7 +282,9 @@ void Locked::emit(Event event) {
       (event.what == UseWhat::kKernel || event.what == UseWhat::kMemcpy ||
        event.what == UseWhat::kMemset))
     note_enqueued(event);
-  if (capture_event(*this, event)) return;
+  // The stream is noted first: one met for the first time may be found
+  // capturing already (note_stream asks the driver), and its work is then
+  // a graph node.
   switch (event.kind) {
     case EventKind::kFreeCompleted:
     case EventKind::kEventSync:
@@ -291,10 +293,12 @@ void Locked::emit(Event event) {
     case EventKind::kStreamCreate:
     case EventKind::kStreamDestroy:
     case EventKind::kTest:
+    case EventKind::kUnchecked:
       break;
     default:
       note_stream(*this, event.stream);
   }
+  if (capture_event(*this, event)) return;
   session_->on_event(event);
 }
 

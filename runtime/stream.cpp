@@ -1,7 +1,7 @@
 // Streams the checker has been told about. Streams are announced when they
 // are created; one first seen in another call (created before the runtime
 // attached, or by a path without callbacks) is announced then, with its
-// flags asked from the driver.
+// flags asked from the driver, and whether it is capturing.
 #include <unordered_set>
 
 #include "runtime/rtl.h"
@@ -46,6 +46,8 @@ void note_stream(Locked& locked, StreamId stream) {
   if (known.find(stream) != known.end()) return;  // the common case: no insert
   known.insert(stream);
   announce(locked, stream, query_flags(stream));
+  // Only here, once per stream: a capture the runtime did not see begin.
+  note_capture_state(locked, stream);
 }
 
 void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags) {

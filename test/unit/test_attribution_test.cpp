@@ -211,7 +211,7 @@ TEST_F(TestMarkerTrace, RoundTripsInTheCurrentVersion) {
   ASSERT_TRUE(read_trace(path_, read_names, read_stacks, [&](const Event& e) { events.push_back(e); },
                          &header, &error))
       << error;
-  EXPECT_EQ(header.version, kTraceVersion);
+  EXPECT_EQ(header.version, kTraceVersion);  // the kind came in version 3
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].kind, EventKind::kTest);
   EXPECT_EQ(read_names.get(events[0].name), "t.py::test_x");

@@ -247,5 +247,23 @@ TEST_F(TraceReaderPaths, BatchesDeliverEveryEventBeforeAnError) {
   EXPECT_EQ(o.events.size(), 1001u);
 }
 
+TEST_F(TraceReaderPaths, UncheckedNeedsVersion4) {
+  const std::string body =
+      "{\"t\":\"name\",\"id\":1,\"str\":\"the bodies of conditional graph nodes\"}\n"
+      "{\"t\":\"unchecked\",\"nm\":1}\n";
+  Outcome v4 = read("{\"format\":\"xstream-trace\",\"version\":4,\"pid\":7}\n" + body);
+  ASSERT_TRUE(v4.ok) << v4.error;
+  ASSERT_EQ(v4.events.size(), 1u);
+  EXPECT_EQ(v4.events[0].kind, EventKind::kUnchecked);
+  EXPECT_NE(v4.events[0].name, kNoName);
+  Outcome v3 = read("{\"format\":\"xstream-trace\",\"version\":3,\"pid\":7}\n" + body);
+  EXPECT_FALSE(v3.ok);
+  EXPECT_NE(v3.error.find(":3: event kind 'unchecked' needs trace version 4"), std::string::npos)
+      << v3.error;
+  Outcome unnamed = read("{\"format\":\"xstream-trace\",\"version\":4,\"pid\":7}\n"
+                         "{\"t\":\"unchecked\"}\n");
+  EXPECT_FALSE(unnamed.ok);
+}
+
 }  // namespace
 }  // namespace xsc
