@@ -76,6 +76,11 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
     for (const Allocation::KnownWrite& w : a.known_writes) {
       if (w.agent == agent || clock.get(w.agent) >= w.epoch || !overlap({w.begin, w.end}, bytes))
         continue;
+      // A host thread's write is ordered before what follows it by the
+      // host's own synchronization (a queue, a lock: a DataLoader's pinning
+      // thread hands its batches over), which no CUDA call shows; a host
+      // write is only checked against the device work it overwrites.
+      if (w.use.what == UseWhat::kHostAccess) continue;
       bool fresh = false;
       Finding& f = report(
           {FindingKind::kUseBeforeReady, use.stack, w.use.stack, use.name, current_test}, &fresh);
@@ -94,6 +99,11 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
       if (u.agent == agent || u.epoch == 0 || clock.get(u.agent) >= u.epoch) continue;
       const UseInfo& earlier = a.last_use_info[i];
       if (!overlap(extent_of(earlier, a), bytes)) continue;
+      // A host write over a copy another host thread issued: the threads'
+      // own handover (a DataLoader's pinning thread and the thread that
+      // uploads its batches, PyTorch's pinned allocator handing a block to
+      // another thread) is not seen, so only the issuing thread is checked.
+      if (use.what == UseWhat::kHostAccess && earlier.thread != use.thread) continue;
       bool fresh = false;
       Finding& f =
           report({FindingKind::kWriteAfterRead, use.stack, earlier.stack, use.name, current_test},

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
   std::printf("streams: reader=%p launch=%p capture=%p\n", static_cast<void*>(reader),
               static_cast<void*>(launch), static_cast<void*>(capture));
+  std::fflush(stdout);  // before the report the runtime prints at exit
   cudaEvent_t read_done;
   XSC_EXAMPLE_CHECK(cudaEventCreateWithFlags(&read_done, cudaEventDisableTiming));
 

@@ -144,6 +144,8 @@ def is_in_place(meth):
     return meth.endswith("_") and not meth.startswith("_") and meth not in VIEW_METHODS and meth != "resize_"
 
 
+SAVED_TENSORS_HOOKS = {"torch.autograd.graph.saved_tensors_hooks", "torch.autograd.graph.save_on_cpu"}
+
 # Buffer.foreign: made here (0), not made here and only passed to unknown
 # calls (FOREIGN_UNKNOWN), or used as a tensor (FOREIGN_TENSOR).
 FOREIGN_UNKNOWN = 1
@@ -536,6 +538,33 @@ class Module:
                     return hit
         return None
 
+    def derives_from(self, class_name, base_name):
+        node = self.class_nodes.get(class_name)
+        return node is not None and any((dotted(b) or "").rpartition(".")[2] == base_name for b in node.bases)
+
+    def stages(self, class_name):
+        """The calls a framework makes of one object, in order, for the
+        classes whose life this analysis follows (FunctionAnalysis.run_stages):
+        a context manager's __enter__ then __exit__, an autograd Function's
+        forward then backward. [(def, argument values, self node)] or None."""
+        methods = self.classes.get(class_name, {})
+        self_node = ast.Name(id="self", ctx=ast.Load())
+        if "__enter__" in methods and "__exit__" in methods:
+            return [(methods["__enter__"], [], self_node),
+                    (methods["__exit__"], [frozenset((("none",),))] * 3, self_node)]
+        if "forward" in methods and "backward" in methods and self.derives_from(class_name, "Function"):
+            out = []
+            for name in ("forward", "backward"):
+                fn = methods[name]
+                params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+                if not params:
+                    return None
+                ctx = frozenset((("p", "ctx"),))
+                args = [ctx] + [frozenset((("p", "%s:%s" % (name, q)),)) for q in params[1:]]
+                out.append((fn, args, None))
+            return out
+        return None
+
     def streamy(self):
         """Whether this module, or a module it imports from the run, names a
         stream: a use on another stream needs one."""
@@ -572,6 +601,7 @@ class Frame:
         self.own_names = module.bound_names(func) if outer_fid is not None else None
         # The buffers that existed when the helper was entered: the caller's.
         self.entry_buffers = frozenset()
+        self.stage = False
 
 
 class RawFree:
@@ -681,6 +711,32 @@ class FunctionAnalysis:
         if not is_module:
             self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
         return self.found, self.late
+
+    def run_stages(self, stages):
+        """One object across the calls a framework makes of it, in their
+        order: each stage is (def, arguments), interpreted one after the
+        other in one state, so what the first puts on `self` or `ctx` the
+        next one sees (__enter__ then __exit__; forward then backward of an
+        autograd Function). Each stage's frees and races are reported where
+        they are."""
+        fid = self.next_fid
+        self.next_fid += 1
+        self.frames.append(Frame(self.root, self.func, fid, 0, self.class_name, (), True))
+        self.st = State()
+        anchor = self.func
+        for fn, args, self_node in stages:
+            if self.st is None:
+                break
+            self.inline(fn, anchor, args, {}, self_node, module=self.root, class_name=self.class_name,
+                        stage=True)
+        return self.found, self.late
+
+    def saved_tensor_hooks(self, pack, unpack, node):
+        """saved_tensors_hooks(pack, unpack): autograd calls pack with each
+        tensor it saves, then unpack with what pack returned."""
+        packed = self.call_function_value(pack, None, [self.foreign_value("<saved tensor>")])
+        if self.st is not None:
+            self.call_function_value(unpack, None, [packed])
 
     # ----- statements -----------------------------------------------------
     def exec_block(self, stmts):
@@ -1080,10 +1136,15 @@ class FunctionAnalysis:
                     if isinstance(atom[1], str):
                         self.release_path(atom[1][2:], stmt, "rebind", self.key(path) if path else None)
                 base_path = dotted(target.value)
-                if base_path is not None:
-                    self.st.names[self.key(base_path)] = value
+                inner = target.value
+                if isinstance(inner, ast.Attribute):
+                    bk = self.attr_key(self.eval(inner.value), inner.attr, base_path)
+                else:
+                    bk = self.key(base_path) if base_path is not None else None
+                if bk is not None:
+                    self.st.names[bk] = value
                 return
-            k = self.key(path) if path is not None else None
+            k = self.attr_key(base, target.attr, path)
             fpath = self.foreign_path(base, target.attr)
             if fpath is not None:
                 self.release_value(self.st.names.get(k) if k else None, stmt, fpath, "rebind", k)
@@ -1123,7 +1184,7 @@ class FunctionAnalysis:
             # del self.x: the storage it held goes, unless another name holds it.
             base = self.eval(target.value)
             path = dotted(target)
-            k = self.key(path) if path is not None else None
+            k = self.attr_key(base, target.attr, path)
             old = self.st.names.pop(k, None) if k is not None else None
             fpath = self.foreign_path(base, target.attr)
             if fpath is not None:
@@ -1143,6 +1204,15 @@ class FunctionAnalysis:
                     taken = self.st.containers.get(c, EMPTY)
                     self.st.containers[c] = EMPTY
                     self.drop(taken, stmt, dotted(target.value) or "entry", "del")
+            elif has_kind(base, "c"):
+                # del d[k]: one of its entries goes (the entries of a container
+                # are one summary here); the others stay.
+                name = "%s[?]" % (dotted(target.value) or "entry")
+                for c in [a for a in base if a[0] == "c"]:
+                    taken = self.st.containers.get(c, EMPTY)
+                    self.st.containers[c] = EMPTY
+                    self.drop(taken, stmt, name, "del")
+                    self.st.containers[c] = taken
 
     def reachable(self, roots):
         """Every atom reachable from `roots` through tuples and containers."""
@@ -1232,8 +1302,8 @@ class FunctionAnalysis:
                 if atom[0] != "t":
                     continue
                 buf = st.buffers.get(atom)
-                if buf is None or buf.escaped or buf.stored or buf.foreign:
-                    continue
+                if buf is None or buf.escaped or buf.stored or buf.foreign or frame.stage:
+                    continue  # a stage's own locals: its own analysis reports them
                 self.free(atom, self.site(node, "exit"), names.get(atom, "tensor"), "exit")
             for k in [k for k in st.names if k.startswith(prefix)]:
                 del st.names[k]
@@ -1345,6 +1415,7 @@ class FunctionAnalysis:
             buf = self.st.buffers.get(atom)
             if buf is not None:
                 buf.writes[site] = new_use(stream)
+                buf.uses[site] = new_use(stream)  # a later write on another stream must wait for it too
         return value
 
     def race(self, kind, atom, first_site, first_stream, second_site, second_stream):
@@ -1360,8 +1431,12 @@ class FunctionAnalysis:
     def buffer_name(self, atom):
         if isinstance(atom[1], str):
             return atom[1][2:]
+        first = "%d:" % self.frames[0].fid
         for k, v in self.st.names.items():
-            if atom in v and k.startswith("%d:" % self.frames[0].fid):
+            if atom in v and k.startswith(first):
+                return k.partition(":")[2]
+        for k, v in self.st.names.items():
+            if atom in v and not k.startswith("g:"):
                 return k.partition(":")[2]
         return "tensor"
 
@@ -1700,13 +1775,27 @@ class FunctionAnalysis:
         self.use(operands, node)
         return self.alloc(node, self.ctx)
 
+    def attr_key(self, base, attr, path):
+        """The binding key of `base.attr`: an attribute of something not made
+        here is the same attribute in every frame (`ctx.saved` set in forward
+        and read in backward, `obj.buf` set by a helper); others are keyed as
+        names are."""
+        if len(base) == 1:
+            a = next(iter(base))
+            if a[0] == "p" and not self.not_a_tensor(a[1] + ".x"):
+                return "P:%s.%s" % (a[1], attr)
+            if a[0] == "t" and isinstance(a[1], str):
+                return "P:%s.%s" % (a[1][2:], attr)
+        return self.key(path) if path is not None else None
+
     def eval_attribute(self, node):
         path = dotted(node)
-        if path is not None:
-            v = self.st.names.get(self.key(path))
+        base = self.eval(node.value)
+        k = self.attr_key(base, node.attr, path)
+        if k is not None:
+            v = self.st.names.get(k)
             if v is not None:
                 return self.resolve_foreign(v)
-        base = self.eval(node.value)
         out = set()
         for a in base:
             if a[0] == "tup" and a[1] is not None and node.attr in a[1]:
@@ -1867,12 +1956,9 @@ class FunctionAnalysis:
         if base is None:
             return None
         sl = node.slice
-        if isinstance(sl, ast.Constant):
-            text = repr(sl.value)
-        elif isinstance(sl, ast.Name):
-            text = sl.id
-        else:
-            text = dotted(sl) or "?"
+        # A constant key is its own element; any other names one element
+        # whatever it is called (`stash[tid]` in pack, `stash[packed]` in unpack).
+        text = repr(sl.value) if isinstance(sl, ast.Constant) else "?"
         return "%s[%s]" % (base, text)
 
     def eval_args(self, node):
@@ -1979,19 +2065,22 @@ class FunctionAnalysis:
                 buf.stored = True
                 self.st.buffers[atom] = buf
 
-    def call_function_value(self, value, node):
+    def call_function_value(self, value, node, given=None):
         """A call of a nested function, a lambda or a function passed in as
-        an argument: interpreted in place, with its enclosing frame's names."""
+        an argument: interpreted in place, with its enclosing frame's names.
+        `given`: the arguments of a call the framework makes (node None)."""
         fns = [a for a in value if a[0] == "fn"]
-        args, kwargs = self.eval_args(node)
+        args, kwargs = (given, {}) if given is not None else self.eval_args(node)
         if len(fns) == 1:
             entry = self.functions_seen.get(fns[0][1])
             if entry is not None:
                 fn, module, outer_fid, cls, self_outer = entry
-                result = self.inline(fn, node, args, kwargs, None, module=module, class_name=cls,
-                                     outer_fid=outer_fid, self_outer=self_outer)
+                result = self.inline(fn, node or fn, args, kwargs, None, module=module, class_name=cls,
+                                     outer_fid=outer_fid, self_outer=self_outer, stage=node is None)
                 if result is not None:
                     return result
+        if node is None:
+            return EMPTY
         return self.unknown_call(node, args, kwargs)
 
     def function_value(self, fn, module=None, outer=True):
@@ -2064,6 +2153,12 @@ class FunctionAnalysis:
         if canon in CONTAINER_FACTORIES:
             args, kwargs = self.eval_args(node)
             return self.new_container(node, self.elements(args[0]) if args else EMPTY)
+        if canon in SAVED_TENSORS_HOOKS:
+            args, kwargs = self.eval_args(node)
+            hooks = args[:2] + [kwargs[k] for k in ("pack_hook", "unpack_hook") if k in kwargs]
+            if len(hooks) == 2 and all(has_kind(h, "fn") for h in hooks):
+                self.saved_tensor_hooks(hooks[0], hooks[1], node)
+            return EMPTY
         args, kwargs = self.eval_args(node)
         values = list(args) + list(kwargs.values())
         everything = frozenset().union(*values) if values else EMPTY
@@ -2133,6 +2228,14 @@ class FunctionAnalysis:
                 isinstance(recv_node.func, ast.Attribute) and \
                 recv_node.func.attr in ("untyped_storage", "storage", "_typed_storage"):
             return self.storage_resize(recv_node.func.value, node)
+        if meth == "__init__" and isinstance(recv_node, ast.Call) and isinstance(recv_node.func, ast.Name) \
+                and recv_node.func.id == "super" and self.f.class_name is not None \
+                and self.m.derives_from(self.f.class_name, "saved_tensors_hooks"):
+            # class Offload(saved_tensors_hooks): super().__init__(pack, unpack)
+            args, kwargs = self.eval_args(node)
+            if len(args) >= 2 and has_kind(args[0], "fn") and has_kind(args[1], "fn"):
+                self.saved_tensor_hooks(args[0], args[1], node)
+            return EMPTY
         # A helper method of the same class (or a base the run defines), inlined.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and self.f.class_name is not None \
                 and self.key("self") not in self.st.names:
@@ -2145,8 +2248,8 @@ class FunctionAnalysis:
                     return result
                 return self.unknown_call(node, args, kwargs)
         recv = self.eval(recv_node)
-        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth)) and has_kind(recv, "p") \
-                and not has_kind(recv, "s") and not has_kind(recv, "c"):
+        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node))) \
+                and has_kind(recv, "p") and not has_kind(recv, "s") and not has_kind(recv, "c"):
             recv = self.materialize(recv)
         objs = [a for a in recv if a[0] == "obj"]
         if objs:
@@ -2277,6 +2380,15 @@ class FunctionAnalysis:
             return EMPTY
         return self.unknown_call(node, args, kwargs)
 
+    @staticmethod
+    def to_host(meth, node):
+        """`t.to("cpu", ...)` of a tensor used on a stream: a new host copy,
+        never the tensor itself."""
+        if meth != "to":
+            return False
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+        return isinstance(first, ast.Constant) and first.value == "cpu"
+
     def moves_to_device(self, node):
         for a in list(node.args) + [k.value for k in node.keywords]:
             if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("cuda"):
@@ -2315,7 +2427,7 @@ class FunctionAnalysis:
             if ctx is not None:
                 self.host_sync(lambda u: u.ordered_on(ctx))
             return EMPTY
-        if meth in MAYBE_SELF_METHODS:
+        if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
             return mine | self.produced(self.alloc(node, self.ctx), node)
         return self.produced(self.alloc(node, self.ctx), node)
 
@@ -2334,8 +2446,7 @@ class FunctionAnalysis:
             return EMPTY
         if meth == "pop" and node.args:
             k = node.args[0]
-            text = repr(k.value) if isinstance(k, ast.Constant) else (k.id if isinstance(k, ast.Name) else
-                                                                      dotted(k) or "?")
+            text = repr(k.value) if isinstance(k, ast.Constant) else "?"
             path = "%s[%s]" % (base, text)
             if self.discarding is node:
                 self.release_path(path, node, "pop")
@@ -2411,35 +2522,42 @@ class FunctionAnalysis:
 
     # ----- inlining -------------------------------------------------------
     def inline(self, callee, node, args, kwargs, self_node, module=None, class_name=None, outer_fid=None,
-               self_outer=None, self_value=None):
+               self_outer=None, self_value=None, stage=False):
         """Interprets a function the run defines in place, its parameters
         bound to the call's arguments: a helper of this module or another, a
         method through `self` or an instance, a nested function or lambda
         (with its enclosing frame's names), a function passed in. None when
         it is not inlined (too deep, recursive, too long, a generator)."""
         module = module or self.m
-        if self.f.depth >= MAX_INLINE_DEPTH or any(fr.func is callee for fr in self.frames):
+        if (self.f.depth >= MAX_INLINE_DEPTH and not stage) or any(fr.func is callee for fr in self.frames):
             return None
         if isinstance(callee, ast.AsyncFunctionDef):
             return None
-        if (getattr(callee, "end_lineno", None) or callee.lineno) - callee.lineno > MAX_INLINE_LINES:
+        if (getattr(callee, "end_lineno", None) or callee.lineno) - callee.lineno > MAX_INLINE_LINES and not stage:
             return None
         is_lambda = isinstance(callee, ast.Lambda)
         if not is_lambda and module.is_generator(callee):
             return None
         cls = class_name if class_name is not None else self.f.class_name
         values = list(args) + list(kwargs.values())
-        if not is_lambda and not module.deals_with_streams(callee, cls) and not any(
+        if not stage and not is_lambda and not module.deals_with_streams(callee, cls) and not any(
                 self.reachable(v) & set(self.st.buffers) for v in values) \
                 and not self.ctx_is_side():
             # Nothing of ours goes in and no stream is named: a plain call.
             return None
         fid = self.next_fid
         self.next_fid += 1
-        chain = self.f.chain + ((id(node), node),) if self.f.chain else ((id(node), node),)
+        if stage:
+            # One stage of an object's life (see run_stages): reported where
+            # it is, as the analyzed function's own code.
+            chain, depth = self.f.chain, self.f.depth
+        else:
+            chain = self.f.chain + ((id(node), node),) if self.f.chain else ((id(node), node),)
+            depth = self.f.depth + 1
         if self_outer is None:
             self_outer = self_node is not None and self.f.self_outer
-        frame = Frame(module, callee, fid, self.f.depth + 1, cls, chain, self_outer, outer_fid)
+        frame = Frame(module, callee, fid, depth, cls, chain, self_outer, outer_fid)
+        frame.stage = stage
         frame.streams = [self.ctx]
         frame.entry_buffers = frozenset(self.st.buffers)
         params = callee.args

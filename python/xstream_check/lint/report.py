@@ -229,11 +229,19 @@ def check_tree(tree, path, source, stats=None, module=None):
     seen = set()
     targets = [(f, c, q) for f, c, q in functions_of(tree) if module.deals_with_streams(f, c)]
     targets.append((tree, None, "<module>"))
-    for func, class_name, qual in targets:
+    for name, node in module.class_nodes.items():
+        stages = module.stages(name)
+        if stages and any(module.deals_with_streams(fn, name) for fn, _, _ in stages):
+            targets.append((node, name, name + ".<life>", stages))
+    for target in targets:
+        func, class_name, qual = target[:3]
         analysis = FunctionAnalysis(module, func, class_name, qual)
         count(stats, "functions")
         try:
-            found, late = analysis.run(is_module=func is tree)
+            if len(target) > 3:
+                found, late = analysis.run_stages(target[3])
+            else:
+                found, late = analysis.run(is_module=func is tree)
         except (GaveUp, RecursionError):
             count(stats, "gave_up")
             continue

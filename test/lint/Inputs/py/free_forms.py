@@ -24,7 +24,7 @@ def del_ordered(side):
 
 
 def rebind_unordered(side, steps):
-    buf = torch.zeros(1024, device="cuda")
+    buf = torch.empty(1024, device="cuda")
     with torch.cuda.stream(side):
         buf.mul_(2)
     buf = None  # CHECK: [[@LINE]]:5: warning: 'buf' is freed by this assignment on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
@@ -32,7 +32,7 @@ def rebind_unordered(side, steps):
 
 
 def rebind_ordered(side):
-    buf = torch.zeros(1024, device="cuda")
+    buf = torch.empty(1024, device="cuda")
     with torch.cuda.stream(side):
         buf.mul_(2)
         done = side.record_event()
