@@ -74,7 +74,7 @@ VIEW_ATTRIBUTES = {"data", "T", "mT", "H", "mH", "real", "imag"}
 TENSOR_FIELDS = {"grad", "_base", "main_grad"}
 # Methods that only a tensor has: their receiver, not made here, is one.
 TENSOR_ONLY_METHODS = {"record_stream", "narrow", "view", "view_as", "contiguous", "numel", "untyped_storage",
-                       "data_ptr", "detach", "clone", "pin_memory", "flatten", "unflatten", "reshape",
+                       "data_ptr", "detach", "clone", "flatten", "unflatten", "reshape",
                        "permute", "unsqueeze", "squeeze", "type_as", "element_size", "nelement",
                        "is_contiguous", "storage_offset", "stride", "chunk", "unbind", "transpose", "t",
                        "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "masked_fill",
@@ -84,6 +84,8 @@ TENSOR_ONLY_METHODS = {"record_stream", "narrow", "view", "view_as", "contiguous
                        "sub", "pow", "exp", "log", "clamp", "argmax", "softmax", "masked_select",
                        "index_add", "roll", "cumsum", "topk",
                        "to_dense", "coalesce", "dim", "ndimension", "is_pinned", "storage"}
+# Methods whose result is a host tensor filled before they return.
+HOST_COPY_METHODS = {"pin_memory", "cpu", "numpy"}
 # Collectives that write their first argument (in place, or the output).
 DIST_WRITES_FIRST = {"all_reduce", "broadcast", "reduce", "all_gather_into_tensor", "reduce_scatter_tensor",
                      "all_to_all_single", "recv", "irecv", "_all_gather_base", "_reduce_scatter_base",
@@ -1956,9 +1958,15 @@ class FunctionAnalysis:
         if base is None:
             return None
         sl = node.slice
-        # A constant key is its own element; any other names one element
-        # whatever it is called (`stash[tid]` in pack, `stash[packed]` in unpack).
-        text = repr(sl.value) if isinstance(sl, ast.Constant) else "?"
+        # A constant or a name is its own key (`state[key]` and
+        # `state[buf_key]` are two elements); any other key expression
+        # names one element whatever it is.
+        if isinstance(sl, ast.Constant):
+            text = repr(sl.value)
+        elif isinstance(sl, ast.Name):
+            text = sl.id
+        else:
+            text = "?"
         return "%s[%s]" % (base, text)
 
     def eval_args(self, node):
@@ -2382,10 +2390,14 @@ class FunctionAnalysis:
 
     @staticmethod
     def to_host(meth, node):
-        """`t.to("cpu", ...)` of a tensor used on a stream: a new host copy,
-        never the tensor itself."""
+        """`t.to("cpu", ...)` of a tensor used on a stream, or any
+        `t.to(device, non_blocking=True)` (non_blocking matters only for a
+        copy between devices): a new tensor, never the tensor itself."""
         if meth != "to":
             return False
+        if any(k.arg == "non_blocking" and isinstance(k.value, ast.Constant) and k.value.value is True
+               for k in node.keywords):
+            return True
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
         return isinstance(first, ast.Constant) and first.value == "cpu"
 
@@ -2429,6 +2441,8 @@ class FunctionAnalysis:
             return EMPTY
         if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
             return mine | self.produced(self.alloc(node, self.ctx), node)
+        if meth in HOST_COPY_METHODS and "non_blocking" not in kwargs:
+            return self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
         return self.produced(self.alloc(node, self.ctx), node)
 
     def foreign_container_method(self, recv, meth, node):
@@ -2446,7 +2460,7 @@ class FunctionAnalysis:
             return EMPTY
         if meth == "pop" and node.args:
             k = node.args[0]
-            text = repr(k.value) if isinstance(k, ast.Constant) else "?"
+            text = repr(k.value) if isinstance(k, ast.Constant) else k.id if isinstance(k, ast.Name) else "?"
             path = "%s[%s]" % (base, text)
             if self.discarding is node:
                 self.release_path(path, node, "pop")

@@ -91,7 +91,7 @@ class Stash:
     def element_unordered(self, key, host):
         with torch.cuda.stream(self.d2h):
             host.copy_(self.stash[key], non_blocking=True)
-        self.stash.pop(key)  # CHECK: [[@LINE]]:9: warning: 'self.stash[?]' is freed by this pop on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
+        self.stash.pop(key)  # CHECK: [[@LINE]]:9: warning: 'self.stash[key]' is freed by this pop on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
 
     def element_recorded(self, key, host):
         with torch.cuda.stream(self.d2h):
@@ -102,7 +102,7 @@ class Stash:
     def element_replaced_unordered(self, bufs, i, host):
         with torch.cuda.stream(self.d2h):
             host.copy_(bufs[i], non_blocking=True)
-        bufs[i] = torch.empty_like(host, device="cuda")  # CHECK: [[@LINE]]:9: warning: 'bufs[?]' is freed by this assignment on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
+        bufs[i] = torch.empty_like(host, device="cuda")  # CHECK: [[@LINE]]:9: warning: 'bufs[i]' is freed by this assignment on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
 
     def element_replaced_waited(self, bufs, i, host):
         with torch.cuda.stream(self.d2h):
@@ -221,7 +221,7 @@ def stream_from_list_unordered(streams, i):
     buf = torch.empty(256, device="cuda")
     with torch.cuda.stream(streams[i]):
         buf.mul_(2)
-    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'streams[?]' may still be using it{{.*}}[xstream-unordered-free]
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'streams[i]' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def stream_from_list_waited(streams, i):
