@@ -1362,12 +1362,7 @@ class FunctionAnalysis:
             return
         if stream != CURRENT:
             value = self.materialize(value, evidence=False)
-        atoms = [a for a in self.reachable(value) if a[0] == "t"]
-        if not atoms:
-            return
-        site = self.site(node, "use")
-        if stream != CURRENT:
-            self.side_use_sites.add(site)
+        site, atoms = self.touched(value, node, stream)
         for atom in atoms:
             buf = self.st.buffers.get(atom)
             if buf is None:
@@ -1388,12 +1383,7 @@ class FunctionAnalysis:
         if stream is None:
             return
         value = self.materialize(value)
-        atoms = [a for a in self.reachable(value) if a[0] == "t"]
-        if not atoms:
-            return
-        site = self.site(node, "use")
-        if stream != CURRENT:
-            self.side_use_sites.add(site)
+        site, atoms = self.touched(value, node, stream)
         for atom in atoms:
             buf = self.st.buffers.get(atom)
             if buf is None:
@@ -1405,6 +1395,17 @@ class FunctionAnalysis:
             buf.uses[site] = new_use(stream)
             buf.writes[site] = new_use(stream)
             self.st.buffers[atom] = buf
+
+    def touched(self, value, node, stream):
+        """(use site, tensor atoms) of work on `stream` touching `value`; no
+        site when it touches no tensor."""
+        atoms = [a for a in self.reachable(value) if a[0] == "t"]
+        if not atoms:
+            return None, atoms
+        site = self.site(node, "use")
+        if stream != CURRENT:
+            self.side_use_sites.add(site)
+        return site, atoms
 
     def produced(self, value, node):
         """An operator's new output: written by that operator's kernel on
@@ -2066,12 +2067,7 @@ class FunctionAnalysis:
             return
         everything = frozenset().union(*values)
         self.use(everything, node, ready=False)
-        for atom in self.reachable(everything):
-            buf = self.st.buffers.get(atom) if atom[0] == "t" else None
-            if buf is not None and not buf.stored:
-                buf = buf.copy()
-                buf.stored = True
-                self.st.buffers[atom] = buf
+        self.mark_stored(everything)
 
     def call_function_value(self, value, node, given=None):
         """A call of a nested function, a lambda or a function passed in as
@@ -2129,14 +2125,17 @@ class FunctionAnalysis:
         self.escape_functions(values)
         everything = frozenset().union(*values)
         self.use(everything, node)
-        for atom in self.reachable(everything):
-            if atom[0] == "t":
-                buf = self.st.buffers.get(atom)
-                if buf is not None and not buf.stored:
-                    buf = buf.copy()
-                    buf.stored = True
-                    self.st.buffers[atom] = buf
+        self.mark_stored(everything)
         return EMPTY
+
+    def mark_stored(self, value):
+        """Passed to code that may keep it: rebinding a name frees nothing."""
+        for atom in self.reachable(value):
+            buf = self.st.buffers.get(atom) if atom[0] == "t" else None
+            if buf is not None and not buf.stored:
+                buf = buf.copy()
+                buf.stored = True
+                self.st.buffers[atom] = buf
 
     def call_module_function(self, canon, node, hint):
         if canon in STREAM_CONTEXTS:
