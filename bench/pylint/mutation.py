@@ -4,7 +4,7 @@ a tree (`x.record_stream(s)`, `s.wait_stream(o)`, `s.wait_event(e)`,
 `...synchronize()`), one at a time, lint the tree again and count the
 deletions that get a new warning.
 
-  mutation.py [--json OUT] [--list] [--limit N] TREE [TREE...]
+  mutation.py [--json OUT] [--list] [--limit N] [--verdicts FILE] TREE [TREE...]
 
 A deletion replaces the statement with `pass` (its other lines with blank
 lines), so every other line keeps its number and a warning is new when its
@@ -16,6 +16,10 @@ Per tree it prints the lines, the deletions by kind, those caught (a new
 warning anywhere in the mutated file, and at the deletion's function:
 inside the def that holds it, or at a call of that def), and the warnings
 of the unmutated tree, which each need a verdict in docs/static-check.md.
+With --verdicts (bench/pylint/verdicts.json: for each deletion of the
+trees measured in docs/static-check.md, whether it leaves a hazard by the
+three rules, decided by reading the code around it, and why), the recall is
+also counted over the deletions that leave one.
 A `record_stream` inside a method that only forwards to its tensors
 (`def record_stream(self, stream): for t in ...: t.record_stream(stream)`)
 is judged at its callers and counted apart as "forwarding".
@@ -172,7 +176,17 @@ def main():
     ap.add_argument("--json", help="write every tree's result (each mutant too) to this file")
     ap.add_argument("--list", action="store_true", help="print each mutant's verdict")
     ap.add_argument("--limit", type=int, help="at most this many mutants per tree")
+    ap.add_argument("--verdicts", help="a verdicts file: count the recall over the deletions that leave a hazard")
     args = ap.parse_args()
+    verdicts = {}
+    if args.verdicts:
+        try:
+            with open(args.verdicts) as fh:
+                for v in json.load(fh):
+                    verdicts[(v["tree"], v["path"], v["line"], v["kind"])] = v
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print("mutation.py: error: cannot read verdicts '%s': %s" % (args.verdicts, e), file=sys.stderr)
+            return 2
     results = []
     for t in args.trees:
         if not os.path.isdir(t):
@@ -196,6 +210,25 @@ def main():
             len(r["baseline_warnings"])))
     print("total: record_stream %d/%d caught, waits and synchronizes %d/%d caught" % (
         total["rs"][1], total["rs"][0], total["w"][1], total["w"][0]))
+    if verdicts:
+        hazard = {"rs": [0, 0], "w": [0, 0]}
+        unjudged = 0
+        for r in results:
+            tree = os.path.basename(os.path.normpath(r["tree"]))
+            for m in r["mutants"]:
+                v = verdicts.get((tree, m["path"], m["line"], m["kind"]))
+                m["verdict"] = v["verdict"] if v else None
+                if v is None:
+                    unjudged += 1
+                    continue
+                if v["verdict"] != "hazard":
+                    continue
+                h = hazard["rs" if m["kind"] == "record_stream" else "w"]
+                h[0] += 1
+                h[1] += m["at_function"]
+        print("over the deletions that leave a hazard: record_stream %d/%d caught, waits and synchronizes "
+              "%d/%d caught%s" % (hazard["rs"][1], hazard["rs"][0], hazard["w"][1], hazard["w"][0],
+                                  " (%d deletions have no verdict)" % unjudged if unjudged else ""))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

@@ -154,6 +154,66 @@ FOREIGN_UNKNOWN = 1
 FOREIGN_TENSOR = 2
 
 
+def ordering_call_name(call):
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    return name in ORDERING_METHODS or name == "synchronize"
+
+
+def index_calls_in(func):
+    """(lines of ordering calls, [(line, callee name, loop spans around it)])
+    of the calls in `func`, not in its nested defs."""
+    order_lines = []
+    calls = []
+
+    def visit(node, loop_spans):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            spans = loop_spans
+            if isinstance(child, (ast.For, ast.AsyncFor, ast.While)):
+                spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
+            if isinstance(child, ast.Call):
+                if ordering_call_name(child):
+                    order_lines.append(child.lineno)
+                f = child.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name is not None:
+                    calls.append((child.lineno, name, spans))
+            visit(child, spans)
+
+    visit(func, ())
+    return order_lines, calls
+
+
+def ordered_after_a_call(index, name, orderers):
+    """Whether, in one module's call index, a call of `name` is followed in
+    its caller by an ordering call, or by a call of a function that makes
+    one (`orderers`): textually after it, or anywhere in a loop around it."""
+    for (order_lines, calls), line, spans in index[0].get(name, ()):
+        def later(at):
+            return at > line or any(lo <= at <= hi for lo, hi in spans)
+        if any(later(o) for o in order_lines):
+            return True
+        if any(later(at) and callee in orderers and callee != name for at, callee, _ in calls):
+            return True
+    return False
+
+
+# Other backends' device modules have CUDA's stream API (torch.xpu,
+# torch_musa's torch.musa, torch_npu's torch.npu, ...).
+DEVICE_BACKENDS = ("xpu", "musa", "npu", "mlu", "hpu", "mtia", "mps")
+
+
+def as_cuda(canon):
+    """torch.<backend>.X as torch.cuda.X."""
+    if canon.startswith("torch.") and canon.count(".") >= 2:
+        backend, _, rest = canon[len("torch."):].partition(".")
+        if backend in DEVICE_BACKENDS:
+            return "torch.cuda." + rest
+    return canon
+
+
 class GaveUp(Exception):
     """No fixpoint within the budget: the function is not reported."""
 
@@ -567,6 +627,27 @@ class Module:
             return out
         return None
 
+    def call_index(self):
+        """(callee name -> [(order lines, calls) of each function calling
+        it, and the call's line and loop spans]; names of the functions
+        here with an ordering call of their own). What a function leaves
+        pending on a stream when it returns is judged at its callers when
+        one of them orders something after the call (see
+        Program.a_caller_orders)."""
+        cached = self._stream_cache.get("calls")
+        if cached is None:
+            callers, orderers = {}, set()
+            for node in ast.walk(self.tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    order_lines, calls = index_calls_in(node)
+                    if order_lines:
+                        orderers.add(node.name)
+                    entry = (order_lines, calls)
+                    for line, name, spans in calls:
+                        callers.setdefault(name, []).append((entry, line, spans))
+            cached = self._stream_cache["calls"] = (callers, orderers)
+        return cached
+
     def streamy(self):
         """Whether this module, or a module it imports from the run, names a
         stream: a use on another stream needs one."""
@@ -618,6 +699,20 @@ class RawFree:
         self.how = how
 
 
+class RawPending:
+    """A tensor the analyzed function leaves behind (its caller's, or
+    stored where it outlives the call) with a use on a stream its
+    allocation stream is not ordered after, and nothing recorded."""
+    __slots__ = ("buffer", "use_site", "use_stream", "alloc_stream", "exit_site")
+
+    def __init__(self, buffer, use_site, use_stream, alloc_stream, exit_site):
+        self.buffer = buffer
+        self.use_site = use_site
+        self.use_stream = use_stream
+        self.alloc_stream = alloc_stream
+        self.exit_site = exit_site
+
+
 class RawRace:
     """A use before its write is ready ("ready": first is the write, second
     the use) or a write over a pending use ("war": first is the use, second
@@ -644,6 +739,7 @@ class FunctionAnalysis:
         self.qualname = qualname
         self.sites = {}  # (node id, chain) -> site number
         self.site_nodes = []  # site number -> (node, kind)
+        self.site_inner = []  # site number -> its node (inside a helper, not the call)
         self.found = {}  # (free site, use site, stream) -> RawFree
         self.late = {}  # (free site, use site, stream) -> wait site
         self.st = None
@@ -659,6 +755,14 @@ class FunctionAnalysis:
         # (write site, use site) -> RawRace: the byte rules
         self.races = {}
         self.escaping = set()  # function values whose captures escape (once each)
+        # use site -> RawPending: uses still pending on another stream when
+        # the analyzed function returns (see pending_at_return)
+        self.pending = {}
+        self.own_sites = set()  # sites in the analyzed function itself, not in a helper
+        self.host_sites = set()  # allocation sites of host tensors
+        self.unknown_use_nodes = set()  # calls of unknown functions (what they do with a tensor is not known)
+        self.exit_names = {}
+        self.copy_sources = set()  # (call id, tensor atom): what a copy reads from
         self.discarding = None  # the call whose result an expression statement drops
 
     # ----- sites and keys -------------------------------------------------
@@ -684,6 +788,9 @@ class FunctionAnalysis:
             self.sites[key] = s
             # Inside an inlined helper, report at the call in the analyzed function.
             self.site_nodes.append((chain[0][1] if chain else node, kind))
+            self.site_inner.append(node)
+            if not chain:
+                self.own_sites.add(s)
         return s
 
     def key(self, name):
@@ -711,7 +818,15 @@ class FunctionAnalysis:
         body = self.func.body
         self.exec_block(body)
         if not is_module:
+            prefix = "%d:" % fid
+            for st in [self.st] + [r[0] for r in self.f.returns]:
+                for k, val in (st.names.items() if st is not None else ()):
+                    if k.startswith(prefix) and "." not in k:
+                        for a in val:
+                            self.exit_names.setdefault(a, k[len(prefix):])
             self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
+            if self.st is not None:
+                self.pending_at_return(body[-1] if body else self.func)
         return self.found, self.late
 
     def run_stages(self, stages):
@@ -1021,7 +1136,7 @@ class FunctionAnalysis:
         """The stream a `with` makes current (None: unknown), or False when
         the context manager is not a stream context."""
         if isinstance(expr, ast.Call):
-            name = self.m.canonical(dotted(expr.func) or "")
+            name = as_cuda(self.m.canonical(dotted(expr.func) or ""))
             # torch.cuda.stream(s), and a device module's: device_handle.stream(s)
             if name in STREAM_CONTEXTS or (isinstance(expr.func, ast.Attribute) and expr.func.attr == "stream"
                                            and not tensor_atoms(self.eval(expr.func.value))):
@@ -1313,6 +1428,70 @@ class FunctionAnalysis:
             values.append(v)
         self.st = join_states(outs)
         return frozenset().union(*values) if values else NONE_VALUE
+
+    def pending_at_return(self, end_node):
+        """What the function hands back with a use still pending. A tensor it
+        did not make, or one it stored where it outlives the call, that was
+        used here on a stream other than its allocation stream, with no
+        record_stream of that stream, no wait of the allocation stream and
+        no event recorded after the use: whoever frees it later, on its
+        allocation stream, frees it under that use. Judged at the callers
+        instead when one of them orders something after the call (a caller
+        that waits makes the helper right), and only for streams the
+        function names itself (a stream passed in may be the caller's
+        current one)."""
+        name = getattr(self.func, "name", None)
+        if name is None:
+            return
+        params = {a.arg for a in self.func.args.args + self.func.args.kwonlyargs + self.func.args.posonlyargs}
+        params -= {"self", "cls"}
+
+        def passed_in(stream):
+            return stream != CURRENT and stream.lstrip("~").partition(".")[0].partition("[")[0] in params
+        for atom, buf in self.st.buffers.items():
+            # A parameter or attribute only handed to unknown calls may be no
+            # tensor at all.
+            if not buf.alloc or atom[1] in self.host_sites:
+                continue
+            if buf.foreign:
+                # Only the caller's own tensors: a parameter, or reached from
+                # one. An attribute of `self` may be a buffer the object keeps
+                # for good (a flat gradient bucket), and one only handed to
+                # unknown calls may be no tensor at all.
+                root = atom[1][2:].partition(".")[0].partition("[")[0] if isinstance(atom[1], str) else None
+                if buf.foreign != FOREIGN_TENSOR or root not in params:
+                    continue
+            elif not buf.escaped:
+                continue
+            for site, use in buf.uses.items():
+                us = use.stream
+                node = self.site_inner[site]
+                # A non_blocking copy of a tensor not made here: one side is
+                # likely pinned host memory, which PyTorch's host allocator
+                # keeps until the copy is done.
+                # A copy's source not made here may be host memory too.
+                if not isinstance(node, ast.Call) or (buf.foreign and (any(
+                        k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
+                    continue
+                if id(node) in self.unknown_use_nodes or \
+                        us in (ANY_STREAM, None) or use.captures or use.host or us in buf.recorded or \
+                        passed_in(us):
+                    continue
+                for fs in buf.alloc:
+                    if fs in (ANY_STREAM, None) or passed_in(fs):
+                        continue
+                    if fs != us and not use.ordered_on(fs) and site not in self.pending:
+                        label = self.buffer_name(atom)
+                        if label == "tensor":
+                            label = self.exit_names.get(atom, label)
+                        self.pending[site] = RawPending(label, site, us, fs,
+                                                        self.site(end_node, "exit"))
+        if self.pending:
+            program = self.root.program
+            fn = self.func.name
+            if program.a_caller_orders(fn) if program is not None else \
+                    ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
+                self.pending = {}
 
     # ----- dataflow transfer (the C++ check's ops) -------------------------
     def alloc(self, node, stream):
@@ -2125,6 +2304,7 @@ class FunctionAnalysis:
         self.escape_functions(values)
         everything = frozenset().union(*values)
         self.use(everything, node)
+        self.unknown_use_nodes.add(id(node))
         self.mark_stored(everything)
         return EMPTY
 
@@ -2138,6 +2318,7 @@ class FunctionAnalysis:
                 self.st.buffers[atom] = buf
 
     def call_module_function(self, canon, node, hint):
+        canon = as_cuda(canon)
         if canon in STREAM_CONTEXTS:
             self.eval_args(node)
             return EMPTY
@@ -2425,7 +2606,9 @@ class FunctionAnalysis:
             return self.alloc(node, self.ctx)
         if meth in ("copy_", "set_"):
             # The source is read; the receiver is written (and waits for the source).
-            self.use(self.materialize(others), node)
+            source = self.materialize(others)
+            self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
+            self.use(source, node)
             self.write(mine, node)
             return mine
         if is_in_place(meth):
@@ -2433,6 +2616,8 @@ class FunctionAnalysis:
             self.write(mine, node)
             return mine
         self.use(mine | others, node)
+        if meth in ("to", "cuda", "cpu"):
+            self.copy_sources.update((id(node), a) for a in mine)
         if meth in HOST_SYNC_METHODS or (meth == "cpu" and "non_blocking" not in kwargs):
             ctx = self.ctx
             if ctx is not None:
@@ -2441,8 +2626,22 @@ class FunctionAnalysis:
         if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
             return mine | self.produced(self.alloc(node, self.ctx), node)
         if meth in HOST_COPY_METHODS and "non_blocking" not in kwargs:
-            return self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
-        return self.produced(self.alloc(node, self.ctx), node)
+            made = self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
+            self.host_sites.add(next(iter(made))[1])
+            return made
+        made = self.alloc(node, self.ctx)
+        if meth in ("cpu", "pin_memory") or (meth == "to" and self.targets_host(node)):
+            self.host_sites.add(next(iter(made))[1])
+        return self.produced(made, node)
+
+    def targets_host(self, node):
+        """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`."""
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+        if isinstance(first, ast.Call) and self.m.canonical(dotted(first.func) or "") == "torch.device" \
+                and first.args:
+            first = first.args[0]
+        return isinstance(first, ast.Constant) and isinstance(first.value, str) and \
+            first.value.partition(":")[0] == "cpu"
 
     def foreign_container_method(self, recv, meth, node):
         """pop / clear on a container not made here (`self.stash.pop(k)`):

@@ -14,14 +14,16 @@ plugin:
     paths = path/to/xstream-check/python
 
 Codes: XSC101 xstream-unordered-free, XSC102 xstream-free-before-wait,
-XSC103 xstream-use-before-ready, XSC104 xstream-write-after-read.
+XSC103 xstream-use-before-ready, XSC104 xstream-write-after-read,
+XSC105 xstream-pending-at-return.
 flake8 has no notes, so the first note's line goes into the message.
 """
-from .report import (RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, RULE_USE_BEFORE_READY, RULE_WRITE_AFTER_READ,
+from .report import (RULE_FREE_BEFORE_WAIT, RULE_PENDING_AT_RETURN, RULE_UNORDERED_FREE, RULE_USE_BEFORE_READY,
+                     RULE_WRITE_AFTER_READ,
                      check_tree)
 
 CODES = {RULE_UNORDERED_FREE: "XSC101", RULE_FREE_BEFORE_WAIT: "XSC102", RULE_USE_BEFORE_READY: "XSC103",
-         RULE_WRITE_AFTER_READ: "XSC104"}
+         RULE_WRITE_AFTER_READ: "XSC104", RULE_PENDING_AT_RETURN: "XSC105"}
 
 
 class XscChecker:

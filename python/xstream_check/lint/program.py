@@ -3,6 +3,10 @@ imported as, so that a call into another module of the linted roots
 (`from .x import f`, `import pkg.mod as m`, a class's base in another file)
 is followed like a call into the same module."""
 
+import re
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 # Re-exports (`from .impl import f` in a package's __init__) followed at most
 # this many times.
 MAX_REEXPORTS = 4
@@ -11,6 +15,12 @@ MAX_REEXPORTS = 4
 class Program:
     def __init__(self):
         self.modules = {}  # dotted name -> analysis.Module
+        # names of the run's functions that make an ordering call, and the
+        # module objects they were read from (see a_caller_orders)
+        self._orderers = None
+        self._callers = {}  # identifier -> modules naming it
+        self._indexed = {}
+        self._replaced = False  # set while a module's text stands replaced
 
     def add(self, module):
         self.modules.setdefault(module.name, module)
@@ -55,3 +65,34 @@ class Program:
             if m is not None:
                 return "stream" in m.source_text or "Stream" in m.source_text
         return False
+
+    def a_caller_orders(self, name):
+        """Whether some call of `name` in the run is followed in its caller
+        by an ordering, or by a call of a function that makes one
+        (analysis.ordered_after_a_call). The run's functions that order are
+        collected once; a module whose text was replaced since (the mutation
+        harness's recheck) answers for itself."""
+        from .analysis import ordered_after_a_call
+        if self._orderers is None:
+            # Only modules that name an ordering call can define a function
+            # that makes one; only modules that name a function can call it.
+            self._orderers, self._callers = set(), {}
+            for mod_name, m in self.modules.items():
+                self._indexed[mod_name] = m
+                text = m.source_text
+                if "wait" in text or "synchronize" in text or "record" in text:
+                    self._orderers |= m.call_index()[1]
+                for word in set(WORD.findall(text)):
+                    self._callers.setdefault(word, []).append(mod_name)
+        replaced = [m for mod_name, m in self.modules.items() if m is not self._indexed.get(mod_name)] \
+            if self._replaced else []
+        orderers = self._orderers
+        for m in replaced:
+            orderers = orderers | m.call_index()[1]
+        for mod_name in self._callers.get(name, ()):
+            m = self.modules.get(mod_name)
+            if m is self._indexed.get(mod_name) and name in m.call_index()[0] and \
+                    ordered_after_a_call(m.call_index(), name, orderers):
+                return True
+        return any(name in m.call_index()[0] and ordered_after_a_call(m.call_index(), name, orderers)
+                   for m in replaced)

@@ -12,6 +12,7 @@ RULE_FREE_BEFORE_WAIT = "xstream-free-before-wait"
 RULE_UNORDERED_FREE = "xstream-unordered-free"
 RULE_USE_BEFORE_READY = "xstream-use-before-ready"
 RULE_WRITE_AFTER_READ = "xstream-write-after-read"
+RULE_PENDING_AT_RETURN = "xstream-pending-at-return"
 # At most this many uses are shown as notes under one warning.
 MAX_NOTED_USES = 3
 
@@ -56,6 +57,11 @@ def stream_name(key):
     if key is None:
         return "an unknown stream"
     return "stream '%s'" % key.lstrip("~")
+
+
+def stream_expr(key):
+    """A stream key as the code would name it."""
+    return "torch.cuda.current_stream()" if key == CURRENT else key.lstrip("~")
 
 
 FREED = {
@@ -125,6 +131,33 @@ def findings_for(analysis, found, late, path, lines):
                                     "wait on it before the free" % (buf, us, us, stream_name(u.free_stream))))
             out.append(f)
     out.extend(races_for(analysis, loc, path))
+    out.extend(pending_for(analysis, loc, path))
+    return out
+
+
+def pending_for(analysis, loc, path):
+    """A tensor left behind with a use pending on another stream: at the
+    use, a note where the function returns."""
+    out = []
+    seen = set()
+    for site in sorted(analysis.pending, key=loc):
+        p = analysis.pending[site]
+        line, col = loc(site)
+        if (line, col) in seen:
+            continue
+        seen.add((line, col))
+        buf = "'%s'" % p.buffer
+        us, fs = stream_name(p.use_stream), stream_name(p.alloc_stream)
+        f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
+                    "%s is used on %s here and is still held when '%s' returns, with nothing ordering %s (where "
+                    "it was allocated) after this use; whoever frees it later frees it while %s may still be "
+                    "using it" % (buf, us, analysis.func.name, fs, us), [],
+                    analysis.qualname, buf, fs, us)
+        f.notes.append(Note(path, *loc(p.exit_site),
+                            "'%s' returns here; call %s.record_stream(%s) after the use, or make %s wait for %s "
+                            "before returning" % (analysis.func.name, p.buffer, stream_expr(p.use_stream), fs,
+                                                  us)))
+        out.append(f)
     return out
 
 
@@ -336,9 +369,11 @@ class Linter:
         module = Module(tree, path, source.splitlines(), program=self.program)
         old = self.program.modules.get(module.name)
         self.program.modules[module.name] = module
+        self.program._replaced = True
         try:
             return check_tree(tree, path, source, None, module)
         finally:
+            self.program._replaced = False
             if old is not None:
                 self.program.modules[module.name] = old
 

@@ -7,7 +7,8 @@ import json
 import os
 from urllib.parse import quote
 
-from .report import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, RULE_USE_BEFORE_READY, RULE_WRITE_AFTER_READ
+from .report import (RULE_FREE_BEFORE_WAIT, RULE_PENDING_AT_RETURN, RULE_UNORDERED_FREE, RULE_USE_BEFORE_READY,
+                     RULE_WRITE_AFTER_READ)
 
 RULES = [
     (RULE_FREE_BEFORE_WAIT, "FreeBeforeWait",
@@ -32,6 +33,14 @@ RULES = [
      "The tensor is used by work on another stream and then written on this stream with nothing ordering "
      "this stream after that use. The other stream may read the new bytes. Record an event on the using "
      "stream after its use and make the writing stream wait on it before the write."),
+    (RULE_PENDING_AT_RETURN, "PendingAtReturn",
+     "Tensor left to the caller with a use still pending on another stream",
+     "The function uses a tensor it did not make (or one it stored where it outlives the call) on a stream "
+     "it names itself, and returns with nothing ordering the tensor's allocation stream after that use and "
+     "no record_stream of the using stream. Whoever frees the tensor later frees it on its allocation "
+     "stream while the use may still run, and the caching allocator may hand the memory out again. Call "
+     "record_stream(using stream) after the use, or make the allocation stream wait for the using stream "
+     "before returning, or keep an event recorded after the use with the tensor."),
 ]
 # The driver's fingerprints are xxh3 (LLVM's); the standard library has none,
 # so this front end's fingerprints have a name of their own.

@@ -1,0 +1,109 @@
+# Tensors a function hands back with a use still pending on a stream it
+# names itself: the caller's tensor, or one it stored where it outlives the
+# call. Whoever frees it later frees it on its allocation stream while that
+# use may still run. Each bug is followed by its fixed twin, which must stay
+# silent; the expectations sit next to the lines they are about.
+import torch
+
+OFFLOAD_STREAM = torch.cuda.Stream()
+
+
+class GradReducer:
+    def __init__(self):
+        self.reduce_stream = torch.cuda.Stream()
+        self.copy_stream = torch.cuda.Stream()
+        self.state = {}
+
+    # The caller's gradient is scaled on the reduce stream; the caller frees
+    # it later (zero_grad) on the current stream.
+    def scale_grads_unrecorded(self, grads):
+        with torch.cuda.stream(self.reduce_stream):
+            for g in grads:
+                g.mul_(0.5)  # CHECK: [[@LINE]]:17: warning: 'grads[*]' is used on stream 'self.reduce_stream' here and is still held when 'scale_grads_unrecorded' returns{{.*}}[xstream-pending-at-return]
+
+    def scale_grads_recorded(self, grads):
+        with torch.cuda.stream(self.reduce_stream):
+            for g in grads:
+                g.mul_(0.5)
+                g.record_stream(self.reduce_stream)
+
+    def scale_grads_waited(self, grads):
+        with torch.cuda.stream(self.reduce_stream):
+            for g in grads:
+                g.mul_(0.5)
+        torch.cuda.current_stream().wait_stream(self.reduce_stream)
+
+    # A buffer made here, filled on the copy stream and stored in the state:
+    # its later free on the current stream runs over the copy.
+    def reload_unrecorded(self, key, host):
+        buf = torch.empty_like(host, device="cuda")
+        with torch.cuda.stream(self.copy_stream):
+            buf.copy_(host)  # CHECK: [[@LINE]]:13: warning: 'buf' is used on stream 'self.copy_stream' here and is still held when 'reload_unrecorded' returns, with nothing ordering the current stream (where it was allocated) after this use{{.*}}[xstream-pending-at-return]
+        self.state[key] = buf
+
+    def reload_recorded(self, key, host):
+        buf = torch.empty_like(host, device="cuda")
+        with torch.cuda.stream(self.copy_stream):
+            buf.copy_(host)
+        buf.record_stream(self.copy_stream)
+        self.state[key] = buf
+
+    # Kept with an event recorded after the use: whoever frees it can wait
+    # on the event first (the keepalive form).
+    def reload_with_event(self, key, host):
+        buf = torch.empty_like(host, device="cuda")
+        with torch.cuda.stream(self.copy_stream):
+            buf.copy_(host)
+            done = torch.cuda.Event()
+            done.record()
+        self.state[key] = (buf, done)
+
+    # Made on the copy stream, used on the current one, kept: its free on the
+    # current stream returns the block to the copy stream's pool while the
+    # current stream may still read it.
+    def prefetch_unrecorded(self, weight):
+        with torch.cuda.stream(self.copy_stream):
+            staged = weight.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.copy_stream)
+        out = staged.sum(0)  # CHECK: [[@LINE]]:15: warning: 'staged' is used on the current stream here and is still held when 'prefetch_unrecorded' returns, with nothing ordering stream 'self.copy_stream' (where it was allocated) after this use{{.*}}[xstream-pending-at-return]
+        self.state["staged"] = staged
+        return out
+
+    def prefetch_recorded(self, weight):
+        with torch.cuda.stream(self.copy_stream):
+            staged = weight.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.copy_stream)
+        out = staged.sum(0)
+        staged.record_stream(torch.cuda.current_stream())
+        self.state["staged"] = staged
+        return out
+
+
+# A module-level stream: the caller's tensor is cast there and left pending.
+def offload_cast_unrecorded(t):
+    with torch.cuda.stream(OFFLOAD_STREAM):
+        t.clamp_(0, 1)  # CHECK: [[@LINE]]:9: warning: 't' is used on stream 'OFFLOAD_STREAM' here{{.*}}[xstream-pending-at-return]
+
+
+# The same helper shape, judged at its caller, which orders after the call.
+def offload_cast_for_caller(t):
+    with torch.cuda.stream(OFFLOAD_STREAM):
+        t.clamp_(0, 1)
+
+
+def caller_waits_after(t):
+    offload_cast_for_caller(t)
+    torch.cuda.current_stream().wait_stream(OFFLOAD_STREAM)
+
+
+# A stream passed in may be the caller's current stream: not judged here.
+def cast_on_given_stream(t, stream):
+    with torch.cuda.stream(stream):
+        t.clamp_(0, 1)
+
+
+# A non_blocking copy of the caller's tensor: one side is pinned host memory,
+# which PyTorch's host allocator keeps until the copy is done.
+def upload_given(dst, src):
+    with torch.cuda.stream(OFFLOAD_STREAM):
+        dst.copy_(src, non_blocking=True)
