@@ -21,6 +21,7 @@ rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 """
 import ast
 import os
+import re
 
 from .facts import ANY_STREAM, Buffer, State, join_states, new_use
 
@@ -58,7 +59,8 @@ TORCH_NON_TENSOR = {"no_grad", "enable_grad", "inference_mode", "set_grad_enable
                     "is_storage", "typename", "finfo", "iinfo", "get_device", "is_nonzero",
                     "result_type", "promote_types", "can_cast", "is_inference_mode_enabled",
                     "use_deterministic_algorithms", "Generator", "Event", "Stream", "autocast",
-                    "_assert", "equal", "allclose", "is_same_size", "broadcast_shapes", "save", "load"}
+                    "_assert", "equal", "allclose", "is_same_size", "broadcast_shapes", "save", "load",
+                    "get_device_module", "get_default_device", "set_default_device"}
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.ops.", "torch.special.", "torch.linalg.", "torch.fft.",
                      "torch._C._nn.", "torch._foreach_")
 DIST_PREFIX = "torch.distributed."
@@ -118,6 +120,15 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
                      "vars", "dir", "open", "ord", "chr", "hex", "bin", "oct", "slice", "setattr",
                      "delattr", "NotImplementedError", "ValueError", "RuntimeError", "AssertionError",
                      "TypeError", "KeyError", "IndexError", "Exception", "pow"}
+
+
+# Names that are never a tensor's: what is passed to an unknown call under a
+# side stream is kept as a tensor's use unless it is named like one of these
+# (an accelerator object, a process group).
+NOT_TENSOR_WORDS = ("accelerator", "process_group")
+# A tensor's attributes that are not tensors.
+TENSOR_METADATA = {"dtype", "shape", "device", "layout", "ndim", "is_cuda", "requires_grad", "is_leaf",
+                   "itemsize", "nbytes"}
 
 
 # The same calls on a device module held in a variable (FSDP's
@@ -212,6 +223,41 @@ def as_cuda(canon):
         if backend in DEVICE_BACKENDS:
             return "torch.cuda." + rest
     return canon
+
+
+def flag_text(node):
+    """`self.use_streams`, `overlap`: a flag whose value one run of a function
+    cannot change (an attribute of self or a name), as text; else None."""
+    text = dotted(node)
+    return text if text and text.count(".") <= 2 else None
+
+
+def repeated_flag(func):
+    """A flag that decides two branches of `func` (`if self.use_streams:`
+    ... `s1 if self.use_streams else s0`), never assigned in it: one path
+    through the function takes both branches alike, so it is run once per
+    value and the two runs' findings are reported together."""
+    tests, assigned = {}, {}
+    for node in ast.walk(func):
+        test = node.test if isinstance(node, (ast.If, ast.IfExp)) else None
+        if test is not None:
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test = test.operand
+            text = flag_text(test)
+            if text:
+                tests.setdefault(text, []).append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                text = dotted(target)
+                if text:
+                    assigned.setdefault(text, []).append(node.lineno)
+    for text, lines in tests.items():
+        # Set at most once, before it is first tested (`self.x = x` at the
+        # top of __init__).
+        sets = assigned.get(text, [])
+        if len(lines) >= 2 and len(sets) <= 1 and all(a < min(lines) for a in sets):
+            return text
+    return None
 
 
 class GaveUp(Exception):
@@ -379,6 +425,7 @@ class Module:
                         n.target.id for n in node.body
                         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
         self._stream_cache = {}
+        self.class_text = {}  # class name -> its source (Module.class_orders_later)
         self.source_text = "\n".join(lines)
 
     def _is_record_class(self, node):
@@ -763,7 +810,11 @@ class FunctionAnalysis:
         self.unknown_use_nodes = set()  # calls of unknown functions (what they do with a tensor is not known)
         self.exit_names = {}
         self.copy_sources = set()  # (call id, tensor atom): what a copy reads from
+        # path of an unknown call's result -> the side stream current when it was made
+        self.side_made = {}
+        self.waited_streams = set()  # streams some stream was made to wait for
         self.discarding = None  # the call whose result an expression statement drops
+        self.assume = None  # (flag text, value): see repeated_flag
 
     # ----- sites and keys -------------------------------------------------
     @property
@@ -948,6 +999,12 @@ class FunctionAnalysis:
 
     def exec_if(self, s):
         self.eval(s.test)
+        assumed = self.assumed(s.test)
+        if assumed is not None:
+            # One run of the function per value of a flag it tests twice
+            # (see repeated_flag): only the branch that value takes.
+            self.exec_block(s.body if assumed else s.orelse)
+            return
         if not s.orelse and all(is_ordering_statement(b) for b in s.body):
             # `if not accelerator.is_synchronized_device(): t.record_stream(s)`,
             # `if record_stream: ...`, `if t.device.type != "cpu": ...`: an
@@ -962,6 +1019,16 @@ class FunctionAnalysis:
         self.st = self.narrow(before, s.test, False)
         self.exec_block(s.orelse)
         self.st = join_states([then, self.st])
+
+    def assumed(self, test):
+        """The value this run takes for a flag test, or None."""
+        if self.assume is None:
+            return None
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        text = flag_text(test.operand if negated else test)
+        if text != self.assume[0]:
+            return None
+        return self.assume[1] != negated
 
     def narrow(self, st, test, truth):
         """On each branch of `x is None` / `x is not None` / `x`, drop what x
@@ -1144,10 +1211,23 @@ class FunctionAnalysis:
                     (k.value for k in expr.keywords if k.arg == "stream"), None)
                 if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
                     return self.ctx
-                keys = self.stream_keys(self.eval(arg), arg)
-                if len(keys) == 1:
+                value = self.eval(arg)
+                keys = self.stream_keys(value, arg)
+                if len(keys) == 1 and not self.never_made(keys, value):
                     return next(iter(keys))
                 return None
+            if len(expr.args) == 1 and not expr.keywords and \
+                    not isinstance(expr.args[0], (ast.Constant, ast.Call)):
+                # A context manager given one stream and nothing else
+                # (`with stream_context(s):`, `with maybe_stream(s):`, a
+                # Callable parameter): taken as making it current, as every such
+                # helper in the real trees measured does.
+                arg = self.eval(expr.args[0])
+                keys = {a[1] for a in arg if a[0] == "s"} or \
+                    {a[1] for a in arg if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
+                if len(keys) == 1 and len(arg) == 1:
+                    self.eval(expr)
+                    return next(iter(keys))
             return False
         value = self.eval(expr)
         keys = {a[1] for a in value if a[0] == "s"}
@@ -1447,13 +1527,16 @@ class FunctionAnalysis:
         params -= {"self", "cls"}
 
         def passed_in(stream):
-            return stream != CURRENT and stream.lstrip("~").partition(".")[0].partition("[")[0] in params
+            # One the function waits for it treats as another stream.
+            return stream != CURRENT and stream not in self.waited_streams and \
+                stream.lstrip("~").partition(".")[0].partition("[")[0] in params
         for atom, buf in self.st.buffers.items():
             # A parameter or attribute only handed to unknown calls may be no
             # tensor at all.
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
-            if buf.foreign:
+            side_made = buf.foreign and isinstance(atom[1], str) and atom[1][2:] in self.side_made
+            if buf.foreign and not side_made:
                 # Only the caller's own tensors: a parameter, or reached from
                 # one. An attribute of `self` may be a buffer the object keeps
                 # for good (a flat gradient bucket), and one only handed to
@@ -1461,7 +1544,7 @@ class FunctionAnalysis:
                 root = atom[1][2:].partition(".")[0].partition("[")[0] if isinstance(atom[1], str) else None
                 if buf.foreign != FOREIGN_TENSOR or root not in params:
                     continue
-            elif not buf.escaped:
+            elif not buf.foreign and not buf.escaped:
                 continue
             for site, use in buf.uses.items():
                 us = use.stream
@@ -1473,12 +1556,12 @@ class FunctionAnalysis:
                 if not isinstance(node, ast.Call) or (buf.foreign and (any(
                         k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
                     continue
-                if id(node) in self.unknown_use_nodes or \
+                if (id(node) in self.unknown_use_nodes and not side_made) or \
                         us in (ANY_STREAM, None) or use.captures or use.host or us in buf.recorded or \
                         passed_in(us):
                     continue
                 for fs in buf.alloc:
-                    if fs in (ANY_STREAM, None) or passed_in(fs):
+                    if fs in (ANY_STREAM, None) or passed_in(fs) or self.class_orders_later(fs, us):
                         continue
                     if fs != us and not use.ordered_on(fs) and site not in self.pending:
                         label = self.buffer_name(atom)
@@ -1492,6 +1575,32 @@ class FunctionAnalysis:
             if program.a_caller_orders(fn) if program is not None else \
                     ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
                 self.pending = {}
+
+    def class_orders_later(self, waiter, waited):
+        """Whether another method of the class may order `waiter` after
+        `waited` (one of them an attribute of self): the object keeps the
+        tensor and orders later, which this function cannot see
+        (`self.copy_stream.wait_stream(...)` before it allocates again,
+        `...wait_stream(self.copy_stream)` or an event recorded on it before
+        the next step reads or frees)."""
+        if self.class_name is None:
+            return False
+        node = self.root.class_nodes.get(self.class_name)
+        if node is None:
+            return False
+        text = self.root.class_text.get(self.class_name)
+        if text is None:
+            text = self.root.class_text[self.class_name] = "\n".join(
+                self.root.lines[node.lineno - 1:node.end_lineno or node.lineno])
+        a, u = waiter.lstrip("~"), waited.lstrip("~")
+        if a.startswith("self.") and re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
+            return True
+        if u.startswith("self."):
+            k = re.escape(u)
+            return bool(re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or
+                        re.search(k + r"\s*\.\s*record_event\(", text) or
+                        re.search(r"\.record\(\s*(stream\s*=\s*)?" + k + r"\s*\)", text))
+        return False
 
     # ----- dataflow transfer (the C++ check's ops) -------------------------
     def alloc(self, node, stream):
@@ -1539,7 +1648,7 @@ class FunctionAnalysis:
         stream = self.ctx
         if stream is None:
             return
-        if stream != CURRENT:
+        if stream != CURRENT or (self.side_made and any(a[0] == "p" and a[1] in self.side_made for a in value)):
             value = self.materialize(value, evidence=False)
         site, atoms = self.touched(value, node, stream)
         for atom in atoms:
@@ -1606,6 +1715,11 @@ class FunctionAnalysis:
             return
         # Both inside one inlined call: the helper reports it itself.
         if self.site_nodes[first_site][0] is self.site_nodes[second_site][0]:
+            return
+        # Another method of the class orders the two streams (the object's
+        # own protocol across calls, which one analysis does not see whole):
+        # not known to be unordered.
+        if self.class_orders_later(second_stream, first_stream):
             return
         self.races[key] = RawRace(kind, self.buffer_name(atom), first_site, first_stream, second_site,
                                   second_stream)
@@ -1683,6 +1797,7 @@ class FunctionAnalysis:
     def wait_stream(self, streams, other, node):
         if other is None or not streams:
             return
+        self.waited_streams.add(other)
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):
@@ -1777,6 +1892,13 @@ class FunctionAnalysis:
             return {ANY_STREAM}
         return keys
 
+    def never_made(self, keys, value):
+        """Streams named only by an attribute this module never assigns (a
+        base class's, a framework's): which stream it is, the current one
+        or another, is unknown."""
+        return bool(keys) and not has_kind(value, "s") and all(
+            "." in k and "%s =" % k.rpartition(".")[2] not in self.m.source_text for k in keys)
+
     def stream_of(self, node):
         """One stream, or None when it is unknown or could be several."""
         keys = self.stream_keys(self.eval(node), node)
@@ -1861,6 +1983,9 @@ class FunctionAnalysis:
             return EMPTY
         if t is ast.IfExp:
             self.eval(node.test)
+            assumed = self.assumed(node.test)
+            if assumed is not None:
+                return self.eval(node.body if assumed else node.orelse, hint)
             body, orelse = self.eval(node.body, hint), self.eval(node.orelse, hint)
             if has_kind(body, "s") != has_kind(orelse, "s"):
                 # `Stream() if side else nullcontext()`: maybe a stream
@@ -2029,6 +2154,12 @@ class FunctionAnalysis:
         an earlier round of a loop is not this one)."""
         path = "<%s()>" % (dotted(node.func) or "call@%d" % node.lineno)
         self.st.buffers.pop(("t", "p:" + path, 0), None)
+        if self.ctx not in (CURRENT, None):
+            # Made while a side stream was current: its memory, if it is a
+            # tensor or holds some, comes from that stream's pool.
+            self.side_made[path] = self.ctx
+        else:
+            self.side_made.pop(path, None)
         return frozenset((("p", path),))
 
     def fresh_elements(self, elems, loop):
@@ -2074,7 +2205,7 @@ class FunctionAnalysis:
                 atom = ("t", "p:" + a[1], 0)
                 buf = buffers.get(atom)
                 if buf is None:
-                    buffers[atom] = Buffer(alloc=frozenset((CURRENT,)), foreign=kind)
+                    buffers[atom] = Buffer(alloc=frozenset((self.side_made.get(a[1], CURRENT),)), foreign=kind)
                 elif buf.foreign < kind:
                     buf = buf.copy()
                     buf.foreign = kind
@@ -2093,8 +2224,10 @@ class FunctionAnalysis:
 
     def not_a_tensor(self, path):
         root = path.partition(".")[0].partition("[")[0]
+        last = path.rpartition(".")[2].strip("<>()").rpartition(".")[2].lower()
         return root in ("self", "cls") and "." not in path or (
-            "." in path and self.m.is_module_name(path)) or path in self.m.aliases
+            "." in path and self.m.is_module_name(path)) or path in self.m.aliases or \
+            any(word in last for word in NOT_TENSOR_WORDS) or ("." in path and last in TENSOR_METADATA)
 
     def release_path(self, path, stmt, how, key=None):
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
@@ -2474,7 +2607,14 @@ class FunctionAnalysis:
             return EMPTY
         if meth == "wait_stream":
             streams = self.waiting_streams(recv, recv_node)
-            others = self.stream_keys(self.eval(node.args[0]), node.args[0]) if node.args else set()
+            value = self.eval(node.args[0]) if node.args else EMPTY
+            others = self.stream_keys(value, node.args[0]) if node.args else set()
+            if self.never_made(others, value):
+                # A stream this module never makes or assigns (set by a
+                # base class, a framework): it may be the current stream, and
+                # waiting for it is taken as waiting for that too (a missed
+                # bug rather than a false report).
+                others = others | {CURRENT}
             for other in others:
                 self.wait_stream(streams, other, node)
             return EMPTY
@@ -2484,7 +2624,7 @@ class FunctionAnalysis:
         if meth == "record_stream":
             stream = self.stream_of(node.args[0]) if node.args else None
             if stream is not None:
-                for atom in tensor_atoms(recv):
+                for atom in tensor_atoms(self.materialize(recv, evidence=False)):
                     buf = self.st.buffers.get(atom)
                     if buf is not None:
                         buf = buf.copy()

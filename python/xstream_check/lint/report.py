@@ -5,7 +5,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .analysis import CURRENT, FunctionAnalysis, GaveUp, Module
+from .analysis import CURRENT, FunctionAnalysis, GaveUp, Module, repeated_flag
 from .program import Program
 
 RULE_FREE_BEFORE_WAIT = "xstream-free-before-wait"
@@ -268,24 +268,27 @@ def check_tree(tree, path, source, stats=None, module=None):
             targets.append((node, name, name + ".<life>", stages))
     for target in targets:
         func, class_name, qual = target[:3]
-        analysis = FunctionAnalysis(module, func, class_name, qual)
-        count(stats, "functions")
-        try:
-            if len(target) > 3:
-                found, late = analysis.run_stages(target[3])
-            else:
-                found, late = analysis.run(is_module=func is tree)
-        except (GaveUp, RecursionError):
-            count(stats, "gave_up")
-            continue
-        count(stats, "frees", len(analysis.free_sites))
-        count(stats, "side_stream_uses", len(analysis.side_use_sites))
-        for f in findings_for(analysis, found, late, path, lines):
-            key = (f.line, f.col, f.rule)
-            if key in seen or suppressed(lines, f):
+        flag = repeated_flag(func) if len(target) == 3 and func is not tree else None
+        for assume in ((flag, True), (flag, False)) if flag else (None,):
+            analysis = FunctionAnalysis(module, func, class_name, qual)
+            analysis.assume = assume
+            count(stats, "functions")
+            try:
+                if len(target) > 3:
+                    found, late = analysis.run_stages(target[3])
+                else:
+                    found, late = analysis.run(is_module=func is tree)
+            except (GaveUp, RecursionError):
+                count(stats, "gave_up")
                 continue
-            seen.add(key)
-            findings.append(f)
+            count(stats, "frees", len(analysis.free_sites))
+            count(stats, "side_stream_uses", len(analysis.side_use_sites))
+            for f in findings_for(analysis, found, late, path, lines):
+                key = (f.line, f.col, f.rule)
+                if key in seen or suppressed(lines, f):
+                    continue
+                seen.add(key)
+                findings.append(f)
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
     return findings
 

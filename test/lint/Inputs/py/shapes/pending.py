@@ -11,8 +11,6 @@ OFFLOAD_STREAM = torch.cuda.Stream()
 class GradReducer:
     def __init__(self):
         self.reduce_stream = torch.cuda.Stream()
-        self.copy_stream = torch.cuda.Stream()
-        self.state = {}
 
     # The caller's gradient is scaled on the reduce stream; the caller frees
     # it later (zero_grad) on the current stream.
@@ -27,11 +25,27 @@ class GradReducer:
                 g.mul_(0.5)
                 g.record_stream(self.reduce_stream)
 
-    def scale_grads_waited(self, grads):
+
+class WaitingReducer:
+    """The same use, and the object makes the current stream wait for its
+    stream in another method (before the step goes on): silent."""
+
+    def __init__(self):
+        self.reduce_stream = torch.cuda.Stream()
+
+    def scale_grads(self, grads):
         with torch.cuda.stream(self.reduce_stream):
             for g in grads:
                 g.mul_(0.5)
+
+    def finish(self):
         torch.cuda.current_stream().wait_stream(self.reduce_stream)
+
+
+class Reloader:
+    def __init__(self):
+        self.copy_stream = torch.cuda.Stream()
+        self.state = {}
 
     # A buffer made here, filled on the copy stream and stored in the state:
     # its later free on the current stream runs over the copy.
@@ -58,6 +72,12 @@ class GradReducer:
             done.record()
         self.state[key] = (buf, done)
 
+
+class Prefetcher:
+    def __init__(self):
+        self.copy_stream = torch.cuda.Stream()
+        self.state = {}
+
     # Made on the copy stream, used on the current one, kept: its free on the
     # current stream returns the block to the copy stream's pool while the
     # current stream may still read it.
@@ -77,6 +97,26 @@ class GradReducer:
         staged.record_stream(torch.cuda.current_stream())
         self.state["staged"] = staged
         return out
+
+
+# An unknown call's result made under a stream context of the code's own
+# (`with stream_context(s)`) comes from that stream's pool; used on the
+# current stream and kept, it needs record_stream of the current stream.
+def fetch_dist_unrecorded(request, stream_context, dist_stream, sink):
+    with stream_context(dist_stream):
+        data = request.wait()
+    torch.cuda.current_stream().wait_stream(dist_stream)
+    sink.consume(data)  # CHECK: [[@LINE]]:5: warning: '<request.wait()>' is used on the current stream here and is still held when 'fetch_dist_unrecorded' returns{{.*}}[xstream-pending-at-return]
+    return data
+
+
+def fetch_dist_recorded(request, stream_context, dist_stream, sink):
+    with stream_context(dist_stream):
+        data = request.wait()
+    torch.cuda.current_stream().wait_stream(dist_stream)
+    data.record_stream(torch.cuda.current_stream())
+    sink.consume(data)
+    return data
 
 
 # A module-level stream: the caller's tensor is cast there and left pending.
