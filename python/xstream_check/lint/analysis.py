@@ -124,8 +124,8 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 
 # Names that are never a tensor's: what is passed to an unknown call under a
 # side stream is kept as a tensor's use unless it is named like one of these
-# (an accelerator object, a process group).
-NOT_TENSOR_WORDS = ("accelerator", "process_group")
+# (an accelerator object, a process group, an event).
+NOT_TENSOR_WORDS = ("accelerator", "process_group", "event")
 # A tensor's attributes that are not tensors.
 TENSOR_METADATA = {"dtype", "shape", "device", "layout", "ndim", "is_cuda", "requires_grad", "is_leaf",
                    "itemsize", "nbytes"}
