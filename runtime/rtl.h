@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "checker/event.h"
+#include "checker/engine/event.h"
 #include "checker/options.h"
 #include "checker/session.h"
 
