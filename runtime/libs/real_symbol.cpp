@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-namespace xsc::nccl {
+namespace xsc::libs {
 namespace {
 
 // The load base of this library: any symbol found inside it is one of our
@@ -93,4 +93,4 @@ void note_loaded_release(const char* library, const char* root_option, Release b
                loaded.patch, loaded.major, loaded.minor, root_option);
 }
 
-}  // namespace xsc::nccl
+}  // namespace xsc::libs

@@ -1,5 +1,7 @@
-// Finding the application's real NCCL entry points from inside the
-// interposers that shadow them.
+// Finding the application's real library entry points (cuBLAS, cuBLASLt,
+// cuDNN, NCCL) from inside the interposers that shadow them, and calling
+// them: the one lookup and the one call_real that every interposer in
+// libs/ uses.
 //
 // The interposers live in libxstream_check.so, which is preloaded, so every
 // reference to ncclAllReduce & co. in the process binds to them first. The
@@ -11,8 +13,9 @@
 #pragma once
 
 #include <atomic>
+#include <utility>
 
-namespace xsc::nccl {
+namespace xsc::libs {
 
 // The address of the real definition of `name`, never one of ours; nullptr
 // when no loaded object other than this library defines it.
@@ -47,6 +50,30 @@ class RealSymbol {
 // "ncclSystemError").
 void report_missing_symbol(const char* name, const char* returning);
 
+// What an interposer returns, and says it returns, when the real function
+// is missing: the status with which the library fails a call it cannot
+// make. Specialized once per status type, beside the library's
+// interposers (cuBLAS: libs/cublas/blas_uses.h, cuDNN:
+// libs/cudnn/cudnn_tensors.h, NCCL: libs/nccl/nccl_interpose.cpp), as
+//   static constexpr Status kValue;    // e.g. ncclSystemError
+//   static constexpr const char* kName; // "ncclSystemError"
+template <typename Status>
+struct MissingStatus;
+
+// Calls the real `symbol` as an Fn with `args` and returns its status, or,
+// when no loaded library defines it, says so once (report_missing_symbol)
+// and returns MissingStatus<the status type>::kValue.
+template <typename Fn, typename... Args>
+auto call_real(RealSymbol& symbol, Args... args) {
+  using Status = decltype(std::declval<Fn>()(args...));
+  Fn fn = symbol.get<Fn>();
+  if (fn == nullptr) {
+    report_missing_symbol(symbol.name(), MissingStatus<Status>::kName);
+    return MissingStatus<Status>::kValue;
+  }
+  return fn(args...);
+}
+
 // A library release, as its header's macros or its version call say.
 struct Release {
   int major = 0, minor = 0, patch = 0;
@@ -62,4 +89,4 @@ struct Release {
 void note_loaded_release(const char* library, const char* root_option, Release built,
                          Release loaded);
 
-}  // namespace xsc::nccl
+}  // namespace xsc::libs

@@ -10,8 +10,8 @@
 namespace xsc::rt::blas {
 namespace {
 
-nccl::RealSymbol real_GetProperty{"cublasGetProperty"};
-nccl::RealSymbol real_LtGetProperty{"cublasLtGetProperty"};
+libs::RealSymbol real_GetProperty{"cublasGetProperty"};
+libs::RealSymbol real_LtGetProperty{"cublasLtGetProperty"};
 
 constinit thread_local int blas_depth __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -162,12 +162,12 @@ void check_release() {
   using Fn = cublasStatus_t (*)(libraryPropertyType, int*);
   Fn fn = real_GetProperty.get<Fn>();
   if (fn == nullptr) fn = real_LtGetProperty.get<Fn>();
-  nccl::Release loaded;
+  libs::Release loaded;
   if (fn == nullptr || fn(MAJOR_VERSION, &loaded.major) != CUBLAS_STATUS_SUCCESS ||
       fn(MINOR_VERSION, &loaded.minor) != CUBLAS_STATUS_SUCCESS ||
       fn(PATCH_LEVEL, &loaded.patch) != CUBLAS_STATUS_SUCCESS)
     return;
-  nccl::note_loaded_release("cuBLAS", "XSC_CUBLAS_ROOT",
+  libs::note_loaded_release("cuBLAS", "XSC_CUBLAS_ROOT",
                             {CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH}, loaded);
 }
 

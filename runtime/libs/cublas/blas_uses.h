@@ -14,7 +14,19 @@
 
 #include <cstdint>
 
+#include "runtime/libs/real_symbol.h"
 #include "runtime/rtl.h"
+
+// cuBLAS and cuBLASLt fail a call they cannot make with
+// CUBLAS_STATUS_NOT_INITIALIZED; so does an interposer whose real function
+// is missing (libs::call_real).
+namespace xsc::libs {
+template <>
+struct MissingStatus<cublasStatus_t> {
+  static constexpr cublasStatus_t kValue = CUBLAS_STATUS_NOT_INITIALIZED;
+  static constexpr const char* kName = "CUBLAS_STATUS_NOT_INITIALIZED";
+};
+}  // namespace xsc::libs
 
 namespace xsc::rt::blas {
 

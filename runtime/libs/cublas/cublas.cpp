@@ -54,7 +54,8 @@
 namespace xsc::rt {
 namespace {
 
-using nccl::RealSymbol;
+using libs::call_real;
+using libs::RealSymbol;
 using blas::add_touch;
 using blas::classify;
 using blas::element_size;
@@ -77,16 +78,6 @@ RealSymbol real_SgemmStridedBatched_64{"cublasSgemmStridedBatched_64"};
 RealSymbol real_GemmStridedBatchedEx_64{"cublasGemmStridedBatchedEx_64"};
 RealSymbol real_GetStream{"cublasGetStream_v2"};
 RealSymbol real_GetPointerMode{"cublasGetPointerMode_v2"};
-
-template <typename Fn, typename... Args>
-cublasStatus_t call_real(RealSymbol& symbol, Args... args) {
-  Fn fn = symbol.get<Fn>();
-  if (fn == nullptr) {
-    nccl::report_missing_symbol(symbol.name(), "CUBLAS_STATUS_NOT_INITIALIZED");
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  }
-  return fn(args...);
-}
 
 // ---- scalars ----------------------------------------------------------------
 

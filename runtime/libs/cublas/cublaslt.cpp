@@ -44,7 +44,8 @@ namespace {
 
 using blas::Scalar;
 using blas::ScalarType;
-using nccl::RealSymbol;
+using libs::call_real;
+using libs::RealSymbol;
 
 RealSymbol real_Matmul{"cublasLtMatmul"};
 RealSymbol real_LayoutGetAttribute{"cublasLtMatrixLayoutGetAttribute"};
@@ -202,17 +203,14 @@ XSC_CUBLASLT_EXPORT cublasStatus_t cublasLtMatmul(
     cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace,
     size_t workspaceSizeInBytes, cudaStream_t stream) {
   using namespace xsc::rt;
-  MatmulFn fn = real_Matmul.get<MatmulFn>();
-  if (fn == nullptr) {
-    xsc::nccl::report_missing_symbol(real_Matmul.name(), "CUBLAS_STATUS_NOT_INITIALIZED");
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  }
   if (!blas::wanted())
-    return fn(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo,
-              workspace, workspaceSizeInBytes, stream);
+    return call_real<MatmulFn>(real_Matmul, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc,
+                               beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes,
+                               stream);
   const blas::OuterCall call;
-  const cublasStatus_t status = fn(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C,
-                                   Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+  const cublasStatus_t status =
+      call_real<MatmulFn>(real_Matmul, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
+                          C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS || !call.outer()) return status;
   blas::check_release();
   // Asked now, outside any CUPTI callback, through the real library.

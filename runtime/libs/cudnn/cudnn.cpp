@@ -87,7 +87,8 @@
 namespace xsc::rt {
 namespace {
 
-using nccl::RealSymbol;
+using libs::call_real;
+using libs::RealSymbol;
 
 RealSymbol real_BnForwardTraining{"cudnnBatchNormalizationForwardTraining"};
 RealSymbol real_BnForwardTrainingEx{"cudnnBatchNormalizationForwardTrainingEx"};
@@ -103,16 +104,6 @@ RealSymbol real_GetVersion{"cudnnGetVersion"};
 RealSymbol real_GetTensorNdDescriptor{"cudnnGetTensorNdDescriptor"};
 RealSymbol real_GetFilterNdDescriptor{"cudnnGetFilterNdDescriptor"};
 RealSymbol real_GetConvolutionNdDescriptor{"cudnnGetConvolutionNdDescriptor"};
-
-template <typename Fn, typename... Args>
-cudnnStatus_t call_real(RealSymbol& symbol, Args... args) {
-  Fn fn = symbol.get<Fn>();
-  if (fn == nullptr) {
-    nccl::report_missing_symbol(symbol.name(), "CUDNN_STATUS_NOT_INITIALIZED");
-    return CUDNN_STATUS_NOT_INITIALIZED;
-  }
-  return fn(args...);
-}
 
 // Interposed cuDNN, cuBLAS and cuBLASLt calls in progress on this thread
 // share one depth: an entry point that libcudnn implements by calling
@@ -581,9 +572,9 @@ void check_release() {
   if (fn == nullptr) return;
   // cuDNN 9 counts major * 10000 + minor * 100 + patch.
   const std::size_t v = fn();
-  const nccl::Release loaded{static_cast<int>(v / 10000), static_cast<int>(v / 100 % 100),
+  const libs::Release loaded{static_cast<int>(v / 10000), static_cast<int>(v / 100 % 100),
                              static_cast<int>(v % 100)};
-  nccl::note_loaded_release("cuDNN", "XSC_CUDNN_ROOT",
+  libs::note_loaded_release("cuDNN", "XSC_CUDNN_ROOT",
                             {CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL}, loaded);
 }
 

@@ -82,7 +82,8 @@
 namespace xsc::rt {
 namespace {
 
-using nccl::RealSymbol;
+using libs::call_real;
+using libs::RealSymbol;
 
 RealSymbol real_CreateDescriptor{"cudnnBackendCreateDescriptor"};
 RealSymbol real_DestroyDescriptor{"cudnnBackendDestroyDescriptor"};
@@ -90,16 +91,6 @@ RealSymbol real_SetAttribute{"cudnnBackendSetAttribute"};
 RealSymbol real_GetAttribute{"cudnnBackendGetAttribute"};
 RealSymbol real_Finalize{"cudnnBackendFinalize"};
 RealSymbol real_Execute{"cudnnBackendExecute"};
-
-template <typename Fn, typename... Args>
-cudnnStatus_t call_real(RealSymbol& symbol, Args... args) {
-  Fn fn = symbol.get<Fn>();
-  if (fn == nullptr) {
-    nccl::report_missing_symbol(symbol.name(), "CUDNN_STATUS_NOT_INITIALIZED");
-    return CUDNN_STATUS_NOT_INITIALIZED;
-  }
-  return fn(args...);
-}
 
 bool wanted() { return enabled() && options().cudnn_access; }
 

@@ -8,7 +8,18 @@
 
 #include <cstdint>
 
+#include "runtime/libs/real_symbol.h"
 #include "runtime/rtl.h"
+
+// cuDNN fails a call it cannot make with CUDNN_STATUS_NOT_INITIALIZED; so
+// does an interposer whose real function is missing (libs::call_real).
+namespace xsc::libs {
+template <>
+struct MissingStatus<cudnnStatus_t> {
+  static constexpr cudnnStatus_t kValue = CUDNN_STATUS_NOT_INITIALIZED;
+  static constexpr const char* kName = "CUDNN_STATUS_NOT_INITIALIZED";
+};
+}  // namespace xsc::libs
 
 namespace xsc::rt::cudnn {
 

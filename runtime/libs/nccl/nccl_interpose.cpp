@@ -22,8 +22,22 @@
 
 #define XSC_NCCL_EXPORT extern "C" __attribute__((visibility("default")))
 
+// NCCL fails a call it cannot make with ncclSystemError; so does an
+// interposer whose real function is missing (libs::call_real).
+namespace xsc::libs {
+template <>
+struct MissingStatus<ncclResult_t> {
+  static constexpr ncclResult_t kValue = ncclSystemError;
+  static constexpr const char* kName = "ncclSystemError";
+};
+}  // namespace xsc::libs
+
 namespace xsc::nccl {
 namespace {
+
+using libs::call_real;
+using libs::note_loaded_release;
+using libs::RealSymbol;
 
 // NCCL_VERSION changed its encoding at 2.9; compare codes with it.
 #if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
@@ -62,18 +76,6 @@ void check_release() {
   if (fn == nullptr || fn(&code) != ncclSuccess || code < 20900) return;
   note_loaded_release("NCCL", "XSC_NCCL_ROOT", {NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH},
                       {code / 10000, code / 100 % 100, code % 100});
-}
-
-// Calls the real `symbol` with `args`, or fails the call the way NCCL fails
-// a call it cannot make when no loaded library defines it.
-template <typename Fn, typename... Args>
-ncclResult_t call_real(RealSymbol& symbol, Args... args) {
-  Fn fn = symbol.get<Fn>();
-  if (fn == nullptr) {
-    report_missing_symbol(symbol.name(), "ncclSystemError");
-    return ncclSystemError;
-  }
-  return fn(args...);
 }
 
 // Non-blocking communicators answer ncclInProgress for work that is queued
