@@ -210,10 +210,64 @@ ScalarType ex_scalar(cudaDataType c_type, cublasComputeType_t compute) {
   return element_size(c_type) != 0 ? scale_type(compute) : ScalarType::kUnknown;
 }
 
+// The other entry points, each with its _64 form; Int as for typed_gemm.
+
+// cublasGemmEx: each matrix's type named by the call.
+template <typename Fn, typename Int>
+cublasStatus_t gemm_ex(RealSymbol& real, const char* name, cublasHandle_t handle,
+                       cublasOperation_t transa, cublasOperation_t transb, Int m, Int n, Int k,
+                       const void* alpha, const void* A, cudaDataType Atype, Int lda,
+                       const void* B, cudaDataType Btype, Int ldb, const void* beta, void* C,
+                       cudaDataType Ctype, Int ldc, cublasComputeType_t computeType,
+                       cublasGemmAlgo_t algo) {
+  const auto describe = [&] {
+    return Gemm{name, handle, transa, transb, m, n, k, 1, alpha, beta,
+                ex_scalar(Ctype, computeType), {A, lda, 0, element_size(Atype)},
+                {B, ldb, 0, element_size(Btype)}, {C, ldc, 0, element_size(Ctype)}};
+  };
+  return interpose<Fn>(real, describe, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+                       Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+}
+
+// cublasSgemmStridedBatched.
+template <typename Fn, typename Int>
+cublasStatus_t sgemm_strided_batched(RealSymbol& real, const char* name, cublasHandle_t handle,
+                                     cublasOperation_t transa, cublasOperation_t transb, Int m,
+                                     Int n, Int k, const float* alpha, const float* A, Int lda,
+                                     long long int strideA, const float* B, Int ldb,
+                                     long long int strideB, const float* beta, float* C, Int ldc,
+                                     long long int strideC, Int batchCount) {
+  const auto describe = [&] {
+    return Gemm{name, handle, transa, transb, m, n, k, batchCount, alpha, beta,
+                ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4},
+                {C, ldc, strideC, 4}};
+  };
+  return interpose<Fn>(real, describe, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B,
+                       ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+// cublasGemmStridedBatchedEx.
+template <typename Fn, typename Int>
+cublasStatus_t gemm_strided_batched_ex(
+    RealSymbol& real, const char* name, cublasHandle_t handle, cublasOperation_t transa,
+    cublasOperation_t transb, Int m, Int n, Int k, const void* alpha, const void* A,
+    cudaDataType Atype, Int lda, long long int strideA, const void* B, cudaDataType Btype,
+    Int ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, Int ldc,
+    long long int strideC, Int batchCount, cublasComputeType_t computeType,
+    cublasGemmAlgo_t algo) {
+  const auto describe = [&] {
+    return Gemm{name, handle, transa, transb, m, n, k, batchCount, alpha, beta,
+                ex_scalar(Ctype, computeType), {A, lda, strideA, element_size(Atype)},
+                {B, ldb, strideB, element_size(Btype)}, {C, ldc, strideC, element_size(Ctype)}};
+  };
+  return interpose<Fn>(real, describe, handle, transa, transb, m, n, k, alpha, A, Atype, lda,
+                       strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount,
+                       computeType, algo);
+}
+
 }  // namespace
 }  // namespace xsc::rt
 
-using xsc::rt::Gemm;
 using xsc::rt::blas::ScalarType;
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
@@ -257,15 +311,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOpera
                                 int, const void*, const void*, cudaDataType, int, const void*,
                                 cudaDataType, int, const void*, void*, cudaDataType, int,
                                 cublasComputeType_t, cublasGemmAlgo_t);
-  using xsc::rt::blas::element_size;
-  const auto describe = [&] {
-    return Gemm{"cublasGemmEx", handle, transa, transb, m, n, k, 1, alpha, beta,
-                xsc::rt::ex_scalar(Ctype, computeType), {A, lda, 0, element_size(Atype)},
-                {B, ldb, 0, element_size(Btype)}, {C, ldc, 0, element_size(Ctype)}};
-  };
-  return xsc::rt::interpose<Fn>(xsc::rt::real_GemmEx, describe, handle, transa, transb, m, n, k,
-                                alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
-                                computeType, algo);
+  return xsc::rt::gemm_ex<Fn>(xsc::rt::real_GemmEx, "cublasGemmEx", handle, transa, transb, m, n,
+                              k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                              computeType, algo);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
@@ -273,14 +321,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
     const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb,
     long long int strideB, const float* beta, float* C, int ldc, long long int strideC,
     int batchCount) {
-  const auto describe = [&] {
-    return Gemm{"cublasSgemmStridedBatched", handle, transa, transb, m, n, k, batchCount, alpha,
-                beta, ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4},
-                {C, ldc, strideC, 4}};
-  };
-  return xsc::rt::interpose<decltype(&cublasSgemmStridedBatched)>(
-      xsc::rt::real_SgemmStridedBatched, describe, handle, transa, transb, m, n, k, alpha, A, lda,
-      strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+  return xsc::rt::sgemm_strided_batched<decltype(&cublasSgemmStridedBatched)>(
+      xsc::rt::real_SgemmStridedBatched, "cublasSgemmStridedBatched", handle, transa, transb, m, n,
+      k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
@@ -294,17 +337,10 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                                 const void*, cudaDataType, int, long long int, const void*, void*,
                                 cudaDataType, int, long long int, int, cublasComputeType_t,
                                 cublasGemmAlgo_t);
-  using xsc::rt::blas::element_size;
-  const auto describe = [&] {
-    return Gemm{"cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, batchCount, alpha,
-                beta, xsc::rt::ex_scalar(Ctype, computeType),
-                {A, lda, strideA, element_size(Atype)}, {B, ldb, strideB, element_size(Btype)},
-                {C, ldc, strideC, element_size(Ctype)}};
-  };
-  return xsc::rt::interpose<Fn>(xsc::rt::real_GemmStridedBatchedEx, describe, handle, transa,
-                                transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
-                                strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType,
-                                algo);
+  return xsc::rt::gemm_strided_batched_ex<Fn>(
+      xsc::rt::real_GemmStridedBatchedEx, "cublasGemmStridedBatchedEx", handle, transa, transb, m,
+      n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC,
+      batchCount, computeType, algo);
 }
 
 // ---- the _64 entry points: the same calls with 64-bit sizes ------------------
@@ -344,15 +380,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmEx_64(
     int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda,
     const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
     int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  using xsc::rt::blas::element_size;
-  const auto describe = [&] {
-    return Gemm{"cublasGemmEx_64", handle, transa, transb, m, n, k, 1, alpha, beta,
-                xsc::rt::ex_scalar(Ctype, computeType), {A, lda, 0, element_size(Atype)},
-                {B, ldb, 0, element_size(Btype)}, {C, ldc, 0, element_size(Ctype)}};
-  };
-  return xsc::rt::interpose<decltype(&cublasGemmEx_64)>(
-      xsc::rt::real_GemmEx_64, describe, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
-      Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+  return xsc::rt::gemm_ex<decltype(&cublasGemmEx_64)>(
+      xsc::rt::real_GemmEx_64, "cublasGemmEx_64", handle, transa, transb, m, n, k, alpha, A, Atype,
+      lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(
@@ -360,14 +390,9 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(
     int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, long long int strideA,
     const float* B, int64_t ldb, long long int strideB, const float* beta, float* C, int64_t ldc,
     long long int strideC, int64_t batchCount) {
-  const auto describe = [&] {
-    return Gemm{"cublasSgemmStridedBatched_64", handle, transa, transb, m, n, k, batchCount,
-                alpha, beta, ScalarType::kFloat, {A, lda, strideA, 4}, {B, ldb, strideB, 4},
-                {C, ldc, strideC, 4}};
-  };
-  return xsc::rt::interpose<decltype(&cublasSgemmStridedBatched_64)>(
-      xsc::rt::real_SgemmStridedBatched_64, describe, handle, transa, transb, m, n, k, alpha, A,
-      lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+  return xsc::rt::sgemm_strided_batched<decltype(&cublasSgemmStridedBatched_64)>(
+      xsc::rt::real_SgemmStridedBatched_64, "cublasSgemmStridedBatched_64", handle, transa, transb,
+      m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
@@ -376,17 +401,10 @@ XSC_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
     long long int strideA, const void* B, cudaDataType Btype, int64_t ldb, long long int strideB,
     const void* beta, void* C, cudaDataType Ctype, int64_t ldc, long long int strideC,
     int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  using xsc::rt::blas::element_size;
-  const auto describe = [&] {
-    return Gemm{"cublasGemmStridedBatchedEx_64", handle, transa, transb, m, n, k, batchCount,
-                alpha, beta, xsc::rt::ex_scalar(Ctype, computeType),
-                {A, lda, strideA, element_size(Atype)}, {B, ldb, strideB, element_size(Btype)},
-                {C, ldc, strideC, element_size(Ctype)}};
-  };
-  return xsc::rt::interpose<decltype(&cublasGemmStridedBatchedEx_64)>(
-      xsc::rt::real_GemmStridedBatchedEx_64, describe, handle, transa, transb, m, n, k, alpha, A,
-      Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount,
-      computeType, algo);
+  return xsc::rt::gemm_strided_batched_ex<decltype(&cublasGemmStridedBatchedEx_64)>(
+      xsc::rt::real_GemmStridedBatchedEx_64, "cublasGemmStridedBatchedEx_64", handle, transa,
+      transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc,
+      strideC, batchCount, computeType, algo);
 }
 
 #endif  // __has_include(<cublas_v2.h>)
