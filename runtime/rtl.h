@@ -269,7 +269,21 @@ void wrap_stream_callback(void* params, StreamId stream);
 // The token the last wrap on this thread made, once (0: none).
 EventId take_host_func_token();
 
-// ---- operator writes (operator_uses.cpp) -----------------------------------
+// ---- operator uses (libs/operator_uses.cpp) ----------------------------------
+
+// What one operator touched: a library call (cuBLAS, cuBLASLt, cuDNN) or a
+// PyTorch operator. [addr, addr + bytes), with the access.
+struct OperatorUse {
+  Addr addr = 0;
+  std::uint64_t bytes = 0;
+  Access access = Access::kUnknown;
+};
+// Feeds an operator's uses on `stream` as UseWhat::kOperator uses named
+// `name`: the parts inside tracked allocations, each cut at its
+// allocation's end, with a host stack when one is wanted (see
+// operator_uses.cpp). `uses` is rewritten in place. Never under the
+// session lock on entry.
+void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, std::size_t n);
 
 // Called under the lock for each use of a kernel, copy or memset this
 // thread enqueues (captured ones included).

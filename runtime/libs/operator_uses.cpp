@@ -1,6 +1,9 @@
-// Writes of PyTorch operators (the adapter's operator-access callback,
-// runtime/torch/operator_access.cpp), fed as known writes.
+// Operator uses: what a library call (runtime/libs/cublas/, runtime/libs/cudnn/)
+// or a PyTorch operator touched, fed to the checker as UseWhat::kOperator
+// uses, all through feed_operator_uses.
 //
+// Writes of PyTorch operators come from the adapter's operator-access
+// callback (runtime/torch/operator_access.cpp) and are fed as known writes.
 // The adapter names, when an operator returns, the tensors its schema says
 // it wrote, on the stream that was current for it. Such a write is fed only
 // when the calling thread enqueued GPU work on that stream while the
@@ -42,47 +45,71 @@ struct EnqueueLog {
 
 EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enqueue_log); }
 
-// A caching block written on its own allocation stream, with no other
-// stream taking part in its uses: like a kernel's use of it (launch.cpp),
-// fed without a stack. Anything else gets the launch stack.
-bool needs_stack(Locked& locked, const OperatorWrite* writes, std::size_t n, StreamId stream) {
-  if (captures_underway(locked)) return true;
+// Keeps the uses that lie in tracked allocations, each cut at its
+// allocation's end, and drops the empty ones: an extent comes from a call's
+// arguments or a tensor's shape, and memory the checker does not track
+// (another allocator's) is not judged from an operator. True when a stack
+// is wanted: always while a capture is underway, and for any use but one of
+// a caching block on its own allocation stream that no other stream took
+// part in, which is fed without one, like a kernel's use of it (launch.cpp).
+bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n) {
   const Checker& checker = locked.session().checker();
-  for (std::size_t i = 0; i < n; ++i) {
+  bool stack = captures_underway(locked);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < *n; ++i) {
     AllocInfo alloc;
     bool carries_past_uses = false;
-    if (!checker.lookup_allocation(writes[i].addr, &alloc, &carries_past_uses)) continue;
-    if (carries_past_uses || alloc.kind != AllocKind::kCachingAllocator || alloc.stream != stream)
-      return true;
+    if (!checker.lookup_allocation(uses[i].addr, &alloc, &carries_past_uses)) continue;
+    stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
+            alloc.stream != stream;
+    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
+    if (uses[i].bytes == 0 || uses[i].addr >= end) continue;
+    if (uses[i].bytes > end - uses[i].addr) uses[i].bytes = end - uses[i].addr;
+    uses[kept++] = uses[i];
   }
-  return false;
+  *n = kept;
+  return stack;
 }
 
-// One use per write that lies in a tracked allocation, cut at its end: the
-// adapter's extent comes from the tensor's shape, and memory the checker
-// does not track (another allocator's) is not judged from an operator.
-void emit_writes(Locked& locked, const char* name, StreamId stream, const OperatorWrite* writes,
-                 std::size_t n, StackId stack) {
-  const Checker& checker = locked.session().checker();
+void emit_uses(Locked& locked, const char* name, StreamId stream, const OperatorUse* uses,
+               std::size_t n, StackId stack) {
   Event event;
   event.kind = EventKind::kUse;
   event.stream = stream;
   event.what = UseWhat::kOperator;
-  event.access = Access::kWrite;
   event.stack = stack;
   event.name = locked.session().names().intern(name != nullptr ? name : "");
   for (std::size_t i = 0; i < n; ++i) {
-    AllocInfo alloc;
-    if (writes[i].size == 0 || !checker.lookup_allocation(writes[i].addr, &alloc)) continue;
-    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
-    if (writes[i].addr >= end) continue;
-    event.addr = writes[i].addr;
-    event.size = writes[i].size < end - writes[i].addr ? writes[i].size : end - writes[i].addr;
+    event.addr = uses[i].addr;
+    event.size = uses[i].bytes;
+    event.access = uses[i].access;
     locked.emit(event);
   }
 }
 
 }  // namespace
+
+void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, std::size_t n) {
+  if (n == 0) return;
+  {
+    Locked locked;
+    if (!locked) return;
+    const bool wants_stack = keep_tracked(locked, stream, uses, &n);
+    if (n == 0) return;
+    if (!wants_stack) {
+      emit_uses(locked, name, stream, uses, n, kNoStack);
+      return;
+    }
+  }
+  // Never under the session lock: a Python stack takes the GIL.
+  const StackId stack = capture_launch_stack();
+  Locked locked;
+  if (!locked) return;
+  // The lock was let go meanwhile: only what still lies in a tracked
+  // allocation is fed.
+  keep_tracked(locked, stream, uses, &n);
+  emit_uses(locked, name, stream, uses, n, stack);
+}
 
 void note_enqueued(const Event& event) {
   const StreamId stream = event.stream;
@@ -118,7 +145,7 @@ void on_operator_writes(const char* name, StreamId stream, std::uint64_t mark,
   if (n == 0 || !enabled() || !enqueued_since(stream, mark)) return;
   // Writes a copy of the operator's made already: left out.
   const EnqueueLog& log = enqueue_log();
-  std::vector<OperatorWrite> kept;
+  std::vector<OperatorUse> kept;
   kept.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     bool copied = false;
@@ -127,23 +154,9 @@ void on_operator_writes(const char* name, StreamId stream, std::uint64_t mark,
                           writes[i].addr - c.addr <= c.size &&
                           writes[i].size <= c.size - (writes[i].addr - c.addr));
     }
-    if (!copied) kept.push_back(writes[i]);
+    if (!copied) kept.push_back({writes[i].addr, writes[i].size, Access::kWrite});
   }
-  if (kept.empty()) return;
-  writes = kept.data();
-  n = kept.size();
-  {
-    Locked locked;
-    if (!locked) return;
-    if (!needs_stack(locked, writes, n, stream)) {
-      emit_writes(locked, name, stream, writes, n, kNoStack);
-      return;
-    }
-  }
-  // Never under the session lock: a Python stack takes the GIL.
-  const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (locked) emit_writes(locked, name, stream, writes, n, stack);
+  feed_operator_uses(name, stream, kept.data(), kept.size());
 }
 
 }  // namespace xsc::rt

@@ -15,46 +15,6 @@ libs::RealSymbol real_LtGetProperty{"cublasLtGetProperty"};
 
 constinit thread_local int blas_depth __attribute__((tls_model("initial-exec"))) = 0;
 
-// Keeps the touches that lie in tracked allocations, each cut at its
-// allocation's end (the checker judges nothing else). True when a stack
-// is wanted: as for operators' writes (operator_uses.cpp), not for uses of
-// caching blocks on their own allocation stream that no other stream took
-// part in, which launches and operators feed without one.
-bool keep_tracked(Locked& locked, StreamId stream, Touch* t, int* n) {
-  const Checker& checker = locked.session().checker();
-  bool stack = captures_underway(locked);
-  int kept = 0;
-  for (int i = 0; i < *n; ++i) {
-    AllocInfo alloc;
-    bool carries_past_uses = false;
-    if (!checker.lookup_allocation(t[i].addr, &alloc, &carries_past_uses)) continue;
-    const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
-    if (t[i].addr >= end) continue;
-    if (t[i].bytes > end - t[i].addr) t[i].bytes = end - t[i].addr;
-    stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
-            alloc.stream != stream;
-    t[kept++] = t[i];
-  }
-  *n = kept;
-  return stack;
-}
-
-void emit_touches(Locked& locked, const char* name, StreamId stream, const Touch* t, int n,
-                  StackId stack) {
-  Event event;
-  event.kind = EventKind::kUse;
-  event.stream = stream;
-  event.what = UseWhat::kOperator;
-  event.stack = stack;
-  event.name = locked.session().names().intern(name);
-  for (int i = 0; i < n; ++i) {
-    event.addr = t[i].addr;
-    event.size = t[i].bytes;
-    event.access = t[i].access;
-    locked.emit(event);
-  }
-}
-
 }  // namespace
 
 bool wanted() { return enabled() && options().cublas_access; }
@@ -136,24 +96,6 @@ std::uint64_t known_run(const Operand& x) {
 void add_touch(const Operand& x, Access access, Touch* out, int* n) {
   const std::uint64_t bytes = known_run(x);
   if (bytes != 0) out[(*n)++] = {reinterpret_cast<Addr>(x.addr), bytes, access};
-}
-
-void feed(const char* name, StreamId stream, Touch* touches, int n) {
-  if (n == 0) return;
-  {
-    Locked locked;
-    if (!locked) return;
-    const bool wants_stack = keep_tracked(locked, stream, touches, &n);
-    if (n == 0) return;
-    if (!wants_stack) {
-      emit_touches(locked, name, stream, touches, n, kNoStack);
-      return;
-    }
-  }
-  // Never under the session lock: a Python stack takes the GIL.
-  const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (locked) emit_touches(locked, name, stream, touches, n, stack);
 }
 
 void check_release() {

@@ -1,6 +1,7 @@
 // What cuBLAS and cuBLASLt calls read and write, as uses for the checker:
-// the pieces runtime/libs/cublas/cublas.cpp and runtime/libs/cublas/cublaslt.cpp share (and the
-// depth and feeding that runtime/libs/cudnn/cudnn.cpp uses as well).
+// the pieces runtime/libs/cublas/cublas.cpp and runtime/libs/cublas/cublaslt.cpp
+// share (and the call depth that runtime/libs/cudnn/ uses as well). What they
+// touched is fed by feed_operator_uses (runtime/libs/operator_uses.cpp).
 //
 // Both interpose a library's matrix products, decide from the call's
 // arguments which bytes it certainly touched, and feed them after the call
@@ -86,19 +87,10 @@ struct Operand {
 // cannot be told.
 std::uint64_t known_run(const Operand& x);
 
-struct Touch {
-  Addr addr = 0;
-  std::uint64_t bytes = 0;
-  Access access = Access::kUnknown;
-};
+using Touch = OperatorUse;
 
 // Adds x's known run to out[*n] with `access`, when it has one.
 void add_touch(const Operand& x, Access access, Touch* out, int* n);
-
-// Feeds what the call touched on `stream`, named `name` (a string literal):
-// the parts inside tracked allocations, with a stack when one is wanted.
-// Never under the session lock on entry.
-void feed(const char* name, StreamId stream, Touch* touches, int n);
 
 // On the first cuBLAS or cuBLASLt call fed, compares the cuBLAS loaded
 // (cublasGetProperty, else cublasLtGetProperty) with the headers the

@@ -173,7 +173,7 @@ void feed(const Gemm& g) {
   if (n == 0) return;
   StreamId stream = kLegacyStream;
   if (!handle_stream(g.handle, &stream)) return;
-  blas::feed(g.name, stream, t, n);
+  feed_operator_uses(g.name, stream, t, n);
 }
 
 // Calls the real entry point with the arguments unchanged. When checking,

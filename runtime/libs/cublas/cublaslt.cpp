@@ -216,7 +216,7 @@ XSC_CUBLASLT_EXPORT cublasStatus_t cublasLtMatmul(
   // Asked now, outside any CUPTI callback, through the real library.
   blas::Touch t[4];
   const int n = touches({computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc}, t);
-  blas::feed("cublasLtMatmul",
+  feed_operator_uses("cublasLtMatmul",
              resolve(reinterpret_cast<std::uint64_t>(stream), /*per_thread_default=*/false), t, n);
   return status;
 }

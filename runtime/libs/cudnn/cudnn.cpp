@@ -337,7 +337,7 @@ void feed(const Uses& uses) {
   const int n = uses.flatten(t);
   StreamId stream = kLegacyStream;
   if (n == 0 || !handle_stream(uses.handle(), &stream)) return;
-  blas::feed(uses.name(), stream, t, n);
+  feed_operator_uses(uses.name(), stream, t, n);
 }
 
 // Calls the real entry point with the arguments unchanged. When checking,

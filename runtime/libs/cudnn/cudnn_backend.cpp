@@ -565,7 +565,7 @@ XSC_CUDNN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   std::vector<rt::blas::Touch> touches = rt::execute_touches(executionPlan, variantPack);
   xsc::StreamId stream = xsc::kLegacyStream;
   if (touches.empty() || !rt::cudnn::handle_stream(handle, &stream)) return status;
-  rt::blas::feed("cudnnBackendExecute", stream, touches.data(), static_cast<int>(touches.size()));
+  rt::feed_operator_uses("cudnnBackendExecute", stream, touches.data(), touches.size());
   return status;
 }
 
