@@ -188,6 +188,9 @@ void set_launch_stack_hook(std::uint32_t (*hook)(void));
 // fatal-signal report calls it once at install time for that reason.
 int raw_backtrace(void** buffer, int capacity);
 void install_symbolizer(Session& session);
+// `name` demangled (a C++ function's or a kernel's), or as it is when it
+// is not a mangled name; "" for nullptr.
+std::string demangle(const char* name);
 
 // ---- fatal signals (signals.cpp) -------------------------------------------
 

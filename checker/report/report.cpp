@@ -6,13 +6,20 @@
 
 namespace xsc {
 
-namespace {
 std::string hex(std::uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
   return buf;
 }
-}  // namespace
+
+std::vector<const Finding*> reported_findings(const std::vector<Finding>& findings,
+                                              const ReportContext& context) {
+  std::vector<const Finding*> all;
+  for (const Finding& f : findings) all.push_back(&f);
+  if (context.latent)
+    for (const Finding& f : *context.latent) all.push_back(&f);
+  return all;
+}
 
 void write_report(ReportFormat format, const std::vector<Finding>& findings,
                   const ReportContext& context, std::ostream& out) {

@@ -59,6 +59,12 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
 
 // "stream 0x55d0", or "stream 0 (legacy default)".
 std::string describe_stream(StreamId stream);
+// An address or id as the reports write it: "0x7f0000001000".
+std::string hex(std::uint64_t v);
+// The findings a JSON or SARIF report lists: `findings`, then the latent
+// ones (context.latent) when there are any.
+std::vector<const Finding*> reported_findings(const std::vector<Finding>& findings,
+                                              const ReportContext& context);
 // `kernel "ampere_sgemm"`, `memcpy`, `collective "ncclAllGather"`, ...
 std::string describe_use(const UseInfo& use, const NameTable& names);
 // "read" / "write" / "" (unknown access).

@@ -75,10 +75,7 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
                        std::ostream& out) {
   const NameTable& names = *ctx.names;
   const StackDepot& stacks = *ctx.stacks;
-  std::vector<const Finding*> all;
-  for (const Finding& f : findings) all.push_back(&f);
-  if (ctx.latent)
-    for (const Finding& f : *ctx.latent) all.push_back(&f);
+  const std::vector<const Finding*> all = reported_findings(findings, ctx);
   for (const Finding* finding : all) {
     const Finding& f = *finding;
     json j;

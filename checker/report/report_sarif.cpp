@@ -120,10 +120,7 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
   }
 
   json results = json::array();
-  std::vector<const Finding*> all;
-  for (const Finding& f : findings) all.push_back(&f);
-  if (ctx.latent)
-    for (const Finding& f : *ctx.latent) all.push_back(&f);
+  const std::vector<const Finding*> all = reported_findings(findings, ctx);
   for (const Finding* finding : all) {
     const Finding& f = *finding;
     // A latent free-before-wait outside strict is a note: this run never

@@ -7,12 +7,6 @@
 namespace xsc {
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
-
 std::string thread_name(ThreadId t) { return "T" + std::to_string(t); }
 
 void print_stack(std::ostream& out, const StackDepot& stacks, StackId id) {

@@ -19,12 +19,6 @@ constexpr std::uint64_t kNoSeq = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kOpsBefore = 2;
 constexpr std::size_t kOpsAfter = 4;
 
-inline std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
-
 enum class OpKind : std::uint8_t {
   kUse, kRecord, kWait, kHostFunc, kGraphLaunch, kAlloc, kFree, kFreeDone,
   kStreamSync, kEventSync, kDeviceSync,

@@ -8,7 +8,6 @@
 // a per-thread cache (no lock), a scan of the argument words and, under the
 // session lock, one checker lookup per word that could be an address; no
 // allocation on that path.
-#include <cxxabi.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -79,16 +78,6 @@ std::vector<ParamSlot> read_layout(ParamInfoFn get, void* handle) {
     slots.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
   }
   return slots;
-}
-
-std::string demangle(const char* name) {
-  if (name == nullptr) return {};
-  int status = 0;
-  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || readable == nullptr) return name;
-  std::string out(readable);
-  std::free(readable);
-  return out;
 }
 
 const KernelInfo* describe(std::uint64_t handle) {

@@ -50,16 +50,6 @@
 namespace xsc::rt {
 namespace {
 
-std::string demangle(const char* name) {
-  if (name == nullptr) return {};
-  int status = 0;
-  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || readable == nullptr) return name;
-  std::string out(readable);
-  std::free(readable);
-  return out;
-}
-
 std::string own_directory() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr)
@@ -548,6 +538,16 @@ class ProcessSymbolizer final : public Symbolizer {
 };
 
 }  // namespace
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return {};
+  int status = 0;
+  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || readable == nullptr) return name;
+  std::string out(readable);
+  std::free(readable);
+  return out;
+}
 
 void install_symbolizer(Session& session) {
   session.stacks().set_symbolizer(std::make_shared<ProcessSymbolizer>());
