@@ -1,6 +1,7 @@
-// The normalized CUDA operations the CUPTI dispatch (cupti_callbacks.cpp)
-// hands to the files that turn them into events. Runtime and driver twins,
-// and their _ptsz/_ptds variants, all arrive here in one form.
+// The normalized CUDA operations the CUPTI handlers (runtime_api.cpp,
+// driver_api.cpp) hand to the files that turn them into events. Runtime
+// and driver twins, and their _ptsz/_ptds variants, all arrive here in one
+// form.
 #pragma once
 
 #include <cstdint>
