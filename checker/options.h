@@ -10,7 +10,7 @@ namespace xsc {
 enum class ReportFormat : unsigned char { kText, kJson, kSarif };
 
 // Which CUPTI callbacks carry the runtime's kernel launches (the runtime
-// only; see runtime/cupti_callbacks.cpp). kAuto: the runtime API's launch
+// only; see runtime/cuda/cupti_callbacks.cpp). kAuto: the runtime API's launch
 // callbacks for the first launches, then only the driver's once those were
 // shown to describe the same launches; kRuntime: both, always; kDriver: the
 // driver's only, from the start.
@@ -43,7 +43,7 @@ struct Options {
   // cublas_access=0|1: the runtime feeds what cuBLAS GEMMs and
   // cublasLtMatmul read and wrote (A and B read, the output written, dense
   // extents only) as uses on the call's stream, the write a known write
-  // (runtime/cublas.cpp, runtime/cublaslt.cpp, docs/rules.md).
+  // (runtime/libs/cublas/cublas.cpp, runtime/libs/cublas/cublaslt.cpp, docs/rules.md).
   bool cublas_access = true;
   // builtin_suppressions=0|1: apply the suppressions the checker ships for
   // races inside libraries that no user can fix (checker/
@@ -51,7 +51,7 @@ struct Options {
   bool builtin_suppressions = true;
   // cudnn_access=0|1: the runtime feeds what cuDNN's batch norm and classic
   // convolution calls read and wrote (dense tensors only) as uses on the
-  // handle's stream, the outputs known writes (runtime/cudnn.cpp,
+  // handle's stream, the outputs known writes (runtime/libs/cudnn/cudnn.cpp,
   // docs/rules.md).
   bool cudnn_access = true;
 };

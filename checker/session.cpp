@@ -7,12 +7,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "checker/builtin_suppressions.h"
+#include "checker/report/builtin_suppressions.h"
 #include "checker/log_path.h"
-#include "checker/report.h"
-#include "checker/suppressions.h"
-#include "checker/timeline.h"
-#include "checker/trace.h"
+#include "checker/report/report.h"
+#include "checker/report/suppressions.h"
+#include "checker/report/timeline.h"
+#include "checker/trace/trace.h"
 
 namespace xsc {
 namespace {

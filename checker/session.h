@@ -9,10 +9,10 @@
 #include <ostream>
 #include <string>
 
-#include "checker/checker.h"
-#include "checker/event.h"
+#include "checker/engine/checker.h"
+#include "checker/engine/event.h"
 #include "checker/options.h"
-#include "checker/stack_depot.h"
+#include "checker/engine/stack_depot.h"
 
 namespace xsc {
 

@@ -1,5 +1,5 @@
 # The cuDNN, cuBLAS and NCCL headers that the runtime's interposers
-# (runtime/cudnn*.cpp, runtime/cublas*.cpp, runtime/nccl/) compile against.
+# (runtime/libs/cudnn/, runtime/libs/cublas/, runtime/libs/nccl/) compile against.
 #
 # They must describe the library that the checked program loads: a header
 # older than that library lacks attributes the program sets, a header newer

@@ -6,6 +6,7 @@
 #include "xstream_check/annotations.h"
 #pragma GCC diagnostic pop
 
+#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
@@ -23,15 +24,8 @@ using namespace xsc;
 extern "C" __attribute__((visibility("default"))) void xsc_annotate_alloc(void* ptr, size_t size,
                                                                           CUstream_st* stream) {
   if (ptr == nullptr || !rt::enabled()) return;
-  Event event;
-  event.kind = EventKind::kAlloc;
-  event.addr = reinterpret_cast<Addr>(ptr);
-  event.size = size;
-  event.stream = rt::annotated_stream(stream);
-  event.alloc_kind = AllocKind::kCachingAllocator;
-  event.stack = rt::capture_stack();
-  rt::Locked locked;
-  if (locked) locked.emit(event);
+  rt::on_alloc(reinterpret_cast<Addr>(ptr), size, rt::annotated_stream(stream),
+               AllocKind::kCachingAllocator);
 }
 
 // A caching allocator's free is a host action: the block becomes reusable
@@ -39,14 +33,8 @@ extern "C" __attribute__((visibility("default"))) void xsc_annotate_alloc(void* 
 extern "C" __attribute__((visibility("default"))) void xsc_annotate_free(void* ptr,
                                                                          CUstream_st* stream) {
   if (ptr == nullptr || !rt::enabled()) return;
-  Event event;
-  event.kind = EventKind::kFree;
-  event.addr = reinterpret_cast<Addr>(ptr);
-  event.stream = rt::annotated_stream(stream);
-  event.free_kind = FreeKind::kCachingAllocator;
-  event.stack = rt::capture_stack();
-  rt::Locked locked;
-  if (locked) locked.emit(event);
+  rt::on_free(reinterpret_cast<Addr>(ptr), rt::annotated_stream(stream),
+              FreeKind::kCachingAllocator);
 }
 
 extern "C" __attribute__((visibility("default"))) void xsc_annotate_use(void* ptr, size_t size,

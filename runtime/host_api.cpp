@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/ops.h"
+#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 

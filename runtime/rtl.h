@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "checker/event.h"
+#include "checker/engine/event.h"
 #include "checker/options.h"
 #include "checker/session.h"
 
@@ -188,6 +188,9 @@ void set_launch_stack_hook(std::uint32_t (*hook)(void));
 // fatal-signal report calls it once at install time for that reason.
 int raw_backtrace(void** buffer, int capacity);
 void install_symbolizer(Session& session);
+// `name` demangled (a C++ function's or a kernel's), or as it is when it
+// is not a mangled name; "" for nullptr.
+std::string demangle(const char* name);
 
 // ---- fatal signals (signals.cpp) -------------------------------------------
 
@@ -269,7 +272,21 @@ void wrap_stream_callback(void* params, StreamId stream);
 // The token the last wrap on this thread made, once (0: none).
 EventId take_host_func_token();
 
-// ---- operator writes (operator_uses.cpp) -----------------------------------
+// ---- operator uses (libs/operator_uses.cpp) ----------------------------------
+
+// What one operator touched: a library call (cuBLAS, cuBLASLt, cuDNN) or a
+// PyTorch operator. [addr, addr + bytes), with the access.
+struct OperatorUse {
+  Addr addr = 0;
+  std::uint64_t bytes = 0;
+  Access access = Access::kUnknown;
+};
+// Feeds an operator's uses on `stream` as UseWhat::kOperator uses named
+// `name`: the parts inside tracked allocations, each cut at its
+// allocation's end, with a host stack when one is wanted (see
+// operator_uses.cpp). `uses` is rewritten in place. Never under the
+// session lock on entry.
+void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, std::size_t n);
 
 // Called under the lock for each use of a kernel, copy or memset this
 // thread enqueues (captured ones included).

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "checker/checker.h"
+#include "checker/engine/checker.h"
 #include "checker/session.h"
-#include "checker/stack_depot.h"
-#include "checker/trace.h"
+#include "checker/engine/stack_depot.h"
+#include "checker/trace/trace.h"
 
 namespace xsc {
 namespace {

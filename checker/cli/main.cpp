@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "checker/report.h"
+#include "checker/report/report.h"
 #include "commands.h"
 
 namespace xsc::cli {

@@ -5,7 +5,7 @@
 
 #include "checker/log_path.h"
 #include "checker/session.h"
-#include "checker/trace.h"
+#include "checker/trace/trace.h"
 #include "commands.h"
 
 namespace xsc::cli {

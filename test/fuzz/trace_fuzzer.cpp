@@ -13,7 +13,7 @@
 
 #include "checker/options.h"
 #include "checker/session.h"
-#include "checker/trace.h"
+#include "checker/trace/trace.h"
 
 namespace {
 

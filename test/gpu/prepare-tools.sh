@@ -10,7 +10,7 @@
 #              files work from here: elfutils libdw/libelf, simdjson,
 #              nlohmann-json, GoogleTest/GoogleMock, libunwind, LLVM's
 #              Itanium demangler (headers and libLLVMDemangle.a, for the
-#              kernel parameter access of runtime/param_access)
+#              kernel parameter access of runtime/cuda/param_access)
 # Every shared library is copied as a regular file under each of its names
 # (symbolic links may not survive the transfer). Run from anywhere; needs the
 # packages listed in test/install-deps.sh.

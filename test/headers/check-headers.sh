@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The runtime's library interposers (runtime/cudnn.cpp, cudnn_backend.cpp,
-# cublas.cpp, cublaslt.cpp, blas_uses.cpp, nccl/nccl_interpose.cpp)
+# The runtime's library interposers (runtime/libs/: cudnn/cudnn.cpp,
+# cudnn/cudnn_backend.cpp, cublas/cublas.cpp, cublas/cublaslt.cpp,
+# cublas/blas_uses.cpp, nccl/nccl_interpose.cpp)
 # compiled against the oldest cuDNN, cuBLAS and NCCL headers supported and
 # against the newest ones, taken from the libraries' PyPI wheels:
 #
@@ -35,12 +36,12 @@ declare -A sets=(
 )
 # What each interposer object must define, and the header it must have read.
 objects=(
-  "cudnn.cpp|cudnnConvolutionForward|cudnn|cudnn.h"
-  "cudnn_backend.cpp|cudnnBackendExecute|cudnn|cudnn_graph.h"
-  "cublas.cpp|cublasGemmEx|cublas|cublas_api.h"
-  "cublaslt.cpp|cublasLtMatmul|cublas|cublasLt.h"
-  "blas_uses.cpp|blas|cublas|cublas_api.h"
-  "nccl/nccl_interpose.cpp|ncclAllReduce|nccl|nccl.h"
+  "libs/cudnn/cudnn.cpp|cudnnConvolutionForward|cudnn|cudnn.h"
+  "libs/cudnn/cudnn_backend.cpp|cudnnBackendExecute|cudnn|cudnn_graph.h"
+  "libs/cublas/cublas.cpp|cublasGemmEx|cublas|cublas_api.h"
+  "libs/cublas/cublaslt.cpp|cublasLtMatmul|cublas|cublasLt.h"
+  "libs/cublas/blas_uses.cpp|blas|cublas|cublas_api.h"
+  "libs/nccl/nccl_interpose.cpp|ncclAllReduce|nccl|nccl.h"
 )
 
 wanted=("$@")

@@ -3,7 +3,7 @@
 #include <deque>
 #include <random>
 
-#include "checker/alloc_map.h"
+#include "checker/engine/alloc_map.h"
 
 namespace xsc {
 namespace {

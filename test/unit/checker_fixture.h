@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "checker/checker.h"
+#include "checker/engine/checker.h"
 #include "event_builder.h"
 
 namespace xsc::test {

@@ -2,7 +2,7 @@
 //   feed(Use(kBuf, 0, kCompute).stack(3).thread(1));
 #pragma once
 
-#include "checker/event.h"
+#include "checker/engine/event.h"
 
 namespace xsc::test {
 

@@ -4,8 +4,8 @@
 #include <set>
 #include <string>
 
-#include "checker/event.h"
-#include "checker/finding.h"
+#include "checker/engine/event.h"
+#include "checker/engine/finding.h"
 
 namespace xsc {
 namespace {

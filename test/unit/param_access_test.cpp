@@ -1,7 +1,7 @@
 // Which kernel parameters a mangled name declares as pointers to const.
 // Every name below is one nvcc 13.0 gave a kernel (read from the cubin's
 // symbol table); the comment is the kernel's declaration.
-#include "runtime/param_access/param_access.h"
+#include "runtime/cuda/param_access/param_access.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/param_scan.h"
+#include "runtime/cuda/param_scan.h"
 
 namespace xsc::rt {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "checker/range_index.h"
+#include "checker/engine/range_index.h"
 
 namespace xsc {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/report.h"
+#include "checker/report/report.h"
 
 namespace xsc {
 namespace {
@@ -96,7 +96,7 @@ Frame bare(std::string module, std::uint64_t pc) {
 // A kernel launched inside cuBLAS, as the runtime records it: libcublas's
 // frames have no symbols, then the runtime's interposed entry point (and the
 // template inlined into it, with the runtime's source file), then the
-// program. SUMMARY names the program's line, never runtime/cublas.cpp.
+// program. SUMMARY names the program's line, never runtime/libs/cublas/cublas.cpp.
 TEST(ReportFramesTest, RuntimeFramesOfTheCheckerAreSkipped) {
   Frame interpose = frame("interpose<cublasStatus_t (*)(cublasContext*, ...)>",
                           "/work/main/runtime/cublas.cpp", 194, 0x1234);

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/param_scan.h"
-#include "runtime/stream_id.h"
+#include "runtime/cuda/param_scan.h"
+#include "runtime/cuda/stream_id.h"
 
 namespace xsc::rt {
 namespace {

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <thread>
 
-#include "checker/stack_depot.h"
+#include "checker/engine/stack_depot.h"
 
 namespace xsc {
 namespace {

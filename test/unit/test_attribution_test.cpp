@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "checker/checker.h"
+#include "checker/engine/checker.h"
 #include "checker/session.h"
-#include "checker/trace.h"
+#include "checker/trace/trace.h"
 #include "event_builder.h"
 
 namespace xsc {

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "checker/finding.h"
-#include "checker/timeline.h"
+#include "checker/engine/finding.h"
+#include "checker/report/timeline.h"
 #include "event_builder.h"
 
 namespace xsc {

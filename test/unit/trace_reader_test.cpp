@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "checker/stack_depot.h"
-#include "checker/trace.h"
+#include "checker/engine/stack_depot.h"
+#include "checker/trace/trace.h"
 
 namespace xsc {
 namespace {

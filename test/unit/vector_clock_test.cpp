@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "checker/vector_clock.h"
+#include "checker/engine/vector_clock.h"
 
 namespace xsc {
 namespace {

@@ -33,7 +33,7 @@ typedef struct xsc_deferred_stack {
   void (*release)(void* context);
 } xsc_deferred_stack;
 
-/* Values of the event model's enums (checker/event.h). */
+/* Values of the event model's enums (checker/engine/event.h). */
 enum {
   XSC_ALLOC_STREAM_ORDERED = 0, XSC_ALLOC_CACHING = 1, XSC_ALLOC_SYNCHRONOUS = 2,
   XSC_ALLOC_PINNED_HOST = 3

@@ -1,0 +1,374 @@
+#include "checker/engine/alloc_map.h"
+
+#include <algorithm>
+#include <bit>
+#include <iterator>
+#include <limits>
+#include <utility>
+
+namespace xsc {
+namespace {
+
+// End of [addr, addr + size), saturated instead of wrapping on bad input.
+Addr range_end(Addr addr, std::uint64_t size) {
+  return size > std::numeric_limits<Addr>::max() - addr
+             ? std::numeric_limits<Addr>::max()
+             : addr + size;
+}
+
+}  // namespace
+
+void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
+  const std::size_t i = last_use.find(agent);
+  if (i != last_use.size()) {
+    last_use.set_epoch(i, epoch);
+    last_use_info[i] = use;
+    return;
+  }
+  last_use.push_back(UseEpoch{agent, epoch});
+  last_use_info.push_back(use);
+}
+
+const AllocMap::StartCell* AllocMap::find_start(Addr start) const {
+  if (starts_.empty()) return nullptr;
+  const std::size_t mask = starts_.size() - 1;
+  for (std::size_t i = start_home(start);; i = (i + 1) & mask) {
+    const StartCell& c = starts_[i];
+    if (c.slot == kNoSlot) return nullptr;
+    if (c.start == start) return &c;
+  }
+}
+
+void AllocMap::add_start(Addr start, Addr end, Slot slot) {
+  // Keep the table at most 5/8 full (index_ already holds the new entry).
+  if (8 * index_.size() > 5 * starts_.size()) {
+    std::vector<StartCell> old = std::move(starts_);
+    std::size_t n = old.empty() ? 64 : old.size() * 2;
+    starts_.assign(n, StartCell{});
+    start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
+    // The interior cache is indexed by the same hash (its top bits).
+    interior_.assign(n, InteriorCell{});
+    for (const StartCell& c : old)
+      if (c.slot != kNoSlot) add_start(c.start, c.end, c.slot);
+  }
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t i = start_home(start);
+  while (starts_[i].slot != kNoSlot) i = (i + 1) & mask;
+  starts_[i] = StartCell{start, end, slot};
+}
+
+void AllocMap::remove_start(Addr start) {
+  if (starts_.empty()) return;
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t i = start_home(start);
+  for (;; i = (i + 1) & mask) {
+    if (starts_[i].slot == kNoSlot) return;
+    if (starts_[i].start == start) break;
+  }
+  // Backward-shift deletion: no tombstones, so probes stay short.
+  for (std::size_t j = (i + 1) & mask; starts_[j].slot != kNoSlot;
+       j = (j + 1) & mask) {
+    const std::size_t home = start_home(starts_[j].start);
+    // Cell j may move to the hole at i unless its home lies in (i, j].
+    const bool home_after_hole = i <= j ? (i < home && home <= j)
+                                        : (i < home || home <= j);
+    if (home_after_hole) continue;
+    starts_[i] = starts_[j];
+    i = j;
+  }
+  starts_[i] = StartCell{};
+}
+
+void AllocMap::erase_entry(Addr start, Slot slot) {
+  remove_start(start);
+  ++generation_[slot];  // forgets its remembered interior addresses
+  index_.erase(start);
+}
+
+Allocation* AllocMap::insert(const AllocInfo& info) {
+  AllocInfo clamped = info;
+  Addr end = range_end(info.addr, info.size);
+  clamped.size = end - info.addr;
+  if (clamped.size == 0) return nullptr;
+  // Stale entries (a free we never saw) give way to the new allocation.
+  // Above the highest live range (fresh address space) there are none, and
+  // the new entry goes last without a walk.
+  const bool above_all = index_.empty() || index_.last()->end <= info.addr;
+  if (!above_all) {
+    std::vector<RangeIndex::Entry> stale;
+    index_.for_each_overlapping(info.addr, end,
+                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
+    for (const RangeIndex::Entry& e : stale) {
+      release(e.slot);
+      erase_entry(e.start, e.slot);
+    }
+  }
+  Slot slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<Slot>(slab_.size());
+    slab_.emplace_back();
+    generation_.push_back(0);
+  }
+  Allocation& a = slab_[slot];
+  a.info = clamped;
+  a.ready_agent = kNoAgent;
+  a.ready_epoch = 0;
+  a.last_use.clear();
+  a.last_use_info.clear();
+  a.inherited.clear();
+  a.known_writes.clear();
+  index_.insert(RangeIndex::Entry{info.addr, end, slot});
+  add_start(info.addr, end, slot);
+  return &a;
+}
+
+Allocation* AllocMap::find_containing(Addr addr) {
+  if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
+  if (addr == std::numeric_limits<Addr>::max()) {
+    const RangeIndex::Entry* e = index_.containing(addr);
+    return e ? &slab_[e->slot] : nullptr;
+  }
+  if (const Slot slot = find_interior(addr, addr + 1); slot != kNoSlot) return &slab_[slot];
+  const RangeIndex::Entry* e = index_.containing(addr);
+  if (!e) return nullptr;
+  remember_interior(addr, e->end, e->slot);
+  return &slab_[e->slot];
+}
+
+const Allocation* AllocMap::find_containing(Addr addr) const {
+  if (const StartCell* c = find_start(addr)) return &slab_[c->slot];
+  const RangeIndex::Entry* e = index_.containing(addr);
+  return e ? &slab_[e->slot] : nullptr;
+}
+
+AllocMap::Slot AllocMap::extract(Addr addr) {
+  const StartCell* c = find_start(addr);
+  if (!c) return kNoSlot;
+  const Slot slot = c->slot;
+  erase_entry(addr, slot);
+  return slot;
+}
+
+void AllocMap::release(Slot slot) {
+  if (slot == kNoSlot) return;
+  slab_[slot].last_use.clear();
+  slab_[slot].last_use_info.clear();
+  slab_[slot].inherited.clear();
+  slab_[slot].known_writes.clear();
+  free_slots_.push_back(slot);
+}
+
+void Quarantine::hash_pending() const {
+  // The pending pushes are the latest `pending_` ring slots, oldest first.
+  const std::size_t n = ring_.size();
+  for (std::size_t k = pending_; k > 0; --k) {
+    const std::size_t slot = (last_ + n - (k - 1)) % n;
+    Slot& s = ring_[slot];
+    if (!s.valid || s.hashed) continue;
+    // Same start as a remembered range: the later free replaces it.
+    if (const std::uint32_t same = find_start(s.range.begin); same != kNoRingSlot)
+      erase_slot(same);
+    add_start(s.range.begin, static_cast<std::uint32_t>(slot));
+    s.hashed = true;
+    if (!s.listed) {
+      s.listed = true;
+      unindexed_starts_.push_back(static_cast<std::uint32_t>(slot));
+    }
+  }
+  pending_ = 0;
+}
+
+void Quarantine::index_pending() const {
+  hash_pending();
+  for (const std::uint32_t slot : unindexed_starts_) {
+    Slot& s = ring_[slot];
+    s.listed = false;
+    if (!s.valid || s.indexed) continue;
+    // Starts are unique among hashed ranges, so the start is free here.
+    const auto [it, fresh] = index_.try_emplace(s.range.begin, slot);
+    if (!fresh) continue;
+    s.indexed = true;
+    s.where = it;
+  }
+  unindexed_starts_.clear();
+}
+
+std::uint32_t Quarantine::find_start(Addr start) const {
+  if (starts_used_ == 0) return kNoRingSlot;
+  const std::size_t mask = starts_.size() - 1;
+  for (std::size_t i = start_home(start);; i = (i + 1) & mask) {
+    const StartCell& c = starts_[i];
+    if (c.slot == kNoRingSlot) return kNoRingSlot;
+    if (c.start == start) return c.slot;
+  }
+}
+
+void Quarantine::add_start(Addr start, std::uint32_t slot) const {
+  if ((starts_used_ + 1) * 8 > starts_.size() * 5) {
+    // Grow (or make the first table) and re-enter every start.
+    std::vector<StartCell> old = std::move(starts_);
+    const std::size_t size = old.empty() ? 64 : old.size() * 2;
+    starts_.assign(size, StartCell{});
+    start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(size));
+    starts_used_ = 0;
+    for (const StartCell& c : old)
+      if (c.slot != kNoRingSlot) add_start(c.start, c.slot);
+  }
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t i = start_home(start);
+  while (starts_[i].slot != kNoRingSlot) i = (i + 1) & mask;
+  starts_[i] = StartCell{start, slot};
+  ++starts_used_;
+}
+
+void Quarantine::remove_start(Addr start) const {
+  if (starts_used_ == 0) return;
+  const std::size_t mask = starts_.size() - 1;
+  std::size_t hole = start_home(start);
+  while (starts_[hole].start != start || starts_[hole].slot == kNoRingSlot) {
+    if (starts_[hole].slot == kNoRingSlot) return;  // not there
+    hole = (hole + 1) & mask;
+  }
+  // Backward shift: pull later cells of the probe run into the hole while
+  // their home is not between the hole and themselves.
+  for (std::size_t next = (hole + 1) & mask; starts_[next].slot != kNoRingSlot;
+       next = (next + 1) & mask) {
+    const std::size_t home = start_home(starts_[next].start);
+    const bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+    if (stays) continue;
+    starts_[hole] = starts_[next];
+    hole = next;
+  }
+  starts_[hole] = StartCell{};
+  --starts_used_;
+}
+
+void Quarantine::erase_slot(std::size_t slot) const {
+  Slot& s = ring_[slot];
+  if (!s.valid) return;
+  s.valid = false;
+  --live_;
+  if (s.hashed) remove_start(s.range.begin);
+  s.hashed = false;
+  if (s.indexed) index_.erase(s.where);
+  s.indexed = false;
+}
+
+void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free, std::vector<PastUse>* past) {
+  push_part(alloc, free, alloc.addr, range_end(alloc.addr, alloc.size), past);
+}
+
+void Quarantine::push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
+                           std::vector<PastUse>* past) {
+  std::vector<PastUse> copy;
+  if (past && (begin != alloc.addr || end != range_end(alloc.addr, alloc.size))) {
+    // A part: the caller's uses stay with it for the other part.
+    copy = *past;
+    past = &copy;
+  }
+  if (capacity_ == 0 || begin >= end) return;
+  std::size_t slot;
+  if (ring_.size() < capacity_) {
+    slot = ring_.size();
+    ring_.emplace_back();
+  } else {
+    slot = next_;
+    next_ = (next_ + 1) % capacity_;
+    erase_slot(slot);  // the oldest remembered free
+  }
+  Slot& s = ring_[slot];
+  s.range.alloc = alloc;
+  s.range.free = free;
+  s.range.begin = begin;
+  s.range.end = end;
+  s.range.leftover = alloc.addr != begin || range_end(alloc.addr, alloc.size) != end;
+  // Swapped: the caller gets the slot's old storage (cleared by its next
+  // use), so storage circulates and a steady state allocates nothing.
+  s.range.past.clear();
+  if (past) s.range.past.swap(*past);
+  s.valid = true;
+  s.hashed = false;
+  s.indexed = false;
+  ++live_;
+  last_ = slot;
+  if (pending_ < ring_.size()) ++pending_;
+  max_end_ = std::max(max_end_, end);
+}
+
+void Quarantine::forget(Addr begin, Addr end, Carried* carry) {
+  if (begin >= end || begin >= max_end_ || live_ == 0) return;
+  auto take = [&](std::size_t slot) {
+    if (!carry) return;
+    FreedRange& r = ring_[slot].range;
+    // What the allocation does not take stays remembered (rare: a caching
+    // allocator splitting a freed block).
+    if (r.begin < begin || end < r.end) carry->parts.push_back(r);
+    if (carry->uses.empty())
+      carry->uses.swap(r.past);  // the range is forgotten: its storage is free
+    else
+      carry->uses.insert(carry->uses.end(), r.past.begin(), r.past.end());
+  };
+  // Remembered ranges are disjoint: one that starts at `begin` and covers
+  // [begin, end) is the only one that range overlaps.
+  auto covers = [&](const FreedRange& r) {
+    return r.begin == begin && end <= r.end;
+  };
+  auto forget_same_start = [&] {
+    const std::uint32_t same = find_start(begin);
+    if (same == kNoRingSlot || !covers(ring_[same].range)) return false;
+    take(same);
+    erase_slot(same);
+    return true;
+  };
+  if (forget_same_start()) return;  // a block freed a while ago
+  if (pending_ <= kPendingScan) {
+    // A caching allocator hands out again a block it freed moments ago:
+    // that range is among the few latest pushes and is forgotten where it
+    // lies.
+    const std::size_t n = ring_.size();
+    bool covered = false;
+    for (std::size_t k = 0; k < pending_; ++k) {
+      const std::size_t slot = (last_ + n - k) % n;
+      const Slot& s = ring_[slot];
+      if (s.valid && !s.hashed && s.range.begin < end &&
+          s.range.end > begin) {
+        covered = covered || covers(s.range);
+        take(slot);
+        erase_slot(slot);
+      }
+    }
+    if (covered) return;
+  } else {
+    hash_pending();
+    if (forget_same_start()) return;
+  }
+  index_pending();
+  auto it = index_.upper_bound(begin);
+  if (it != index_.begin()) {
+    auto prev = std::prev(it);
+    if (ring_[prev->second].range.end > begin) it = prev;
+  }
+  while (it != index_.end() && it->first < end) {
+    const std::size_t slot = it->second;
+    ++it;
+    take(slot);
+    erase_slot(slot);  // erases the node `it` has moved past
+  }
+}
+
+const FreedRange* Quarantine::find_overlapping(Addr begin, Addr end) const {
+  if (begin >= end || begin >= max_end_ || live_ == 0) return nullptr;
+  index_pending();
+  auto it = index_.upper_bound(begin);
+  if (it != index_.begin()) {
+    auto prev = std::prev(it);
+    if (ring_[prev->second].range.end > begin) return &ring_[prev->second].range;
+  }
+  if (it != index_.end() && it->first < end) return &ring_[it->second].range;
+  return nullptr;
+}
+
+}  // namespace xsc

@@ -1,0 +1,121 @@
+// What the CUPTI dispatch (cupti_callbacks.cpp) shares with the handlers of
+// each callback domain: runtime_api.cpp (the CUDA runtime API) and
+// driver_api.cpp (the driver API). Each handler turns one call's CUPTI
+// parameters into the normalized operations of ops.h.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>  // with the generated *_params structs
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/cuda/ops.h"
+#include "runtime/rtl.h"
+
+namespace xsc::rt::cupti {
+
+template <class T>
+const T& params(const CUpti_CallbackData* data) {
+  return *static_cast<const T*>(data->functionParams);
+}
+
+inline std::uint64_t u64(const void* p) { return reinterpret_cast<std::uint64_t>(p); }
+
+inline CopyKind copy_kind(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: return CopyKind::kHostToHost;
+    case cudaMemcpyHostToDevice: return CopyKind::kHostToDevice;
+    case cudaMemcpyDeviceToHost: return CopyKind::kDeviceToHost;
+    case cudaMemcpyDeviceToDevice: return CopyKind::kDeviceToDevice;
+    default: return CopyKind::kDefault;
+  }
+}
+
+inline StreamFlags stream_flags(unsigned flags) {
+  return (flags & cudaStreamNonBlocking) != 0 ? StreamFlags::kNonBlocking : StreamFlags::kBlocking;
+}
+
+// The layout of __cudaLaunchKernel's parameters (the CUDA 13 entry point of
+// <<<>>> launches), which the generated metadata headers do not describe.
+struct CudaKernelLaunchParams {
+  const void* kernel;  // cudaKernel_t
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+
+// A conditional node's body graphs: CUDA's array of `size` graph handles.
+template <class Graph>
+void conditional_node(const Graph* bodies_in, unsigned size) {
+  std::vector<std::uint64_t> bodies;
+  for (unsigned i = 0; bodies_in != nullptr && i < size; ++i) bodies.push_back(u64(bodies_in[i]));
+  on_conditional_node(bodies.data(), static_cast<unsigned>(bodies.size()));
+}
+
+// Launches are the hot path: these two are asked of every callback.
+inline bool is_runtime_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline bool is_driver_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+
+// ---- runtime API (runtime_api.cpp) ------------------------------------------
+
+// The runtime API callbacks enabled.
+extern const std::span<const CUpti_CallbackId> kRuntimeCallbacks;
+// The stream a runtime launch names, resolved at its entry.
+StreamId runtime_launch_stream(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+// Feeds the calls that are fed at their entry (see runtime_api.cpp); true
+// for those.
+bool runtime_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+// Feeds a runtime call that succeeded, at its exit.
+void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+
+// ---- driver API (driver_api.cpp) --------------------------------------------
+
+// The driver API callbacks enabled.
+extern const std::span<const CUpti_CallbackId> kDriverCallbacks;
+// A driver launch; `stream_override` is the enclosing runtime launch's
+// stream when there is one.
+void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                   const StreamId* stream_override);
+// Wraps the function of a host-function call at its entry; true for those
+// calls.
+bool wrap_host_function(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+// The driver twins of runtime_enter's calls.
+bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+// Feeds a driver call the application made itself that succeeded, at its
+// exit.
+void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+
+}  // namespace xsc::rt::cupti

@@ -1,0 +1,407 @@
+// The CUDA driver API's CUPTI callbacks: the calls an application makes to
+// the driver itself, and the driver launch nested in a runtime launch
+// (cupti_callbacks.cpp says when each is used).
+#include "runtime/cuda/cupti_handlers.h"
+
+namespace xsc::rt::cupti {
+
+#define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+// A driver launch; `stream_override` is the enclosing runtime launch's
+// stream when there is one.
+void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                   const StreamId* stream_override) {
+  auto pick = [&](CUstream stream, bool ptsz) {
+    const StreamId own = resolve(u64(stream), ptsz);
+    if (stream_override == nullptr) return own;
+    thread_state().nested_driver_stream = own;  // for the calibration
+    return *stream_override;
+  };
+  switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
+      const auto& p = params<cuLaunchKernel_params>(data);
+      on_kernel_launch(u64(p.f), p.kernelParams, p.extra,
+                       pick(p.hStream, cbid == DRV(cuLaunchKernel_ptsz)));
+      break;
+    }
+    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz): {
+      const auto& p = params<cuLaunchKernelEx_params>(data);
+      on_kernel_launch(u64(p.f), p.kernelParams, p.extra,
+                       pick(p.config != nullptr ? p.config->hStream : nullptr,
+                            cbid == DRV(cuLaunchKernelEx_ptsz)));
+      break;
+    }
+    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz): {
+      const auto& p = params<cuLaunchCooperativeKernel_params>(data);
+      on_kernel_launch(u64(p.f), p.kernelParams, nullptr,
+                       pick(p.hStream, cbid == DRV(cuLaunchCooperativeKernel_ptsz)));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Wraps the function of a host-function call at its entry; true for those
+// calls. Their CUPTI parameters are the call's arguments.
+bool wrap_host_function(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  void* params = const_cast<void*>(data->functionParams);
+  switch (cbid) {
+    case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz): {
+      ReentrancyGuard guard;
+      wrap_host_func(params, resolve(u64(static_cast<cuLaunchHostFunc_params*>(params)->hStream),
+                                     cbid == DRV(cuLaunchHostFunc_ptsz)));
+      return true;
+    }
+    case DRV(cuStreamAddCallback): case DRV(cuStreamAddCallback_ptsz): {
+      ReentrancyGuard guard;
+      wrap_stream_callback(
+          params, resolve(u64(static_cast<cuStreamAddCallback_params*>(params)->hStream),
+                          cbid == DRV(cuStreamAddCallback_ptsz)));
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// The driver twins of runtime_enter's calls, for the same reason.
+bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  switch (cbid) {
+    case DRV(cuMemFree_v2):
+      on_free(params<cuMemFree_v2_params>(data).dptr, kLegacyStream, FreeKind::kSynchronous);
+      return true;
+    case DRV(cuMemFreeHost):  // synchronizes the device, as cudaFreeHost
+      on_device_sync();
+      on_free(u64(params<cuMemFreeHost_params>(data).p), kLegacyStream, FreeKind::kPinnedHost);
+      return true;
+    case DRV(cuMemHostUnregister):
+      on_free(u64(params<cuMemHostUnregister_params>(data).p), kLegacyStream,
+              FreeKind::kPinnedHost);
+      return true;
+    case DRV(cuMemFreeAsync): case DRV(cuMemFreeAsync_ptsz): {
+      const auto& p = params<cuMemFreeAsync_params>(data);
+      on_free(p.dptr, resolve(u64(p.hStream), cbid == DRV(cuMemFreeAsync_ptsz)),
+              FreeKind::kStreamOrdered);
+      return true;
+    }
+    case DRV(cuEventDestroy_v2):
+      on_event_destroy(u64(params<cuEventDestroy_v2_params>(data).hEvent));
+      return true;
+    case DRV(cuStreamDestroy_v2):
+      on_stream_destroy(resolve(u64(params<cuStreamDestroy_v2_params>(data).hStream), false));
+      return true;
+    default:
+      return false;
+  }
+}
+
+void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  ThreadState& thread = thread_state();
+  switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz):
+    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz):
+    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz):
+      driver_launch(cbid, data, nullptr);
+      break;
+
+    case DRV(cuMemAlloc_v2): {
+      const auto& p = params<cuMemAlloc_v2_params>(data);
+      if (p.dptr) on_alloc(*p.dptr, p.bytesize, kLegacyStream, AllocKind::kSynchronous);
+      thread.adapter_check_due = true;
+      break;
+    }
+    case DRV(cuMemAllocManaged): {
+      const auto& p = params<cuMemAllocManaged_params>(data);
+      if (p.dptr) on_alloc(*p.dptr, p.bytesize, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    // Pinned host memory (cuMemHostAlloc's _v2 id has the same parameters,
+    // and so has cuMemHostRegister's first one).
+    case DRV(cuMemHostAlloc): case DRV(cuMemHostAlloc_v2): {
+      const auto& p = params<cuMemHostAlloc_params>(data);
+      if (p.pp) on_alloc(u64(*p.pp), p.bytesize, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case DRV(cuMemAllocHost_v2): {
+      const auto& p = params<cuMemAllocHost_v2_params>(data);
+      if (p.pp) on_alloc(u64(*p.pp), p.bytesize, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case DRV(cuMemHostRegister): case DRV(cuMemHostRegister_v2): {
+      const auto& p = params<cuMemHostRegister_v2_params>(data);
+      on_alloc(u64(p.p), p.bytesize, kLegacyStream, AllocKind::kPinnedHost);
+      break;
+    }
+    case DRV(cuMemAllocPitch_v2): {
+      const auto& p = params<cuMemAllocPitch_v2_params>(data);
+      if (p.dptr && p.pPitch)
+        on_alloc(*p.dptr, *p.pPitch * p.Height, kLegacyStream, AllocKind::kSynchronous);
+      break;
+    }
+    case DRV(cuMemAllocAsync): case DRV(cuMemAllocAsync_ptsz): {
+      const auto& p = params<cuMemAllocAsync_params>(data);
+      if (p.dptr)
+        on_alloc(*p.dptr, p.bytesize, resolve(u64(p.hStream), cbid == DRV(cuMemAllocAsync_ptsz)),
+                 AllocKind::kStreamOrdered);
+      break;
+    }
+    case DRV(cuMemAllocFromPoolAsync): case DRV(cuMemAllocFromPoolAsync_ptsz): {
+      const auto& p = params<cuMemAllocFromPoolAsync_params>(data);
+      if (p.dptr)
+        on_alloc(*p.dptr, p.bytesize,
+                 resolve(u64(p.hStream), cbid == DRV(cuMemAllocFromPoolAsync_ptsz)),
+                 AllocKind::kStreamOrdered);
+      break;
+    }
+
+    // Synchronous copies run on the legacy (or per-thread) default stream.
+    case DRV(cuMemcpyHtoD_v2): case DRV(cuMemcpyHtoD_v2_ptds): {
+      const auto& p = params<cuMemcpyHtoD_v2_params>(data);
+      on_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
+              resolve(0, cbid == DRV(cuMemcpyHtoD_v2_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpyDtoH_v2): case DRV(cuMemcpyDtoH_v2_ptds): {
+      const auto& p = params<cuMemcpyDtoH_v2_params>(data);
+      on_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
+              resolve(0, cbid == DRV(cuMemcpyDtoH_v2_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpyDtoD_v2): case DRV(cuMemcpyDtoD_v2_ptds): {
+      const auto& p = params<cuMemcpyDtoD_v2_params>(data);
+      on_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
+              resolve(0, cbid == DRV(cuMemcpyDtoD_v2_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpy): case DRV(cuMemcpy_ptds): {
+      const auto& p = params<cuMemcpy_params>(data);
+      on_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
+              resolve(0, cbid == DRV(cuMemcpy_ptds)), true);
+      break;
+    }
+    case DRV(cuMemcpyHtoDAsync_v2): case DRV(cuMemcpyHtoDAsync_v2_ptsz): {
+      const auto& p = params<cuMemcpyHtoDAsync_v2_params>(data);
+      on_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyHtoDAsync_v2_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemcpyDtoHAsync_v2): case DRV(cuMemcpyDtoHAsync_v2_ptsz): {
+      const auto& p = params<cuMemcpyDtoHAsync_v2_params>(data);
+      on_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyDtoHAsync_v2_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemcpyDtoDAsync_v2): case DRV(cuMemcpyDtoDAsync_v2_ptsz): {
+      const auto& p = params<cuMemcpyDtoDAsync_v2_params>(data);
+      on_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyDtoDAsync_v2_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemcpyAsync): case DRV(cuMemcpyAsync_ptsz): {
+      const auto& p = params<cuMemcpyAsync_params>(data);
+      on_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
+              resolve(u64(p.hStream), cbid == DRV(cuMemcpyAsync_ptsz)), false);
+      break;
+    }
+    case DRV(cuMemsetD8_v2): case DRV(cuMemsetD8_v2_ptds): {
+      const auto& p = params<cuMemsetD8_v2_params>(data);
+      on_memset(p.dstDevice, p.N, resolve(0, cbid == DRV(cuMemsetD8_v2_ptds)));
+      break;
+    }
+    case DRV(cuMemsetD16_v2): case DRV(cuMemsetD16_v2_ptds): {
+      const auto& p = params<cuMemsetD16_v2_params>(data);
+      on_memset(p.dstDevice, p.N * 2, resolve(0, cbid == DRV(cuMemsetD16_v2_ptds)));
+      break;
+    }
+    case DRV(cuMemsetD32_v2): case DRV(cuMemsetD32_v2_ptds): {
+      const auto& p = params<cuMemsetD32_v2_params>(data);
+      on_memset(p.dstDevice, p.N * 4, resolve(0, cbid == DRV(cuMemsetD32_v2_ptds)));
+      break;
+    }
+    case DRV(cuMemsetD8Async): case DRV(cuMemsetD8Async_ptsz): {
+      const auto& p = params<cuMemsetD8Async_params>(data);
+      on_memset(p.dstDevice, p.N, resolve(u64(p.hStream), cbid == DRV(cuMemsetD8Async_ptsz)));
+      break;
+    }
+    case DRV(cuMemsetD16Async): case DRV(cuMemsetD16Async_ptsz): {
+      const auto& p = params<cuMemsetD16Async_params>(data);
+      on_memset(p.dstDevice, p.N * 2,
+                resolve(u64(p.hStream), cbid == DRV(cuMemsetD16Async_ptsz)));
+      break;
+    }
+    case DRV(cuMemsetD32Async): case DRV(cuMemsetD32Async_ptsz): {
+      const auto& p = params<cuMemsetD32Async_params>(data);
+      on_memset(p.dstDevice, p.N * 4,
+                resolve(u64(p.hStream), cbid == DRV(cuMemsetD32Async_ptsz)));
+      break;
+    }
+
+    case DRV(cuEventRecord): case DRV(cuEventRecord_ptsz): {
+      const auto& p = params<cuEventRecord_params>(data);
+      on_event_record(u64(p.hEvent), resolve(u64(p.hStream), cbid == DRV(cuEventRecord_ptsz)));
+      break;
+    }
+    case DRV(cuEventRecordWithFlags): case DRV(cuEventRecordWithFlags_ptsz): {
+      const auto& p = params<cuEventRecordWithFlags_params>(data);
+      on_event_record(u64(p.hEvent),
+                      resolve(u64(p.hStream), cbid == DRV(cuEventRecordWithFlags_ptsz)));
+      break;
+    }
+    case DRV(cuEventSynchronize):
+      on_event_sync(u64(params<cuEventSynchronize_params>(data).hEvent));
+      break;
+    case DRV(cuEventQuery):
+      on_event_sync(u64(params<cuEventQuery_params>(data).hEvent));
+      break;
+
+    case DRV(cuStreamCreate): {
+      const auto& p = params<cuStreamCreate_params>(data);
+      if (p.phStream) on_stream_create(u64(*p.phStream), stream_flags(p.Flags));
+      thread.adapter_check_due = true;
+      break;
+    }
+    case DRV(cuStreamCreateWithPriority): {
+      const auto& p = params<cuStreamCreateWithPriority_params>(data);
+      if (p.phStream) on_stream_create(u64(*p.phStream), stream_flags(p.flags));
+      thread.adapter_check_due = true;
+      break;
+    }
+    case DRV(cuStreamWaitEvent): case DRV(cuStreamWaitEvent_ptsz): {
+      const auto& p = params<cuStreamWaitEvent_params>(data);
+      on_stream_wait_event(resolve(u64(p.hStream), cbid == DRV(cuStreamWaitEvent_ptsz)),
+                           u64(p.hEvent));
+      break;
+    }
+    case DRV(cuStreamSynchronize): case DRV(cuStreamSynchronize_ptsz):
+      on_stream_sync(resolve(u64(params<cuStreamSynchronize_params>(data).hStream),
+                             cbid == DRV(cuStreamSynchronize_ptsz)));
+      break;
+    case DRV(cuStreamQuery): case DRV(cuStreamQuery_ptsz):
+      on_stream_sync(resolve(u64(params<cuStreamQuery_params>(data).hStream),
+                             cbid == DRV(cuStreamQuery_ptsz)));
+      break;
+    case DRV(cuCtxSynchronize): case DRV(cuCtxSynchronize_v2):
+    case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz):
+      on_host_func(resolve(u64(params<cuLaunchHostFunc_params>(data).hStream),
+                           cbid == DRV(cuLaunchHostFunc_ptsz)));
+      break;
+    case DRV(cuStreamAddCallback): case DRV(cuStreamAddCallback_ptsz):
+      on_host_func(resolve(u64(params<cuStreamAddCallback_params>(data).hStream),
+                           cbid == DRV(cuStreamAddCallback_ptsz)));
+      break;
+
+    case DRV(cuStreamBeginCapture): case DRV(cuStreamBeginCapture_ptsz):
+      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_params>(data).hStream),
+                                      cbid == DRV(cuStreamBeginCapture_ptsz)),
+                              /*to_graph=*/false);
+      break;
+    case DRV(cuStreamBeginCapture_v2): case DRV(cuStreamBeginCapture_v2_ptsz):
+      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_v2_params>(data).hStream),
+                                      cbid == DRV(cuStreamBeginCapture_v2_ptsz)),
+                              /*to_graph=*/false);
+      break;
+    case DRV(cuStreamBeginCaptureToGraph): case DRV(cuStreamBeginCaptureToGraph_ptsz):
+      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCaptureToGraph_params>(data).hStream),
+                                      cbid == DRV(cuStreamBeginCaptureToGraph_ptsz)),
+                              /*to_graph=*/true);
+      break;
+    case DRV(cuGraphExecUpdate): {
+      const auto& p = params<cuGraphExecUpdate_params>(data);
+      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphExecUpdate_v2): {
+      const auto& p = params<cuGraphExecUpdate_v2_params>(data);
+      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphCreate): {
+      const auto& p = params<cuGraphCreate_params>(data);
+      if (p.phGraph) on_graph_forget(u64(*p.phGraph));
+      break;
+    }
+    case DRV(cuGraphDestroy):
+      on_graph_forget(u64(params<cuGraphDestroy_params>(data).hGraph));
+      break;
+    case DRV(cuGraphAddNode): {
+      const auto& p = params<cuGraphAddNode_params>(data);
+      if (p.nodeParams != nullptr && p.nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
+      break;
+    }
+    case DRV(cuGraphAddNode_v2): {
+      const auto& p = params<cuGraphAddNode_v2_params>(data);
+      if (p.nodeParams != nullptr && p.nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
+      break;
+    }
+    case DRV(cuStreamEndCapture): case DRV(cuStreamEndCapture_ptsz): {
+      const auto& p = params<cuStreamEndCapture_params>(data);
+      on_stream_end_capture(resolve(u64(p.hStream), cbid == DRV(cuStreamEndCapture_ptsz)),
+                            p.phGraph ? u64(*p.phGraph) : 0);
+      break;
+    }
+    case DRV(cuGraphInstantiateWithFlags): {
+      const auto& p = params<cuGraphInstantiateWithFlags_params>(data);
+      if (p.phGraphExec) on_graph_instantiate(u64(*p.phGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphInstantiateWithParams): case DRV(cuGraphInstantiateWithParams_ptsz): {
+      const auto& p = params<cuGraphInstantiateWithParams_params>(data);
+      if (p.phGraphExec) on_graph_instantiate(u64(*p.phGraphExec), u64(p.hGraph));
+      break;
+    }
+    case DRV(cuGraphLaunch): case DRV(cuGraphLaunch_ptsz): {
+      const auto& p = params<cuGraphLaunch_params>(data);
+      on_graph_exec_launch(u64(p.hGraph),
+                           resolve(u64(p.hStream), cbid == DRV(cuGraphLaunch_ptsz)));
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+namespace {
+
+const CUpti_CallbackId kDriverCallbackIds[] = {
+    DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx),
+    DRV(cuLaunchKernelEx_ptsz), DRV(cuLaunchCooperativeKernel),
+    DRV(cuLaunchCooperativeKernel_ptsz), DRV(cuMemAlloc_v2), DRV(cuMemAllocManaged),
+    DRV(cuMemAllocPitch_v2), DRV(cuMemFree_v2), DRV(cuMemAllocAsync), DRV(cuMemAllocAsync_ptsz),
+    DRV(cuMemAllocFromPoolAsync), DRV(cuMemAllocFromPoolAsync_ptsz), DRV(cuMemFreeAsync),
+    DRV(cuMemFreeAsync_ptsz), DRV(cuMemcpyHtoD_v2), DRV(cuMemcpyHtoD_v2_ptds),
+    DRV(cuMemcpyDtoH_v2), DRV(cuMemcpyDtoH_v2_ptds), DRV(cuMemcpyDtoD_v2),
+    DRV(cuMemcpyDtoD_v2_ptds), DRV(cuMemcpy), DRV(cuMemcpy_ptds), DRV(cuMemcpyHtoDAsync_v2),
+    DRV(cuMemcpyHtoDAsync_v2_ptsz), DRV(cuMemcpyDtoHAsync_v2), DRV(cuMemcpyDtoHAsync_v2_ptsz),
+    DRV(cuMemcpyDtoDAsync_v2), DRV(cuMemcpyDtoDAsync_v2_ptsz), DRV(cuMemcpyAsync),
+    DRV(cuMemcpyAsync_ptsz), DRV(cuMemsetD8_v2), DRV(cuMemsetD8_v2_ptds), DRV(cuMemsetD16_v2),
+    DRV(cuMemsetD16_v2_ptds), DRV(cuMemsetD32_v2), DRV(cuMemsetD32_v2_ptds),
+    DRV(cuMemsetD8Async), DRV(cuMemsetD8Async_ptsz), DRV(cuMemsetD16Async),
+    DRV(cuMemsetD16Async_ptsz), DRV(cuMemsetD32Async), DRV(cuMemsetD32Async_ptsz),
+    DRV(cuEventRecord), DRV(cuEventRecord_ptsz), DRV(cuEventRecordWithFlags),
+    DRV(cuEventRecordWithFlags_ptsz), DRV(cuEventDestroy_v2), DRV(cuEventSynchronize),
+    DRV(cuEventQuery), DRV(cuStreamCreate), DRV(cuStreamCreateWithPriority),
+    DRV(cuStreamDestroy_v2), DRV(cuStreamWaitEvent), DRV(cuStreamWaitEvent_ptsz),
+    DRV(cuStreamSynchronize), DRV(cuStreamSynchronize_ptsz), DRV(cuStreamQuery),
+    DRV(cuStreamQuery_ptsz), DRV(cuCtxSynchronize), DRV(cuCtxSynchronize_v2), DRV(cuMemFreeHost),
+    DRV(cuMemHostUnregister), DRV(cuMemHostAlloc), DRV(cuMemHostAlloc_v2), DRV(cuMemAllocHost_v2),
+    DRV(cuMemHostRegister), DRV(cuMemHostRegister_v2),
+    DRV(cuLaunchHostFunc), DRV(cuLaunchHostFunc_ptsz), DRV(cuStreamAddCallback),
+    DRV(cuStreamAddCallback_ptsz), DRV(cuStreamBeginCapture_v2), DRV(cuStreamBeginCapture_v2_ptsz),
+    DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz), DRV(cuGraphInstantiateWithFlags),
+    DRV(cuGraphInstantiateWithParams), DRV(cuGraphInstantiateWithParams_ptsz), DRV(cuGraphLaunch),
+    DRV(cuGraphLaunch_ptsz), DRV(cuStreamBeginCapture), DRV(cuStreamBeginCapture_ptsz),
+    DRV(cuStreamBeginCaptureToGraph), DRV(cuStreamBeginCaptureToGraph_ptsz),
+    DRV(cuGraphExecUpdate), DRV(cuGraphExecUpdate_v2), DRV(cuGraphCreate), DRV(cuGraphDestroy),
+    DRV(cuGraphAddNode), DRV(cuGraphAddNode_v2),
+};
+
+}  // namespace
+
+const std::span<const CUpti_CallbackId> kDriverCallbacks{kDriverCallbackIds};
+
+#undef DRV
+
+}  // namespace xsc::rt::cupti

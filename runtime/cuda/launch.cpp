@@ -1,0 +1,397 @@
+// Kernel launches: which live allocations a kernel's arguments point into.
+//
+// Each launch handle (CUfunction or CUkernel) is described once, on its
+// first launch: parameter layout from cuFuncGetParamInfo (cuKernelGetParamInfo
+// for CUkernel handles), demangled name, and which parameters its mangled
+// name declares as pointers to const (param_access.h): a use made only
+// through those is a read. Later launches cost a lookup in
+// a per-thread cache (no lock), a scan of the argument words and, under the
+// session lock, one checker lookup per word that could be an address; no
+// allocation on that path.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/cuda/ops.h"
+#include "runtime/cuda/param_access/param_access.h"
+#include "runtime/cuda/param_scan.h"
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+struct KernelInfo {
+  std::vector<ParamSlot> slots;
+  // Per slot: 1 when the kernel only reads through that parameter. Empty
+  // when nothing is known: an extern "C" kernel, a name that does not parse,
+  // or a signature whose parameter count is not the layout's (then the two
+  // cannot be matched up, and no parameter is taken for a read).
+  std::vector<std::uint8_t> read_only;
+  NameId name = kNoName;
+
+  bool reads_only(std::size_t slot) const {
+    return slot < read_only.size() && read_only[slot] != 0;
+  }
+};
+
+// Matches the signature's parameters to the layout's, one to one: nvcc
+// makes each declared parameter one kernel parameter, in order.
+std::vector<std::uint8_t> read_only_slots(const char* mangled, std::size_t slot_count) {
+  std::vector<ParamAccess> access;
+  if (mangled == nullptr || !kernel_param_access(mangled, &access) ||
+      access.size() != slot_count)
+    return {};
+  std::vector<std::uint8_t> out(slot_count, 0);
+  bool any = false;
+  for (std::size_t i = 0; i < slot_count; ++i) {
+    out[i] = access[i] == ParamAccess::kRead ? 1 : 0;
+    any = any || out[i] != 0;
+  }
+  if (!any) return {};
+  return out;
+}
+
+struct KernelCache {
+  std::mutex mu;
+  std::unordered_map<std::uint64_t, const KernelInfo*> by_handle;
+  std::unordered_map<const void*, std::uint64_t> by_stub;  // host stub -> CUfunction
+};
+
+KernelCache& cache() {
+  static auto* instance = new KernelCache;
+  return *instance;
+}
+
+using ParamInfoFn = int (*)(void*, std::size_t, std::size_t*, std::size_t*);
+
+std::vector<ParamSlot> read_layout(ParamInfoFn get, void* handle) {
+  std::vector<ParamSlot> slots;
+  if (get == nullptr) return slots;
+  for (std::size_t i = 0;; ++i) {
+    std::size_t offset = 0, size = 0;
+    if (get(handle, i, &offset, &size) != 0) break;
+    slots.push_back({static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(size)});
+  }
+  return slots;
+}
+
+const KernelInfo* describe(std::uint64_t handle) {
+  auto* info = new KernelInfo;
+  const DriverApi& api = driver();
+  void* h = reinterpret_cast<void*>(handle);
+  ReentrancyGuard guard;
+  // Launch handles are CUfunction or CUkernel values; each query family
+  // accepts only its own kind, so try both.
+  info->slots = read_layout(api.cuFuncGetParamInfo, h);
+  if (info->slots.empty()) info->slots = read_layout(api.cuKernelGetParamInfo, h);
+  const char* raw_name = nullptr;
+  if (api.cuFuncGetName == nullptr || api.cuFuncGetName(&raw_name, h) != 0) raw_name = nullptr;
+  if (raw_name == nullptr && api.cuKernelGetName != nullptr &&
+      api.cuKernelGetName(&raw_name, h) != 0)
+    raw_name = nullptr;
+  if (Session* session = session_unlocked())
+    info->name = session->names().intern(demangle(raw_name));
+  info->read_only = read_only_slots(raw_name, info->slots.size());
+  return info;
+}
+
+// A per-thread direct-mapped front for the shared cache: a program launches
+// a handful of kernels over and over, and the shared map's mutex would be
+// taken on every launch by every launching thread. Entries are never freed,
+// so a cached pointer stays valid.
+struct RecentKernel {
+  std::uint64_t handle = 0;
+  const KernelInfo* info = nullptr;
+};
+// A training step launches a hundred or so distinct kernels: fewer entries
+// than that miss on most launches and take the shared cache's mutex.
+constexpr std::size_t kRecentKernels = 256;
+struct RecentKernels {
+  RecentKernel entries[kRecentKernels];
+};
+
+std::size_t recent_slot(std::uint64_t handle) {
+  return static_cast<std::size_t>((handle >> 4) ^ (handle >> 12)) % kRecentKernels;
+}
+
+const KernelInfo* shared_kernel_info(std::uint64_t handle) {
+  KernelCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.by_handle.find(handle);
+    if (it != c.by_handle.end()) return it->second;
+  }
+  const KernelInfo* info = describe(handle);
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto [it, inserted] = c.by_handle.emplace(handle, info);
+  if (!inserted) delete info;  // another thread described it first
+  return it->second;
+}
+
+const KernelInfo* kernel_info(std::uint64_t handle) {
+  auto* recent_kernels = thread_cache<RecentKernels>(&thread_state().kernel_cache);
+  RecentKernel& recent = recent_kernels->entries[recent_slot(handle)];
+  if (recent.handle == handle && recent.info != nullptr) return recent.info;
+  const KernelInfo* info = shared_kernel_info(handle);
+  recent.handle = handle;
+  recent.info = info;
+  return info;
+}
+
+// cudaLaunchKernel names its kernel by host stub; the runtime maps stubs to
+// functions. Only reachable when the CUDA runtime is a shared library.
+std::uint64_t function_of_stub(const void* stub) {
+  KernelCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.by_stub.find(stub);
+    if (it != c.by_stub.end()) return it->second;
+  }
+  using GetFuncBySymbol = int (*)(void**, const void*);
+  static auto get = reinterpret_cast<GetFuncBySymbol>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  void* function = nullptr;
+  if (get != nullptr) {
+    ReentrancyGuard guard;
+    if (get(&function, stub) != 0) function = nullptr;
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.by_stub.emplace(stub, reinterpret_cast<std::uint64_t>(function));
+  return reinterpret_cast<std::uint64_t>(function);
+}
+
+// Words collected before taking the session lock; a launch with more
+// candidates than this rescans under the lock.
+constexpr std::size_t kMaxCandidates = 128;
+// Distinct allocations reported per launch.
+constexpr std::size_t kMaxUses = 256;
+
+// A caching-allocator block used by a launch on its own allocation stream.
+// The checker releases a caching block at its allocation stream's point in
+// stream order (whatever stream the free names), which every earlier op of
+// that stream precedes, and such a block is ready at once: the free of the
+// block can never be reported against a use like this. A PyTorch training
+// step makes nearly all of its uses so, several per launch, so such a use
+// is fed without a stack (a Python stack costs the GIL). It is still fed:
+// the memory carries it after the free, and a later occupant first touched
+// on another stream that never waited for this one races with it.
+//
+// Unless another stream takes part in the memory's uses: an earlier
+// occupant's use it still carries (this use may be the one that races with
+// it: the block freed before its allocation stream waited), or a use or a
+// known write of the block itself (a copy may land on this read). Then a
+// report may name this use, and needs its stack. The same inside a stream capture: captured work runs
+// when its graph is launched, on the stream the graph is launched on.
+bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
+  return alloc.kind == AllocKind::kCachingAllocator && alloc.stream == stream;
+}
+
+// The distinct allocations a launch's words point into, in the order first
+// seen, at most kMaxUses. A few are compared one by one; a launch that
+// passes many (a foreach optimizer kernel carries hundreds of pointers)
+// switches to a hash table, so telling them apart stays linear.
+class DistinctAllocations {
+ public:
+  // Notes that the launch passed `word`, a pointer into the allocation
+  // starting at `addr`; `read` when it came through a parameter the kernel
+  // only reads. False when `addr` was seen already or the list is full.
+  // A use is fed at the first word seen for each allocation, so that checks
+  // on bytes (two slots of one pool) see where the kernel points, not the
+  // allocation's start; it is a read only when every word into the
+  // allocation came through a read-only parameter.
+  bool add(Addr addr, Addr word, bool read) {
+    // A word into an allocation seen already still says how it is used,
+    // even once the list is full.
+    const std::size_t seen = find(addr);
+    if (seen != kNotFound) {
+      read_[seen] = read_[seen] && read;
+      return false;
+    }
+    if (n_ == kMaxUses) return false;
+    if (hashed_) {
+      insert_hashed(addr, n_);
+    } else if (n_ == kLinear) {
+      hashed_ = true;
+      for (std::uint32_t& slot : table_) slot = kEmpty;
+      for (std::size_t i = 0; i < n_; ++i) insert_hashed(list_[i], i);
+      insert_hashed(addr, n_);
+    }
+    words_[n_] = word;
+    read_[n_] = read;
+    list_[n_++] = addr;
+    return true;
+  }
+  std::size_t size() const { return n_; }
+  // The pointer the launch passed into the i-th allocation.
+  Addr operator[](std::size_t i) const { return words_[i]; }
+  Access access(std::size_t i) const { return read_[i] ? Access::kRead : Access::kUnknown; }
+
+ private:
+  static constexpr std::size_t kLinear = 16;
+  static constexpr std::size_t kTable = 2 * kMaxUses;  // a power of two
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+  static constexpr std::size_t kNotFound = ~std::size_t{0};
+  // Fibonacci hashing of the address above its low (alignment) bits.
+  static std::size_t home(Addr addr) {
+    return static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) & (kTable - 1);
+  }
+  // The index of `addr` in the list, or kNotFound.
+  std::size_t find(Addr addr) const {
+    if (!hashed_) {
+      for (std::size_t i = 0; i < n_; ++i)
+        if (list_[i] == addr) return i;
+      return kNotFound;
+    }
+    for (std::size_t i = home(addr); table_[i] != kEmpty; i = (i + 1) & (kTable - 1))
+      if (list_[table_[i]] == addr) return table_[i];
+    return kNotFound;
+  }
+  // Enters `addr`, which the table does not hold, as the list's `index`-th.
+  // The table holds at most kMaxUses entries, half its slots.
+  void insert_hashed(Addr addr, std::size_t index) {
+    std::size_t i = home(addr);
+    while (table_[i] != kEmpty) i = (i + 1) & (kTable - 1);
+    table_[i] = static_cast<std::uint32_t>(index);
+  }
+  Addr list_[kMaxUses];
+  Addr words_[kMaxUses];
+  bool read_[kMaxUses];
+  std::size_t n_ = 0;
+  bool hashed_ = false;
+  std::uint32_t table_[kTable];
+};
+
+// One use per allocation, then a bare use when there was none (pointers,
+// but none into a tracked allocation: still an op on the stream). Each use
+// is at the pointer the launch passed, with size 0: for a free the kernel
+// may touch any part of the allocation, for the checks on bytes it touches
+// the bytes at the pointer (checker/checks/check_write_after_read.cpp).
+void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
+               StackId stack) {
+  Event event = bare_use(stream, UseWhat::kKernel, name);
+  event.stack = stack;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    event.addr = found[i];
+    event.access = found.access(i);
+    locked.emit(event);
+  }
+  if (found.size() == 0) locked.emit(event);
+}
+
+// Looks up every word (`for_each_word` calls its argument on each word and
+// whether it came through a read-only parameter) and emits the uses of the
+// allocations they point into.
+template <typename ForEachWord>
+void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
+                      ForEachWord&& for_each_word) {
+  const Checker& checker = locked.session().checker();
+  DistinctAllocations found;
+  for_each_word([&](std::uint64_t word, bool read) {
+    AllocInfo alloc;
+    if (!checker.lookup_allocation(word, &alloc)) return;
+    found.add(alloc.addr, word, read);
+  });
+  emit_uses(locked, found, stream, name, stack);
+}
+
+}  // namespace
+
+void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream) {
+  if (!enabled()) return;
+  if (func == 0) {  // nothing to scan, but an op on its stream all the same
+    Locked locked;
+    if (locked) locked.emit(bare_use(stream, UseWhat::kKernel));
+    return;
+  }
+  const KernelInfo* info = kernel_info(func);
+  const void* packed = nullptr;
+  std::size_t packed_size = 0;
+  const bool has_packed = packed_param_buffer(extra, &packed, &packed_size);
+
+  std::uint64_t candidates[kMaxCandidates];
+  bool candidate_read[kMaxCandidates];
+  std::size_t count = 0;
+  bool overflow = false;
+  const AddressSpan span = tracked_address_span();
+  const AddressWindow window(span.low, span.high);
+  // Calls fn(word, read) for each word of the arguments in the window.
+  auto scan = [&](auto&& fn) {
+    auto indexed = [&](std::uint64_t word, std::size_t slot) { fn(word, info->reads_only(slot)); };
+    if (has_packed)
+      scan_packed_buffer_indexed(packed, packed_size, info->slots.data(), info->slots.size(),
+                                 window, indexed);
+    else
+      scan_kernel_params_indexed(kernel_params, info->slots.data(), info->slots.size(), window,
+                                 indexed);
+  };
+  scan([&](std::uint64_t word, bool read) {
+    if (count < kMaxCandidates) {
+      candidate_read[count] = read;
+      candidates[count++] = word;
+    } else {
+      overflow = true;
+    }
+  });
+  // A kernel whose arguments are all scalars is still an op on its stream
+  // (on the legacy stream it orders every blocking stream): one bare use,
+  // without a stack, since nothing can be reported against it.
+  if (count == 0) {
+    Locked locked;
+    if (locked) locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
+    return;
+  }
+
+  auto each_candidate = [&](auto&& fn) {
+    for (std::size_t i = 0; i < count; ++i) fn(candidates[i], candidate_read[i]);
+  };
+  // Once caching blocks exist, most launches use nothing but own-stream
+  // caching blocks and need no stack: find out under the lock and, when
+  // none is needed, emit under that same lock. A stack is never captured
+  // under the session lock (a Python stack takes the GIL, which must never
+  // be waited for while holding it), so a launch that does need one
+  // releases the lock, captures, and looks its words up again.
+  if (!overflow && caching_blocks_seen()) {
+    Locked locked;
+    if (!locked) return;
+    const Checker& checker = locked.session().checker();
+    const bool keep_own_stream = captures_underway(locked);
+    bool needs_stack = false;
+    DistinctAllocations own;
+    for (std::size_t i = 0; i < count && !needs_stack; ++i) {
+      AllocInfo alloc;
+      bool carries_past_uses = false;
+      if (!checker.lookup_allocation(candidates[i], &alloc, &carries_past_uses)) continue;
+      // Inside a capture an own-stream use counts where the graph runs,
+      // and is reported with the launch's stack like any other.
+      if (keep_own_stream || carries_past_uses || !is_own_stream_caching_use(alloc, stream))
+        needs_stack = true;
+      else
+        own.add(alloc.addr, candidates[i], candidate_read[i]);
+    }
+    if (!needs_stack) {
+      emit_uses(locked, own, stream, info->name, kNoStack);
+      return;
+    }
+  }
+
+  const StackId stack = capture_launch_stack();
+  Locked locked;
+  if (!locked) return;
+  if (!overflow) emit_launch_uses(locked, stream, info->name, stack, each_candidate);
+  else emit_launch_uses(locked, stream, info->name, stack, scan);
+}
+
+void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
+                       StreamId stream) {
+  if (!enabled() || host_func == nullptr) return;
+  // A cudaKernel_t is a CUkernel.
+  const std::uint64_t func = is_kernel_handle ? reinterpret_cast<std::uint64_t>(host_func)
+                                              : function_of_stub(host_func);
+  on_kernel_launch(func, args, nullptr, stream);
+}
+
+}  // namespace xsc::rt

@@ -1,0 +1,66 @@
+// The normalized CUDA operations the CUPTI handlers (runtime_api.cpp,
+// driver_api.cpp) hand to the files that turn them into events. Runtime
+// and driver twins, and their _ptsz/_ptds variants, all arrive here in one
+// form.
+#pragma once
+
+#include <cstdint>
+
+#include "checker/engine/event.h"
+
+namespace xsc::rt {
+
+// A use that touches no tracked allocation (address 0): the operation is
+// still an op on `stream`, which is what orders blocking streams around
+// legacy-stream work and what a later record on that stream covers. The
+// checker enqueues it and finds no allocation to record it against.
+inline Event bare_use(StreamId stream, UseWhat what, NameId name = kNoName) {
+  Event event;
+  event.kind = EventKind::kUse;
+  event.stream = stream;
+  event.what = what;
+  event.access = Access::kUnknown;
+  event.name = name;
+  return event;
+}
+
+// memory.cpp
+enum class CopyKind : std::uint8_t { kHostToHost, kHostToDevice, kDeviceToHost, kDeviceToDevice,
+                                     kDefault };
+void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind);
+void on_free(Addr addr, StreamId stream, FreeKind kind);
+// `bytes` 0: extent unknown (2D copies), the whole allocation.
+// True once a pinned host allocation was fed (host accesses matter only then).
+bool pinned_memory_seen();
+void note_pinned_memory();
+void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
+             bool synchronous);
+void on_memset(Addr dst, std::uint64_t bytes, StreamId stream);
+
+// sync.cpp
+void on_event_record(EventId event, StreamId stream);
+void on_stream_wait_event(StreamId stream, EventId event);
+void on_stream_sync(StreamId stream);
+void on_event_sync(EventId event);
+void on_device_sync();
+void on_host_func(StreamId stream);
+void on_event_destroy(EventId event);
+void on_stream_create(StreamId stream, StreamFlags flags);
+void on_stream_destroy(StreamId stream);
+
+// graph.cpp (the locked halves are declared in rtl.h)
+// `to_graph`: a capture into a graph the application made
+// (cudaStreamBeginCaptureToGraph); any capture mode.
+void on_stream_begin_capture(StreamId stream, bool to_graph);
+void on_stream_end_capture(StreamId stream, std::uint64_t graph);
+void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph);
+// cudaGraphExecUpdate: `exec` now runs `graph`'s nodes.
+void on_graph_exec_update(std::uint64_t exec, std::uint64_t graph);
+void on_graph_exec_launch(std::uint64_t exec, StreamId stream);
+// A graph created or destroyed: what was known of its handle is dropped.
+void on_graph_forget(std::uint64_t graph);
+// A conditional node (IF, WHILE, SWITCH) was added; `bodies` are its body
+// graphs, which the runtime does not model.
+void on_conditional_node(const std::uint64_t* bodies, unsigned count);
+
+}  // namespace xsc::rt

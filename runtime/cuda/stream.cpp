@@ -1,0 +1,66 @@
+// Streams the checker has been told about. Streams are announced when they
+// are created; one first seen in another call (created before the runtime
+// attached, or by a path without callbacks) is announced then, with its
+// flags asked from the driver, and whether it is capturing.
+#include <unordered_set>
+
+#include "runtime/rtl.h"
+#include "runtime/cuda/stream_id.h"
+
+namespace xsc::rt {
+namespace {
+
+// Guarded by the session mutex.
+std::unordered_set<StreamId>& known_streams() {
+  static auto* streams = new std::unordered_set<StreamId>;
+  return *streams;
+}
+
+void announce(Locked& locked, StreamId stream, StreamFlags flags) {
+  Event event;
+  event.kind = EventKind::kStreamCreate;
+  event.stream = stream;
+  event.stream_flags = flags;
+  locked.emit(event);
+}
+
+StreamFlags query_flags(StreamId stream) {
+  // Per-thread default streams synchronize with the legacy stream. A value
+  // that cannot be a stream object is not passed to the driver (which would
+  // read it); such a stream is taken as blocking.
+  if (is_per_thread_stream_id(stream) || !may_query_stream(stream)) return StreamFlags::kBlocking;
+  const DriverApi& api = driver();
+  if (api.cuStreamGetFlags == nullptr) return StreamFlags::kBlocking;
+  unsigned flags = 0;
+  ReentrancyGuard guard;
+  if (api.cuStreamGetFlags(reinterpret_cast<void*>(stream), &flags) != 0)
+    return StreamFlags::kBlocking;
+  return (flags & 0x1) != 0 ? StreamFlags::kNonBlocking : StreamFlags::kBlocking;
+}
+
+}  // namespace
+
+void note_stream(Locked& locked, StreamId stream) {
+  if (stream == kLegacyStream) return;
+  auto& known = known_streams();
+  if (known.find(stream) != known.end()) return;  // the common case: no insert
+  known.insert(stream);
+  announce(locked, stream, query_flags(stream));
+  // Only here, once per stream: a capture the runtime did not see begin.
+  note_capture_state(locked, stream);
+}
+
+void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags) {
+  known_streams().insert(stream);
+  announce(locked, stream, flags);
+}
+
+void on_stream_destroyed(Locked& locked, StreamId stream) {
+  if (known_streams().erase(stream) == 0) return;
+  Event event;
+  event.kind = EventKind::kStreamDestroy;
+  event.stream = stream;
+  locked.emit(event);
+}
+
+}  // namespace xsc::rt
