@@ -54,6 +54,12 @@ struct Options {
   // handle's stream, the outputs known writes (runtime/libs/cudnn/cudnn.cpp,
   // docs/rules.md).
   bool cudnn_access = true;
+  // host_guard=0|1: while a copy that reads or writes pinned host memory is
+  // pending, the runtime mprotects the pages it covers, so that a plain C or
+  // C++ load or store there faults and is reported as a host access with
+  // its stack (the runtime only; runtime/host/host_guard.cpp, docs/rules.md).
+  // Off by default: a system call given such a page fails with EFAULT.
+  bool host_guard = false;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "checker/log_path.h"
+#include "runtime/host/host_guard.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
@@ -130,6 +131,9 @@ void finish_at_exit() {
       s.session->stacks().resolve_pending();
       std::ostringstream out;
       findings = s.session->finish(out);
+      // Nothing is checked from here on: pages still guarded are given
+      // back to the program's last destructors unprotected.
+      host_guard_lift_all();
       report = out.str();
     }
   }
@@ -298,8 +302,15 @@ void Locked::emit(Event event) {
     default:
       note_stream(*this, event.stream);
   }
+  // host_guard=1 (host_guard.cpp): a pinned allocation's guards go before
+  // it is freed, and a thread's synchronization lifts those of the copies
+  // it is ordered after.
+  const bool guards = host_guards_up();
+  if (guards && event.kind == EventKind::kFree && event.free_kind == FreeKind::kPinnedHost)
+    host_guard_before_free(*this, event.addr);
   if (capture_event(*this, event)) return;
   session_->on_event(event);
+  if (guards) host_guard_after_event(*this, event);
 }
 
 void subscribe_for_injection() { subscribe_once(); }

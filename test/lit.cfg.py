@@ -123,6 +123,9 @@ if config.have_runtime and config.have_examples and gpu_present():
         config.substitutions.append(("%cudnn_libdir", config.cudnn_library_dir))
 if config.have_torch and python_has("torch"):
     config.available_features.add("torch")
+    # The host-view modes of examples/torch/host_pinned.py that use NumPy.
+    if python_has("numpy"):
+        config.available_features.add("numpy")
     # The GPU test of the frame reader expects the device's CPython 3.12.
     if python_minor_version() == "3.12":
         config.available_features.add("python3.12")

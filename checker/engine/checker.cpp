@@ -422,6 +422,24 @@ bool Checker::used_off_allocation_stream(Addr addr) const {
   return !a->used_only_by(impl_->hb.live_stream_agent(a->info.stream));
 }
 
+Checker::StreamPoint Checker::stream_point(StreamId stream) const {
+  StreamPoint point;
+  const AgentId agent = impl_->hb.stream_agent(stream);
+  point.agent = agent;
+  point.epoch = impl_->hb.clock(agent).get(agent);
+  return point;
+}
+
+bool Checker::thread_ordered_after(ThreadId thread, StreamPoint point) const {
+  // The lookups and the catch-up are lazy state of the happens-before
+  // engine: they change no ordering.
+  if (point.epoch == 0) return true;
+  if (point.agent >= impl_->hb.agents()) return false;
+  const AgentId agent = impl_->hb.thread_agent(thread);
+  impl_->hb.catch_up(agent);
+  return impl_->hb.clock(agent).get(point.agent) >= point.epoch;
+}
+
 CheckerStats Checker::stats() const {
   CheckerStats s;
   s.events = impl_->events;

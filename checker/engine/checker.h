@@ -78,6 +78,18 @@ class Checker {
   bool used_off_allocation_stream(Addr addr) const;
   CheckerStats stats() const;
 
+  // Where the latest operation enqueued on `stream` stands: its agent and
+  // epoch (epoch 0: none yet). thread_ordered_after() says whether host
+  // thread `thread` is now ordered after that point (a stream or event
+  // synchronization, a successful query, a device synchronization). The
+  // runtime's host guard keeps a pending copy's pages protected until then.
+  struct StreamPoint {
+    std::uint32_t agent = ~std::uint32_t{0};
+    std::uint64_t epoch = 0;
+  };
+  StreamPoint stream_point(StreamId stream) const;
+  bool thread_ordered_after(ThreadId thread, StreamPoint point) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

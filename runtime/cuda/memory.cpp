@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "runtime/cuda/ops.h"
+#include "runtime/host/host_guard.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
@@ -111,6 +112,10 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
   // Host-to-host and untracked copies are ops on their stream all the same.
   if (!uses_src && !uses_dst && !uses_host_src && !uses_host_dst)
     locked.emit(bare_use(stream, UseWhat::kMemcpy));
+  // host_guard=1: the pinned bytes of an asynchronous copy are protected
+  // until the host is ordered after it (host_guard.cpp).
+  if (!synchronous && (uses_host_src || uses_host_dst) && options().host_guard)
+    host_guard_copy(locked, uses_host_dst ? dst : src, bytes, uses_host_dst, stream);
   // A synchronous copy to the host returns only once the copy (and so all
   // earlier work on its stream) is done; so does one from pinned host
   // memory to the device ("synchronous with respect to the host", the

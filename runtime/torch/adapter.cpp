@@ -15,6 +15,7 @@
 
 #include "runtime/torch/allocator_tracker.h"
 #include "runtime/torch/cuda_init_hook.h"
+#include "runtime/torch/host_views.h"
 #include "runtime/torch/operator_access.h"
 #include "runtime/torch/python_stacks.h"
 #include "runtime/torch/torch_version.h"
@@ -92,6 +93,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
     return g_state.load() == State::kGaveUp ? 1 : 0;
   g_api = api;
   g_stacks = new PythonStacks(api);
+  init_host_views(api);
 
   std::string built_for;
   std::string loaded = loaded_torch_version();

@@ -19,6 +19,12 @@ def _xsc_install(adapter_path):
             ctypes.CDLL(adapter_path).xsc_torch_poll()
         except Exception:
             pass
+        # Host views of pinned tensors (host_views.cpp); the GIL stays held.
+        try:
+            import ctypes
+            ctypes.PyDLL(adapter_path).xsc_torch_install_host_views()
+        except Exception:
+            pass
 
     def queue(cuda_module):
         lazy_call = getattr(cuda_module, "_lazy_call", None)

@@ -18,6 +18,8 @@
 #include <ATen/record_function.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "runtime/torch/host_views.h"
+
 namespace xsc::torch_adapter {
 namespace {
 
@@ -161,6 +163,17 @@ bool g_host_accesses = false;
 // composite's pieces) are left to it: its schema says what its caller's
 // tensors become.
 thread_local int t_depth = 0;
+// Likewise host operators inside a host operator this thread follows
+// (aten::item's aten::_local_scalar_dense): the outer one is the access.
+thread_local int t_host_depth = 0;
+
+// Host operators that read no element of their tensors: whether a tensor
+// is pinned, and pinning (of an already pinned tensor it returns the
+// tensor itself; of another it reads pageable memory and writes a block
+// it returns, neither of which is an argument in pinned memory).
+bool reads_no_element(std::string_view name) {
+  return name == "aten::is_pinned" || name == "aten::pin_memory" || name == "aten::_pin_memory";
+}
 
 void keep(const at::Tensor& t, std::vector<at::Tensor>* out) {
   if (t.defined() && t.is_cuda() && t.layout() == c10::kStrided) out->push_back(t);
@@ -224,11 +237,13 @@ std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction&
   const char* name = fn.name();
   if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return nullptr;
   const OperatorWrites* writes = writes_of(fn, name);
-  if (g_host_accesses && g_api->pinned_memory_seen() != 0) {
+  if (g_host_accesses && t_host_depth == 0 && !in_host_view() &&
+      g_api->pinned_memory_seen() != 0 && !reads_no_element(name)) {
     // Not counted in t_depth: the pieces of a host operator that turn out
     // to copy to the device (aten::to's copy_) are followed as usual.
     if (auto host = host_operator(fn, name, writes)) {
       host->mark = g_api->enqueue_mark();
+      ++t_host_depth;
       return host;
     }
   }
@@ -270,6 +285,7 @@ void on_operator_end(const at::RecordFunction&, at::ObserverContext* context) {
   if (context == nullptr) return;
   auto* call = static_cast<OperatorCall*>(context);
   if (call->host) {
+    --t_host_depth;
     // An operator that enqueued device work (a CPU tensor's .to("cuda"),
     // pin_memory's copy made by the device) moved bytes by DMA, not by the
     // host: its copies are the uses.

@@ -240,9 +240,24 @@ std::size_t read_frames(FrameKey* out, std::size_t max, const xsc_host_api* api)
 
 }  // namespace
 
+namespace {
+thread_local int t_skip_innermost = 0;
+}  // namespace
+
+PythonStacks::SkipInnermost::SkipInnermost(int frames) : saved_(t_skip_innermost) {
+  t_skip_innermost = frames;
+}
+
+PythonStacks::SkipInnermost::~SkipInnermost() { t_skip_innermost = saved_; }
+
 std::uint32_t PythonStacks::capture_holding_gil() {
   FrameKey walked[kMaxFrames];
-  const std::size_t depth = read_frames(walked, kMaxFrames, api_);
+  std::size_t depth = read_frames(walked, kMaxFrames, api_);
+  if (t_skip_innermost > 0 && depth > static_cast<std::size_t>(t_skip_innermost)) {
+    const std::size_t skip = static_cast<std::size_t>(t_skip_innermost);
+    std::copy(walked + skip, walked + depth, walked);
+    depth -= skip;
+  }
   trace_first(&traced_walks, 6, "python stack: frames read", depth);
   if (depth == 0) return 0;
 

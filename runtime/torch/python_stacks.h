@@ -29,6 +29,21 @@ class PythonStacks {
   // PyTorch operator does, around its kernels) yields 0.
   std::uint32_t capture_for_launch(bool may_take_gil);
 
+  // While one is alive on a thread, that thread's captures leave out its
+  // `frames` innermost Python frames (the adapter's own wrappers of
+  // Tensor.numpy and the like, host_views.cpp): the stack starts at the
+  // caller's line.
+  class SkipInnermost {
+   public:
+    explicit SkipInnermost(int frames);
+    ~SkipInnermost();
+    SkipInnermost(const SkipInnermost&) = delete;
+    SkipInnermost& operator=(const SkipInnermost&) = delete;
+
+   private:
+    int saved_;
+  };
+
  private:
   std::uint32_t capture_holding_gil();
 

@@ -113,5 +113,46 @@ TEST_F(HostPinnedTest, HostWriteWhileTheUploadMayReadIsAWriteAfterRead) {
   EXPECT_EQ(checker.findings()[0].use.stack, 6u);
 }
 
+// The points the runtime's host guard waits for (Checker::stream_point,
+// thread_ordered_after): a copy's point on its stream, and which host
+// thread is ordered after it by which synchronization.
+TEST_F(HostPinnedTest, StreamPointIsOrderedBySynchronizationsOfTheThread) {
+  download(0, kSize);
+  const Checker::StreamPoint copy = checker.stream_point(kCopy);
+  EXPECT_NE(copy.epoch, 0u);
+  EXPECT_FALSE(checker.thread_ordered_after(0, copy));
+  EXPECT_FALSE(checker.thread_ordered_after(1, copy));
+  // Work enqueued after the copy does not order the host.
+  feed(Use(kDevice, kSize, kCopy).what(UseWhat::kKernel).access(Access::kRead).stack(4));
+  EXPECT_FALSE(checker.thread_ordered_after(0, copy));
+  // Another thread's synchronization orders that thread only.
+  feed(StreamSync(kCopy).thread(1));
+  EXPECT_TRUE(checker.thread_ordered_after(1, copy));
+  EXPECT_FALSE(checker.thread_ordered_after(0, copy));
+  feed(StreamSync(kCopy));
+  EXPECT_TRUE(checker.thread_ordered_after(0, copy));
+}
+
+TEST_F(HostPinnedTest, StreamPointOfAnEventRecordedBeforeOrAfterTheCopy) {
+  feed(Record(5, kCopy));  // before the copy
+  download(0, kSize);
+  const Checker::StreamPoint copy = checker.stream_point(kCopy);
+  feed(EventSync(5));
+  EXPECT_FALSE(checker.thread_ordered_after(0, copy));
+  feed(Record(6, kCopy));  // after it
+  feed(EventSync(6));
+  EXPECT_TRUE(checker.thread_ordered_after(0, copy));
+  // A stream with no work yet: nothing to wait for.
+  EXPECT_TRUE(checker.thread_ordered_after(0, checker.stream_point(0xd0)));
+}
+
+TEST_F(HostPinnedTest, StreamPointIsOrderedByADeviceSync) {
+  download(0, kSize);
+  const Checker::StreamPoint copy = checker.stream_point(kCopy);
+  feed(DeviceSync().thread(3));
+  EXPECT_TRUE(checker.thread_ordered_after(3, copy));
+  EXPECT_FALSE(checker.thread_ordered_after(0, copy));
+}
+
 }  // namespace
 }  // namespace xsc::test
