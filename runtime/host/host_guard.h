@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "checker/event.h"
+#include "checker/engine/event.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
