@@ -135,3 +135,12 @@ def join_states(states):
             out.buffers[key] = buf.copy() if mine is None else mine.join(buf)
         join_dicts(out.open, s.open, Use.join)
     return out
+
+
+# The interpreter's values are frozensets of atoms (analysis.py's comment).
+def tensor_atoms(value):
+    return [a for a in value if a[0] == "t"]
+
+
+def has_kind(value, kind):
+    return any(a[0] == kind for a in value)

@@ -72,7 +72,7 @@ class Program:
         (analysis.ordered_after_a_call). The run's functions that order are
         collected once; a module whose text was replaced since (the mutation
         harness's recheck) answers for itself."""
-        from .analysis import ordered_after_a_call
+        from .module import ordered_after_a_call
         if self._orderers is None:
             # Only modules that name an ordering call can define a function
             # that makes one; only modules that name a function can call it.

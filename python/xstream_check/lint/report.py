@@ -5,7 +5,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .analysis import CURRENT, FunctionAnalysis, GaveUp, Module, repeated_flag
+from .analysis import FunctionAnalysis, GaveUp
+from .module import Module, repeated_flag
+from .vocabulary import CURRENT
 from .program import Program
 
 RULE_FREE_BEFORE_WAIT = "xstream-free-before-wait"

@@ -1,0 +1,506 @@
+"""What the functions of one file share (imports, classes, helpers to
+inline, which functions deal with streams), and the indexes built once per
+file: the calls each function makes and what follows them."""
+import ast
+import os
+
+from .vocabulary import FUNCTION_NODES, MAX_INLINE_DEPTH, ORDERING_METHODS
+
+
+def is_ordering_statement(stmt):
+    """An ordering call, or a guard (no else) holding only orderings."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        f = stmt.value.func
+        return isinstance(f, ast.Attribute) and f.attr in ORDERING_METHODS
+    if isinstance(stmt, ast.If) and not stmt.orelse:
+        return all(is_ordering_statement(b) for b in stmt.body)
+    return False
+
+
+def ordering_call_name(call):
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    return name in ORDERING_METHODS or name == "synchronize"
+
+
+def index_calls_in(func):
+    """(lines of ordering calls, [(line, callee name, loop spans around it)])
+    of the calls in `func`, not in its nested defs."""
+    order_lines = []
+    calls = []
+
+    def visit(node, loop_spans):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            spans = loop_spans
+            if isinstance(child, (ast.For, ast.AsyncFor, ast.While)):
+                spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
+            if isinstance(child, ast.Call):
+                if ordering_call_name(child):
+                    order_lines.append(child.lineno)
+                f = child.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                if name is not None:
+                    calls.append((child.lineno, name, spans))
+            visit(child, spans)
+
+    visit(func, ())
+    return order_lines, calls
+
+
+def ordered_after_a_call(index, name, orderers):
+    """Whether, in one module's call index, a call of `name` is followed in
+    its caller by an ordering call, or by a call of a function that makes
+    one (`orderers`): textually after it, or anywhere in a loop around it."""
+    for (order_lines, calls), line, spans in index[0].get(name, ()):
+        def later(at):
+            return at > line or any(lo <= at <= hi for lo, hi in spans)
+        if any(later(o) for o in order_lines):
+            return True
+        if any(later(at) and callee in orderers and callee != name for at, callee, _ in calls):
+            return True
+    return False
+
+
+def flag_text(node):
+    """`self.use_streams`, `overlap`: a flag whose value one run of a function
+    cannot change (an attribute of self or a name), as text; else None."""
+    text = dotted(node)
+    return text if text and text.count(".") <= 2 else None
+
+
+def repeated_flag(func):
+    """A flag that decides two branches of `func` (`if self.use_streams:`
+    ... `s1 if self.use_streams else s0`), never assigned in it: one path
+    through the function takes both branches alike, so it is run once per
+    value and the two runs' findings are reported together."""
+    tests, assigned = {}, {}
+    for node in ast.walk(func):
+        test = node.test if isinstance(node, (ast.If, ast.IfExp)) else None
+        if test is not None:
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test = test.operand
+            text = flag_text(test)
+            if text:
+                tests.setdefault(text, []).append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                text = dotted(target)
+                if text:
+                    assigned.setdefault(text, []).append(node.lineno)
+    for text, lines in tests.items():
+        # Set at most once, before it is first tested (`self.x = x` at the
+        # top of __init__).
+        sets = assigned.get(text, [])
+        if len(lines) >= 2 and len(sets) <= 1 and all(a < min(lines) for a in sets):
+            return text
+    return None
+
+
+def dotted(node):
+    """'a.b.c' for a chain of names and attributes, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+class Scope:
+    """What one function (or the module) contains, nested functions apart."""
+
+    __slots__ = ("identifiers", "names", "calls", "declared", "children")
+
+    def __init__(self):
+        self.identifiers = set()  # Name ids and attribute names
+        self.names = set()  # Name ids
+        self.calls = []
+        self.declared = set()  # global / nonlocal
+        self.children = []  # nested functions
+
+
+def index_module(tree):
+    """One walk over the module: imports (local name -> canonical dotted
+    name) and, per function, what it names and calls."""
+    aliases = {}
+    scopes = {tree: Scope()}
+    stack = [(tree, scopes[tree])]
+    iter_children = ast.iter_child_nodes
+    while stack:
+        node, scope = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            scope.identifiers.add(node.id)
+            scope.names.add(node.id)
+            continue
+        if t is ast.Attribute:
+            scope.identifiers.add(node.attr)
+        elif t is ast.Call:
+            scope.calls.append(node)
+        elif t in FUNCTION_NODES and node is not tree:
+            inner = Scope()
+            scopes[node] = inner
+            scope.children.append(node)
+            scope = inner
+        elif t is ast.Import:
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    aliases[root] = root
+        elif t is ast.ImportFrom:
+            # Relative imports keep their dots; Module.canonical resolves
+            # them against the module's package.
+            base = "." * node.level + (node.module or "")
+            if base:
+                for a in node.names:
+                    if a.name != "*":
+                        aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
+        elif t is ast.Global or t is ast.Nonlocal:
+            scope.declared.update(node.names)
+        for child in iter_children(node):
+            stack.append((child, scope))
+    return aliases, scopes
+
+
+def module_name(path):
+    """The dotted name a file is imported as: its path below the outermost
+    directory of packages (directories with an __init__.py) above it."""
+    path = os.path.abspath(path)
+    directory, base = os.path.split(path)
+    parts = [] if base == "__init__.py" else [os.path.splitext(base)[0]]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, pkg = os.path.split(directory)
+        parts.append(pkg)
+        if not pkg:
+            break
+    return ".".join(reversed(parts)) or os.path.splitext(base)[0]
+
+
+def resolve_relative(package, target):
+    """`..x.f` imported into `package` -> its absolute dotted name."""
+    level = len(target) - len(target.lstrip("."))
+    rest = target[level:]
+    parts = package.split(".") if package else []
+    if level > 1:
+        parts = parts[:len(parts) - (level - 1)]
+    return ".".join(parts + ([rest] if rest else []))
+
+
+class Module:
+    """What the functions of one file share: imports, helpers to inline,
+    NamedTuple fields, which functions deal with streams at all."""
+
+    def __init__(self, tree, path, lines, name=None, program=None):
+        self.tree = tree
+        self.path = path
+        self.lines = lines
+        self.name = name or module_name(path)
+        self.program = program  # the other modules of the run (program.py), or None
+        self.aliases, self.scopes = index_module(tree)
+        package = self.name.rpartition(".")[0] if not path.endswith("__init__.py") else self.name
+        for local, target in list(self.aliases.items()):
+            if target.startswith("."):
+                self.aliases[local] = resolve_relative(package, target)
+        self._subtree = {}
+        self.functions = {}  # module-level defs
+        self.classes = {}  # name -> {method name: def}
+        self.tuple_fields = {}  # NamedTuple/dataclass name -> field names
+        self.class_nodes = {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.class_nodes[node.name] = node
+                self.classes[node.name] = {n.name: n for n in node.body
+                                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                if self._is_record_class(node):
+                    self.tuple_fields[node.name] = tuple(
+                        n.target.id for n in node.body
+                        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+        self._stream_cache = {}
+        self.class_text = {}  # class name -> its source (Module.class_orders_later)
+        self.source_text = "\n".join(lines)
+
+    def _is_record_class(self, node):
+        for base in node.bases:
+            name = self.canonical(dotted(base) or "")
+            if name in ("typing.NamedTuple", "NamedTuple"):
+                return True
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if self.canonical(dotted(target) or "").endswith("dataclass"):
+                return True
+        return False
+
+    def canonical(self, name):
+        if not name:
+            return name
+        root, _, rest = name.partition(".")
+        full = self.aliases.get(root)
+        if full is None:
+            return name
+        return full + ("." + rest if rest else "")
+
+    def is_module_name(self, name):
+        return name.partition(".")[0] in self.aliases
+
+    def subtree(self, func):
+        """(identifiers, Name ids, calls) of a function and the functions in it."""
+        cached = self._subtree.get(func)
+        if cached is None:
+            scope = self.scopes[func]
+            idents, names, calls = set(scope.identifiers), set(scope.names), list(scope.calls)
+            for child in scope.children:
+                ci, cn, cc = self.subtree(child)
+                idents |= ci
+                names |= cn
+                calls += cc
+            cached = self._subtree[func] = (idents, names, calls)
+        return cached
+
+    def bound_names(self, func):
+        """Names a function binds itself: its parameters and the names it
+        assigns (nested functions apart)."""
+        key = ("bound", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            cached = set()
+            a = func.args
+            for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+                cached.add(p.arg)
+            stack = list(func.body) if isinstance(func.body, list) else [func.body]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                    cached.add(n.id)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    cached.add(n.name)
+                    continue
+                elif isinstance(n, ast.Lambda):
+                    continue
+                stack.extend(ast.iter_child_nodes(n))
+            cached -= self.scopes[func].declared if func in self.scopes else set()
+            self._subtree[key] = cached
+        return cached
+
+    def recorded_attributes(self):
+        """attribute name -> (def, class) of the methods holding
+        `x.<name>.record_stream(s)`: record_stream protects a storage until
+        it is freed, whichever call frees it, so `p.grad` freed in one method
+        may be protected by the record_stream another method of its class
+        made."""
+        cached = self._subtree.get("recorded")
+        if cached is None:
+            cached = {}
+            stack = [(self.tree, None, None)]
+            while stack:
+                node, fn, cls = stack.pop()
+                if isinstance(node, ast.ClassDef):
+                    cls = node.name
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    fn = node
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr == "record_stream":
+                    target = node.func.value
+                    if isinstance(target, ast.Attribute) and target.attr == "data":
+                        target = target.value
+                    if isinstance(target, ast.Attribute) and cls is not None:
+                        cached.setdefault(target.attr, set()).add((fn, cls))
+                for child in ast.iter_child_nodes(node):
+                    stack.append((child, fn, cls))
+            self._subtree["recorded"] = cached
+        return cached
+
+    def kept_by_closures(self, func):
+        """Names of this function that a decorated nested def or a nested
+        class names: such closures may be kept anywhere."""
+        key = ("kept", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            cached = set()
+            scope = self.scopes.get(func)
+            for child in (scope.children if scope is not None else ()):
+                if isinstance(child, ast.AsyncFunctionDef) or (
+                        isinstance(child, ast.FunctionDef) and child.decorator_list):
+                    cached |= self.subtree(child)[1]
+            stack = list(func.body) if isinstance(func.body, list) else []
+            while stack:
+                n = stack.pop()
+                if isinstance(n, ast.ClassDef):
+                    for c in ast.walk(n):
+                        if isinstance(c, ast.Name):
+                            cached.add(c.id)
+                elif not isinstance(n, FUNCTION_NODES):
+                    stack.extend(ast.iter_child_nodes(n))
+            self._subtree[key] = cached
+        return cached
+
+    def frame_facts(self, func):
+        """(global/nonlocal names, names its closures keep alive)."""
+        scope = self.scopes.get(func)
+        if scope is None:
+            return set(), set()
+        captured = set()
+        for child in scope.children:
+            captured |= self.subtree(child)[1]
+        return scope.declared, captured
+
+    def deals_with_streams(self, func, class_name, depth=0):
+        """Whether the function, or a helper it calls, names a stream: a
+        use on another stream needs one."""
+        key = id(func)
+        if key in self._stream_cache:
+            return self._stream_cache[key]
+        self._stream_cache[key] = False  # recursion
+        idents, _, calls = self.subtree(func)
+        result = any("stream" in name.lower() for name in idents)
+        if not result and depth < MAX_INLINE_DEPTH:
+            for n in calls:
+                found = self.resolve_callee(n.func, class_name)
+                if found is not None and found[1] is None:
+                    # An instance of a class of the run: its methods may run
+                    # work on a stream (`pool = Pool(s); pool.consume(x)`).
+                    m, _, cls = found
+                    if any(m.deals_with_streams(meth, cls, depth + 1)
+                           for meth in m.classes.get(cls, {}).values()):
+                        result = True
+                        break
+                    continue
+                if found is None or found[1] is func:
+                    continue
+                m, callee, cls = found
+                if m.deals_with_streams(callee, cls if cls is not None else class_name, depth + 1):
+                    result = True
+                    break
+        self._stream_cache[key] = result
+        return result
+
+    def is_generator(self, func):
+        key = ("gen", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            stack, cached = list(func.body), False
+            while stack and not cached:
+                n = stack.pop()
+                if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                    cached = True
+                elif not isinstance(n, FUNCTION_NODES):
+                    stack.extend(ast.iter_child_nodes(n))
+            self._subtree[key] = cached
+        return cached
+
+    def resolve_callee(self, func, class_name):
+        """(module, def, class name) of what a call expression calls, where
+        this module or another of the run defines it; None otherwise."""
+        if isinstance(func, ast.Name):
+            return self.lookup_function(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+                and class_name is not None:
+            return self.method(class_name, func.attr)
+        name = dotted(func)
+        if name is not None and self.is_module_name(name):
+            return self.lookup_function(name)
+        return None
+
+    def lookup_function(self, name):
+        """A function by the name this module calls it (`f`, `mod.f`,
+        `pkg.mod.f`): (module, def, None), or for a class (module, None,
+        class name); None when the run does not define it."""
+        if "." not in name:
+            fn = self.functions.get(name)
+            if fn is not None:
+                return (self, fn, None)
+            if name in self.classes:
+                return (self, None, name)
+        if self.program is None:
+            return None
+        canon = self.canonical(name)
+        if canon == name and "." not in name:
+            return None
+        return self.program.function(canon)
+
+    def method(self, class_name, meth, depth=0):
+        """(module, def, class name) of a method, looked up through the bases
+        the run defines (at most four levels)."""
+        fn = self.classes.get(class_name, {}).get(meth)
+        if fn is not None:
+            return (self, fn, class_name)
+        node = self.class_nodes.get(class_name)
+        if node is None or depth >= 4:
+            return None
+        for base in node.bases:
+            name = dotted(base)
+            if name is None:
+                continue
+            found = self.lookup_function(name)
+            if found is not None and found[1] is None:
+                m, _, cls = found
+                hit = m.method(cls, meth, depth + 1)
+                if hit is not None:
+                    return hit
+        return None
+
+    def derives_from(self, class_name, base_name):
+        node = self.class_nodes.get(class_name)
+        return node is not None and any((dotted(b) or "").rpartition(".")[2] == base_name for b in node.bases)
+
+    def stages(self, class_name):
+        """The calls a framework makes of one object, in order, for the
+        classes whose life this analysis follows (FunctionAnalysis.run_stages):
+        a context manager's __enter__ then __exit__, an autograd Function's
+        forward then backward. [(def, argument values, self node)] or None."""
+        methods = self.classes.get(class_name, {})
+        self_node = ast.Name(id="self", ctx=ast.Load())
+        if "__enter__" in methods and "__exit__" in methods:
+            return [(methods["__enter__"], [], self_node),
+                    (methods["__exit__"], [frozenset((("none",),))] * 3, self_node)]
+        if "forward" in methods and "backward" in methods and self.derives_from(class_name, "Function"):
+            out = []
+            for name in ("forward", "backward"):
+                fn = methods[name]
+                params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+                if not params:
+                    return None
+                ctx = frozenset((("p", "ctx"),))
+                args = [ctx] + [frozenset((("p", "%s:%s" % (name, q)),)) for q in params[1:]]
+                out.append((fn, args, None))
+            return out
+        return None
+
+    def call_index(self):
+        """(callee name -> [(order lines, calls) of each function calling
+        it, and the call's line and loop spans]; names of the functions
+        here with an ordering call of their own). What a function leaves
+        pending on a stream when it returns is judged at its callers when
+        one of them orders something after the call (see
+        Program.a_caller_orders)."""
+        cached = self._stream_cache.get("calls")
+        if cached is None:
+            callers, orderers = {}, set()
+            for node in ast.walk(self.tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    order_lines, calls = index_calls_in(node)
+                    if order_lines:
+                        orderers.add(node.name)
+                    entry = (order_lines, calls)
+                    for line, name, spans in calls:
+                        callers.setdefault(name, []).append((entry, line, spans))
+            cached = self._stream_cache["calls"] = (callers, orderers)
+        return cached
+
+    def streamy(self):
+        """Whether this module, or a module it imports from the run, names a
+        stream: a use on another stream needs one."""
+        cached = self._stream_cache.get("module")
+        if cached is None:
+            cached = "stream" in self.source_text or "Stream" in self.source_text
+            if not cached and self.program is not None:
+                cached = any(self.program.module_names_stream(t) for t in self.aliases.values())
+            self._stream_cache["module"] = cached
+        return cached

@@ -1,0 +1,150 @@
+"""How streams are ordered, in the interpreter's state: event records and
+waits, stream waits, host synchronizations, and which streams an
+expression names. A mixin of analysis.FunctionAnalysis."""
+
+from .facts import ANY_STREAM, has_kind
+from .vocabulary import CURRENT
+
+
+class Ordering:
+    """Stream ordering (see the module's comment)."""
+
+    def all_uses(self, fn):
+        st = self.st
+        for atom, buf in list(st.buffers.items()):
+            if not buf.uses and not buf.writes:
+                continue
+            changed = None
+            for site, use in buf.uses.items():
+                new = fn(use)
+                if new is not use:
+                    if changed is None:
+                        changed = dict(buf.uses)
+                    changed[site] = new
+            writes = None
+            for site, use in buf.writes.items():
+                new = fn(use)
+                if new is not use:
+                    if writes is None:
+                        writes = dict(buf.writes)
+                    writes[site] = new
+            if changed is not None or writes is not None:
+                nb = buf.copy()
+                if changed is not None:
+                    nb.uses = changed
+                if writes is not None:
+                    nb.writes = writes
+                st.buffers[atom] = nb
+
+
+    def record(self, stream, node):
+        """An event recorded on `stream`: a set of candidates, or None when
+        unknown (then it is taken to follow every use)."""
+        site = self.site(node, "record")
+        streams = {stream} if isinstance(stream, str) else stream
+
+        def capture(use):
+            if streams is None or any(use.ordered_on(s) for s in streams):
+                if site in use.captures:
+                    return use
+                return use._replace(captures=use.captures | {site})
+            if site in use.captures:  # this record replaces an older one
+                return use._replace(captures=use.captures - {site})
+            return use
+
+        self.all_uses(capture)
+        self.st.open = {k: capture(u) for k, u in self.st.open.items()}
+        return frozenset((("e", site),))
+
+
+    def wait(self, streams, event, node):
+        records = frozenset(a[1] for a in event if a[0] == "e")
+        if not records or not streams:
+            return
+        site = self.site(node, "wait")
+        for stream in streams:
+            def order(use):
+                if records <= use.captures and stream not in use.ordered:
+                    return use._replace(ordered=use.ordered | {stream})
+                return use
+            self.order_all(stream, order, site)
+
+
+    def wait_stream(self, streams, other, node):
+        if other is None or not streams:
+            return
+        self.waited_streams.add(other)
+        site = self.site(node, "wait")
+        for stream in streams:
+            def order(use):
+                if use.ordered_on(other) and stream not in use.ordered:
+                    return use._replace(ordered=use.ordered | {stream})
+                return use
+            self.order_all(stream, order, site)
+
+
+    def order_all(self, stream, order, wait_site):
+        self.all_uses(order)
+        kept = {}
+        for key, use in self.st.open.items():
+            use = order(use)
+            if (key[2] == stream or stream == ANY_STREAM) and use.ordered_on(key[2]):
+                self.late.setdefault(key, wait_site)  # a wait after the free
+            else:
+                kept[key] = use
+        self.st.open = kept
+
+
+    def host_sync(self, synced):
+        self.all_uses(lambda u: u._replace(host=True) if not u.host and synced(u) else u)
+        # A host wait after the free ends the hazard but is not "the wait".
+        self.st.open = {k: u for k, u in self.st.open.items() if not synced(u)}
+
+
+    def host_wait_on(self, expr, node):
+        value = self.eval(expr)
+        records = frozenset(a[1] for a in value if a[0] == "e")
+        if records:
+            self.host_sync(lambda u: records <= u.captures)
+            return
+        if has_kind(value, "ev"):
+            return
+        for stream in self.stream_keys(value, expr):
+            self.host_sync(lambda u, s=stream: u.ordered_on(s))
+
+
+    # ----- streams --------------------------------------------------------
+    def stream_keys(self, value, node):
+        """The streams an expression may be."""
+        keys = {a[1] for a in value if a[0] == "s"}
+        if keys:
+            return keys
+        paths = {a[1] for a in value if a[0] == "p"}
+        if len(paths) == 1:
+            return paths
+        return set()
+
+
+    def waiting_streams(self, value, node):
+        """The streams a wait may be made by. One from a container
+        (`streams[i]`) or an unknown call may be the current stream or any
+        other: such a wait orders every stream (a missed bug rather than a
+        false report)."""
+        keys = self.stream_keys(value, node)
+        if not keys or any("[" in k or k.startswith("~") or (k.startswith("<") and k != CURRENT) for k in keys):
+            return {ANY_STREAM}
+        return keys
+
+
+    def never_made(self, keys, value):
+        """Streams named only by an attribute this module never assigns (a
+        base class's, a framework's): which stream it is, the current one
+        or another, is unknown."""
+        return bool(keys) and not has_kind(value, "s") and all(
+            "." in k and "%s =" % k.rpartition(".")[2] not in self.m.source_text for k in keys)
+
+
+    def stream_of(self, node):
+        """One stream, or None when it is unknown or could be several."""
+        keys = self.stream_keys(self.eval(node), node)
+        return next(iter(keys)) if len(keys) == 1 else None

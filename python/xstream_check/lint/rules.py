@@ -1,0 +1,199 @@
+"""The rules of the Python check, over the interpreter's state: a free not
+ordered after a use on another stream, the byte rules (use before ready,
+write after read), and a tensor left pending on a stream at the return.
+A mixin of analysis.FunctionAnalysis; report.py words what they find."""
+import ast
+import re
+
+from .facts import ANY_STREAM
+from .vocabulary import CURRENT, FOREIGN_TENSOR
+from .module import ordered_after_a_call
+
+
+class RawFree:
+    __slots__ = ("free_site", "buffer", "free_stream", "use_site", "use_stream", "how")
+
+    def __init__(self, free_site, buffer, free_stream, use_site, use_stream, how):
+        self.free_site = free_site
+        self.buffer = buffer
+        self.free_stream = free_stream
+        self.use_site = use_site
+        self.use_stream = use_stream
+        self.how = how
+
+
+class RawPending:
+    """A tensor the analyzed function leaves behind (its caller's, or
+    stored where it outlives the call) with a use on a stream its
+    allocation stream is not ordered after, and nothing recorded."""
+    __slots__ = ("buffer", "use_site", "use_stream", "alloc_stream", "exit_site")
+
+    def __init__(self, buffer, use_site, use_stream, alloc_stream, exit_site):
+        self.buffer = buffer
+        self.use_site = use_site
+        self.use_stream = use_stream
+        self.alloc_stream = alloc_stream
+        self.exit_site = exit_site
+
+
+class RawRace:
+    """A use before its write is ready ("ready": first is the write, second
+    the use) or a write over a pending use ("war": first is the use, second
+    the write)."""
+    __slots__ = ("kind", "buffer", "first_site", "first_stream", "second_site", "second_stream")
+
+    def __init__(self, kind, buffer, first_site, first_stream, second_site, second_stream):
+        self.kind = kind
+        self.buffer = buffer
+        self.first_site = first_site
+        self.first_stream = first_stream
+        self.second_site = second_site
+        self.second_stream = second_stream
+
+
+class Rules:
+    """The rules (see the module's comment)."""
+
+    def pending_at_return(self, end_node):
+        """What the function hands back with a use still pending. A tensor it
+        did not make, or one it stored where it outlives the call, that was
+        used here on a stream other than its allocation stream, with no
+        record_stream of that stream, no wait of the allocation stream and
+        no event recorded after the use: whoever frees it later, on its
+        allocation stream, frees it under that use. Judged at the callers
+        instead when one of them orders something after the call (a caller
+        that waits makes the helper right), and only for streams the
+        function names itself (a stream passed in may be the caller's
+        current one)."""
+        name = getattr(self.func, "name", None)
+        if name is None:
+            return
+        params = {a.arg for a in self.func.args.args + self.func.args.kwonlyargs + self.func.args.posonlyargs}
+        params -= {"self", "cls"}
+
+        def passed_in(stream):
+            # One the function waits for it treats as another stream.
+            return stream != CURRENT and stream not in self.waited_streams and \
+                stream.lstrip("~").partition(".")[0].partition("[")[0] in params
+        for atom, buf in self.st.buffers.items():
+            # A parameter or attribute only handed to unknown calls may be no
+            # tensor at all.
+            if not buf.alloc or atom[1] in self.host_sites:
+                continue
+            side_made = buf.foreign and isinstance(atom[1], str) and atom[1][2:] in self.side_made
+            if buf.foreign and not side_made:
+                # Only the caller's own tensors: a parameter, or reached from
+                # one. An attribute of `self` may be a buffer the object keeps
+                # for good (a flat gradient bucket), and one only handed to
+                # unknown calls may be no tensor at all.
+                root = atom[1][2:].partition(".")[0].partition("[")[0] if isinstance(atom[1], str) else None
+                if buf.foreign != FOREIGN_TENSOR or root not in params:
+                    continue
+            elif not buf.foreign and not buf.escaped:
+                continue
+            for site, use in buf.uses.items():
+                us = use.stream
+                node = self.site_inner[site]
+                # A non_blocking copy of a tensor not made here: one side is
+                # likely pinned host memory, which PyTorch's host allocator
+                # keeps until the copy is done.
+                # A copy's source not made here may be host memory too.
+                if not isinstance(node, ast.Call) or (buf.foreign and (any(
+                        k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
+                    continue
+                if (id(node) in self.unknown_use_nodes and not side_made) or \
+                        us in (ANY_STREAM, None) or use.captures or use.host or us in buf.recorded or \
+                        passed_in(us):
+                    continue
+                for fs in buf.alloc:
+                    if fs in (ANY_STREAM, None) or passed_in(fs) or self.class_orders_later(fs, us):
+                        continue
+                    if fs != us and not use.ordered_on(fs) and site not in self.pending:
+                        label = self.buffer_name(atom)
+                        if label == "tensor":
+                            label = self.exit_names.get(atom, label)
+                        self.pending[site] = RawPending(label, site, us, fs,
+                                                        self.site(end_node, "exit"))
+        if self.pending:
+            program = self.root.program
+            fn = self.func.name
+            if program.a_caller_orders(fn) if program is not None else \
+                    ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
+                self.pending = {}
+
+
+    def class_orders_later(self, waiter, waited):
+        """Whether another method of the class may order `waiter` after
+        `waited` (one of them an attribute of self): the object keeps the
+        tensor and orders later, which this function cannot see
+        (`self.copy_stream.wait_stream(...)` before it allocates again,
+        `...wait_stream(self.copy_stream)` or an event recorded on it before
+        the next step reads or frees)."""
+        if self.class_name is None:
+            return False
+        node = self.root.class_nodes.get(self.class_name)
+        if node is None:
+            return False
+        text = self.root.class_text.get(self.class_name)
+        if text is None:
+            text = self.root.class_text[self.class_name] = "\n".join(
+                self.root.lines[node.lineno - 1:node.end_lineno or node.lineno])
+        a, u = waiter.lstrip("~"), waited.lstrip("~")
+        if a.startswith("self.") and re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
+            return True
+        if u.startswith("self."):
+            k = re.escape(u)
+            return bool(re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or
+                        re.search(k + r"\s*\.\s*record_event\(", text) or
+                        re.search(r"\.record\(\s*(stream\s*=\s*)?" + k + r"\s*\)", text))
+        return False
+
+
+    def race(self, kind, atom, first_site, first_stream, second_site, second_stream):
+        key = (kind, first_site, second_site)
+        if key in self.races:
+            return
+        # Both inside one inlined call: the helper reports it itself.
+        if self.site_nodes[first_site][0] is self.site_nodes[second_site][0]:
+            return
+        # Another method of the class orders the two streams (the object's
+        # own protocol across calls, which one analysis does not see whole):
+        # not known to be unordered.
+        if self.class_orders_later(second_stream, first_stream):
+            return
+        self.races[key] = RawRace(kind, self.buffer_name(atom), first_site, first_stream, second_site,
+                                  second_stream)
+
+
+    def free(self, atom, site, name, how, keep=False):
+        buf = self.st.buffers.get(atom)
+        if buf is None:
+            return
+        self.free_sites.add(site)
+        if buf.foreign and "." in atom[1]:
+            attr = atom[1].rpartition(".")[2]
+            holders = self.root.recorded_attributes().get(attr, ())
+            if any(fn is not self.func and cls == self.class_name for fn, cls in holders):
+                # Recorded by another method of the class (see
+                # Module.recorded_attributes): taken as protected.
+                del self.st.buffers[atom]
+                return
+        if self.f.depth > 0 and isinstance(atom[1], int):
+            # A helper frees the caller's buffer: name it as the caller does.
+            outer = self.buffer_name(atom)
+            if outer != "tensor":
+                name = outer
+        for fs in buf.alloc:
+            for use_site, use in buf.uses.items():
+                if use.ordered_on(fs) or use.stream in buf.recorded:
+                    continue
+                key = (site, use_site, fs)
+                self.st.open[key] = use
+                if (self.f.depth == 0 or atom in self.frames[1].entry_buffers) and key not in self.found:
+                    self.found[key] = RawFree(site, name, fs, use_site, use.stream, how)
+        if keep:
+            nb = buf.copy()
+            nb.uses = {}
+            self.st.buffers[atom] = nb
+        else:
+            del self.st.buffers[atom]
