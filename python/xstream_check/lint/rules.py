@@ -64,7 +64,8 @@ class Rules:
         instead when one of them orders something after the call (a caller
         that waits makes the helper right), and only for streams the
         function names itself (a stream passed in may be the caller's
-        current one)."""
+        current one). Also an unknown call's result made while a side stream
+        was current: it comes from that stream's pool."""
         name = getattr(self.func, "name", None)
         if name is None:
             return
@@ -76,8 +77,6 @@ class Rules:
             return stream != CURRENT and stream not in self.waited_streams and \
                 stream.lstrip("~").partition(".")[0].partition("[")[0] in params
         for atom, buf in self.st.buffers.items():
-            # A parameter or attribute only handed to unknown calls may be no
-            # tensor at all.
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
             side_made = buf.foreign and isinstance(atom[1], str) and atom[1][2:] in self.side_made
