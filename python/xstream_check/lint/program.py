@@ -20,7 +20,7 @@ class Program:
         self._orderers = None
         self._callers = {}  # identifier -> modules naming it
         self._indexed = {}
-        self._replaced = False  # set while a module's text stands replaced
+        self.text_replaced = False  # set while a module's text stands replaced (Linter.recheck)
 
     def add(self, module):
         self.modules.setdefault(module.name, module)
@@ -85,7 +85,7 @@ class Program:
                 for word in set(WORD.findall(text)):
                     self._callers.setdefault(word, []).append(mod_name)
         replaced = [m for mod_name, m in self.modules.items() if m is not self._indexed.get(mod_name)] \
-            if self._replaced else []
+            if self.text_replaced else []
         orderers = self._orderers
         for m in replaced:
             orderers = orderers | m.call_index()[1]

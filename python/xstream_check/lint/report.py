@@ -274,7 +274,8 @@ def check_tree(tree, path, source, stats=None, module=None):
         for assume in ((flag, True), (flag, False)) if flag else (None,):
             analysis = FunctionAnalysis(module, func, class_name, qual)
             analysis.assume = assume
-            count(stats, "functions")
+            if assume is None or assume[1]:
+                count(stats, "functions")
             try:
                 if len(target) > 3:
                     found, late = analysis.run_stages(target[3])
@@ -374,11 +375,11 @@ class Linter:
         module = Module(tree, path, source.splitlines(), program=self.program)
         old = self.program.modules.get(module.name)
         self.program.modules[module.name] = module
-        self.program._replaced = True
+        self.program.text_replaced = True
         try:
             return check_tree(tree, path, source, None, module)
         finally:
-            self.program._replaced = False
+            self.program.text_replaced = False
             if old is not None:
                 self.program.modules[module.name] = old
 
