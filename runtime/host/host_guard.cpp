@@ -32,6 +32,7 @@
 // registered read-only, or mapped without write access, is made writable
 // when its guard is lifted. Hence opt-in.
 #include "runtime/host/host_guard.h"
+#include "runtime/host/signal_context.h"
 
 #include <signal.h>
 #include <sched.h>
@@ -149,19 +150,6 @@ void note_known(GuardState& s, PageRange pages) {
     }
   }
   if (s.known_count < kMaxKnownRanges) s.known[s.known_count++] = pages;
-}
-
-std::uint64_t faulting_pc(const void* context) {
-  if (context == nullptr) return 0;
-  const auto* uc = static_cast<const ucontext_t*>(context);
-#if defined(__x86_64__)
-  return static_cast<std::uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
-#elif defined(__aarch64__)
-  return static_cast<std::uint64_t>(uc->uc_mcontext.pc);
-#else
-  (void)uc;
-  return 0;
-#endif
 }
 
 // Whether the fault was a write: bit 1 of the x86-64 page-fault error

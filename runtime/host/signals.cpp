@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/host/signal_context.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
@@ -86,19 +87,6 @@ const char* signal_name(int sig) {
     case SIGABRT: return "SIGABRT";
     default: return "signal";
   }
-}
-
-std::uint64_t faulting_pc(const void* raw_context) {
-  if (raw_context == nullptr) return 0;
-  const auto* uc = static_cast<const ucontext_t*>(raw_context);
-#if defined(__x86_64__)
-  return static_cast<std::uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
-#elif defined(__aarch64__)
-  return static_cast<std::uint64_t>(uc->uc_mcontext.pc);
-#else
-  (void)uc;
-  return 0;
-#endif
 }
 
 // "#N 0xPC in symbol+0xOFF (module+0xOFF)", as far as dladdr can tell.
@@ -181,6 +169,19 @@ bool report_wanted() {
 }
 
 }  // namespace
+
+std::uint64_t faulting_pc(const void* raw_context) {
+  if (raw_context == nullptr) return 0;
+  const auto* uc = static_cast<const ucontext_t*>(raw_context);
+#if defined(__x86_64__)
+  return static_cast<std::uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uint64_t>(uc->uc_mcontext.pc);
+#else
+  (void)uc;
+  return 0;
+#endif
+}
 
 void install_fatal_signal_report() {
   if (!report_wanted()) return;
