@@ -19,15 +19,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK_CUDA(call)                                                            \
-  do {                                                                              \
-    cudaError_t err_ = (call);                                                      \
-    if (err_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,            \
-                   cudaGetErrorString(err_));                                       \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "check_cuda.cuh"
 #define CHECK_CUBLAS(call)                                                          \
   do {                                                                              \
     cublasStatus_t st_ = (call);                                                    \

@@ -15,15 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK_CUDA(call)                                                            \
-  do {                                                                              \
-    cudaError_t err_ = (call);                                                      \
-    if (err_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,            \
-                   cudaGetErrorString(err_));                                       \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "check_cuda.cuh"
 
 namespace {
 
