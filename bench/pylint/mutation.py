@@ -38,6 +38,11 @@ from xstream_check.lint.cli import python_files  # noqa: E402
 from xstream_check.lint.report import Linter  # noqa: E402
 
 KINDS = ("record_stream", "wait_stream", "wait_event", "synchronize")
+# Callers in other files are checked again with the mutated text for at most
+# this many files, and never for names every module calls.
+MAX_CALLER_FILES = 12
+COMMON_NAMES = {"forward", "backward", "step", "run", "wait", "record_stream", "synchronize", "call",
+                "apply", "update", "reset", "get", "set", "load", "save", "main"}
 
 
 def kind_of(stmt):
@@ -114,7 +119,7 @@ def calls_of(tree, name):
     return out
 
 
-def run_tree(root, limit=None, listing=False):
+def run_tree(root, limit=None, listing=False, keep=None):
     files = python_files(root)
     linter = Linter(files)
     start = time.process_time()
@@ -122,6 +127,25 @@ def run_tree(root, limit=None, listing=False):
     lint_cpu = time.process_time() - start
     lines = sum(len(linter.lines(p)) for p in files)
     counts = {k: {"deletions": 0, "caught": 0, "caught_at_function": 0} for k in KINDS}
+    call_lines = {}
+    texts = {}
+
+    def calls_in(other, name):
+        key = (other, name)
+        if key not in call_lines:
+            call_lines[key] = set(calls_of(linter.tree(other), name)) if linter.tree(other) else set()
+        return call_lines[key]
+
+    def caller_files(fn, path):
+        """The other files of the tree that call `fn` by its name (at most
+        MAX_CALLER_FILES; a name as common as `forward` is left alone)."""
+        if fn is None or fn.name.startswith("__") or fn.name in COMMON_NAMES:
+            return []
+        pattern = fn.name + "("
+        if not texts:
+            texts.update((p, "\n".join(linter.lines(p))) for p in files)
+        out = [p for p in files if p != path and pattern in texts[p]]
+        return out if len(out) <= MAX_CALLER_FILES else []
     forwarding = 0
     rows = []
     done = 0
@@ -135,31 +159,48 @@ def run_tree(root, limit=None, listing=False):
             if is_forwarding(fn):
                 forwarding += 1
                 continue
+            if keep is not None and not keep(os.path.relpath(path, root), stmt.lineno, kind):
+                continue
             new = mutate(src_lines, stmt)
             if new is None:
                 continue
             if limit is not None and done >= limit:
                 break
             done += 1
-            found = linter.recheck(path, "\n".join(new) + "\n")
-            fresh = [f for f in found if (f.rule, f.line, f.col) not in before]
+            others = caller_files(fn, path)
+            found = linter.recheck(path, "\n".join(new) + "\n", also=others)
+            if not others:
+                found = {path: found}
+            fresh = [f for f in found[path] if (f.rule, f.line, f.col) not in before]
+            # A caller in another file interprets the changed function at its
+            # call, and reports there what the deletion left unordered.
+            remote = []
+            for other in others:
+                had = {(f.rule, f.line, f.col) for f in baseline.get(other, [])}
+                remote.extend((other, f) for f in found.get(other, []) if (f.rule, f.line, f.col) not in had)
             c = counts[kind]
             c["deletions"] += 1
             at_fn = False
-            if fresh:
+            if fresh or remote:
                 c["caught"] += 1
                 if fn is not None:
                     lo, hi = fn.lineno, fn.end_lineno or fn.lineno
                     callers = set(calls_of(tree, fn.name))
-                    at_fn = any(lo <= f.line <= hi or f.line in callers for f in fresh)
+                    # Inside the function, at a call of it, or in a function
+                    # whose check interpreted it at a call (the deletion is
+                    # in what that check followed).
+                    me = (path, fn.lineno)
+                    at_fn = any(lo <= f.line <= hi or f.line in callers or me in f.inlined for f in fresh) or any(
+                        f.line in calls_in(other, fn.name) or me in f.inlined for other, f in remote)
                 else:
                     at_fn = True
                 if at_fn:
                     c["caught_at_function"] += 1
             rows.append({"path": os.path.relpath(path, root), "line": stmt.lineno, "kind": kind,
                          "function": fn.name if fn is not None else "<module>",
-                         "caught": bool(fresh), "at_function": at_fn,
-                         "warnings": ["%d: %s" % (f.line, f.rule) for f in fresh]})
+                         "caught": bool(fresh or remote), "at_function": at_fn,
+                         "warnings": ["%d: %s" % (f.line, f.rule) for f in fresh] +
+                         ["%s:%d: %s" % (os.path.relpath(o, root), f.line, f.rule) for o, f in remote]})
             if listing:
                 print("%s %s:%d %s %s" % ("CAUGHT" if fresh else "missed", os.path.relpath(path, root),
                                           stmt.lineno, kind, rows[-1]["function"]))
@@ -177,6 +218,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="print each mutant's verdict")
     ap.add_argument("--limit", type=int, help="at most this many mutants per tree")
     ap.add_argument("--verdicts", help="a verdicts file: count the recall over the deletions that leave a hazard")
+    ap.add_argument("--only", choices=("hazard", "no-hazard", "unknown"),
+                    help="with --verdicts: mutate only the deletions with this verdict (a quicker recall run)")
     args = ap.parse_args()
     verdicts = {}
     if args.verdicts:
@@ -192,7 +235,14 @@ def main():
         if not os.path.isdir(t):
             print("mutation.py: error: '%s' is not a directory" % t, file=sys.stderr)
             return 2
-        results.append(run_tree(t, args.limit, args.list))
+        keep = None
+        if args.only:
+            name = os.path.basename(os.path.normpath(t))
+
+            def keep(path, line, kind, name=name):
+                v = verdicts.get((name, path, line, kind))
+                return v is not None and v["verdict"] == args.only
+        results.append(run_tree(t, args.limit, args.list, keep))
     hdr = "%-28s %9s %7s %14s %14s %6s %9s" % ("tree", "lines", "lines/s", "record_stream", "waits+syncs",
                                                 "fwd", "warnings")
     print(hdr)

@@ -16,22 +16,23 @@ Values are frozensets of atoms, what an expression may evaluate to:
   ("work", stream)      an async collective's handle, issued on a stream
   ("none",)             None
   ("?",)                with a stream atom: a stream on some paths only
+  ("sctx", key)         a stream context not entered yet (torch.cuda.stream(s))
 A storage is freed when the last binding that reaches it goes (del,
 rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 """
 import ast
 
-from .facts import ANY_STREAM, Buffer, State, has_kind, join_states, new_use, tensor_atoms
+from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
 from .vocabulary import (
     CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
-    NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
+    NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
-from .module import dotted, flag_text, is_ordering_statement
+from .module import dotted, flag_text, is_ordering_statement, none_test
 from .ordering import Ordering
 from .rules import Rules
 
@@ -126,11 +127,24 @@ class FunctionAnalysis(Rules, Ordering):
         self.unknown_use_nodes = set()  # calls of unknown functions (what they do with a tensor is not known)
         self.exit_names = {}
         self.copy_sources = set()  # (call id, tensor atom): what a copy reads from
+        self.copies_to_host = set()  # call ids of copies whose destination is host memory
         # path of an unknown call's result -> the side stream current when it was made
         self.side_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
         self.discarding = None  # the call whose result an expression statement drops
-        self.assume = None  # (flag text, value): see repeated_flag
+        # flag text -> value (see module.repeated_flag), ("none", stream
+        # text) -> whether it is None (see module.none_tested_stream)
+        self.assume = None
+        self._signals = None  # see signals_through_memory
+        self.inlined = set()  # (module path, def line) of every function interpreted at a call
+        # write site -> origin (State.made) of the writes of tensors not made here
+        self.made_sites = {}
+        self.entry_races = set()  # keys of self.races against what the caller wrote (ENTRY)
+        self._params = None  # see param_names
+        # attribute -> set of stream keys, filled while a class's methods are
+        # read for what they store on self (objects.stored_streams)
+        self.collect = None
+        self._attribute_streams = None
 
     # ----- sites and keys -------------------------------------------------
     @property
@@ -182,6 +196,8 @@ class FunctionAnalysis(Rules, Ordering):
         self.next_fid += 1
         self.frames.append(Frame(self.root, self.func, fid, 0, None if is_module else self.class_name, (), True))
         self.st = State()
+        if not is_module:
+            self.seed_entry()
         body = self.func.body
         self.exec_block(body)
         if not is_module:
@@ -194,7 +210,63 @@ class FunctionAnalysis(Rules, Ordering):
             self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
             if self.st is not None:
                 self.pending_at_return(body[-1] if body else self.func)
+            self.entry_races_at_callers()
         return self.found, self.late
+
+    def seed_entry(self):
+        """What the caller wrote before the function started, on the stream
+        current then (State.made)."""
+        site = self.site(self.func, "entry")
+        self.made_sites[site] = ENTRY
+        self.st.made[ENTRY] = (site, new_use(CURRENT))
+        # What other methods of the object made on its streams, for the
+        # attributes that hold it (objects.stored_streams).
+        for stream in sorted({s for streams in self.attribute_streams().values() for s in streams}):
+            origin = ("entry", stream)
+            site = self.site(self.func, "entry:" + stream)
+            self.made_sites[site] = origin
+            self.st.made[origin] = (site, new_use(stream))
+
+    def attribute_streams(self):
+        """attribute -> streams its tensors were made on, by the methods of
+        the analyzed function's class (objects.stored_streams); {} outside a
+        class or while such facts are collected."""
+        if self._attribute_streams is None:
+            self._attribute_streams = {}
+            if self.class_name is not None and self.collect is None:
+                from .objects import stored_streams
+                self._attribute_streams = stored_streams(self.root, self.class_name)
+        return self._attribute_streams
+
+    def attribute_facts(self, path):
+        """The streams the tensors at `self.<attr>` (or an element of it)
+        were made on, when another method says so; else None."""
+        if not path.startswith("self.") or self.collect is not None:
+            return None
+        rest = path[5:]
+        attr = rest.partition(".")[0].partition("[")[0]
+        tail = rest[len(attr):]
+        if tail and not tail.startswith("["):
+            return None  # self.x.grad: another tensor
+        return self.attribute_streams().get(attr)
+
+    def note_store(self, text, value):
+        """While a class's methods are read (objects.stored_streams): the
+        streams the tensors stored at `self.<attr>` were allocated on."""
+        if self.collect is None or text is None or not text.startswith("self.") or not self.f.self_outer:
+            return
+        attr = text[5:].partition(".")[0].partition("[")[0]
+        streams = set()
+        for a in self.reachable(value):
+            if a[0] == "t":
+                buf = self.st.buffers.get(a)
+                if buf is not None:
+                    streams |= buf.alloc
+            elif a[0] == "p" and a[1] in self.side_made:
+                streams.add(self.side_made[a[1]])
+        streams = {s for s in streams if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
+        if streams:
+            self.collect.setdefault(attr, set()).update(streams)
 
     def run_stages(self, stages):
         """One object across the calls a framework makes of it, in their
@@ -207,6 +279,7 @@ class FunctionAnalysis(Rules, Ordering):
         self.next_fid += 1
         self.frames.append(Frame(self.root, self.func, fid, 0, self.class_name, (), True))
         self.st = State()
+        self.seed_entry()
         anchor = self.func
         for fn, args, self_node in stages:
             if self.st is None:
@@ -337,14 +410,31 @@ class FunctionAnalysis(Rules, Ordering):
         self.st = join_states([then, self.st])
 
     def assumed(self, test):
-        """The value this run takes for a flag test, or None."""
-        if self.assume is None:
+        """The value this run takes for a flag test or a stream's test
+        against None, or None."""
+        if not self.assume:
             return None
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         text = flag_text(test.operand if negated else test)
-        if text != self.assume[0]:
+        if text is not None and text in self.assume:
+            return self.assume[text] != negated
+        found = none_test(test)
+        if found is not None and self.assumed_none(found[0]) is not None:
+            return self.assumed_none(found[0]) == found[1]
+        return None
+
+    def assumed_none(self, text):
+        """Whether this run takes the stream named `text` to be None (see
+        module.none_tested_stream); None when it assumes nothing of it. Only
+        the analyzed function's own names, and self's in helpers of self."""
+        if not self.assume or text is None:
             return None
-        return self.assume[1] != negated
+        value = self.assume.get(("none", text))
+        if value is None:
+            return None
+        if self.f.depth == 0 or (text.startswith("self.") and self.f.self_outer):
+            return value
+        return None
 
     def narrow(self, st, test, truth):
         """On each branch of `x is None` / `x is not None` / `x`, drop what x
@@ -525,7 +615,8 @@ class FunctionAnalysis(Rules, Ordering):
                                            and not tensor_atoms(self.eval(expr.func.value))):
                 arg = expr.args[0] if expr.args else next(
                     (k.value for k in expr.keywords if k.arg == "stream"), None)
-                if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+                if arg is None or (isinstance(arg, ast.Constant) and arg.value is None) or \
+                        self.assumed_none(flag_text(arg)):
                     return self.ctx
                 value = self.eval(arg)
                 keys = self.stream_keys(value, arg)
@@ -538,6 +629,9 @@ class FunctionAnalysis(Rules, Ordering):
                 # (`with stream_context(s):`, `with maybe_stream(s):`, a
                 # Callable parameter): taken as making it current, as every such
                 # helper in the real trees measured does.
+                if self.assumed_none(flag_text(expr.args[0])):
+                    self.eval(expr)
+                    return self.ctx
                 arg = self.eval(expr.args[0])
                 keys = {a[1] for a in arg if a[0] == "s"} or \
                     {a[1] for a in arg if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
@@ -546,9 +640,18 @@ class FunctionAnalysis(Rules, Ordering):
                     return next(iter(keys))
             return False
         value = self.eval(expr)
+        contexts = {a[1] for a in value if a[0] == "sctx"}
+        if contexts:
+            # A stream context made earlier; one made on some paths only
+            # (`nullcontext() if flag else torch.cuda.stream(s)`) is taken as
+            # made: on the other path the work stays on the current stream,
+            # and what this path needs ordered is what is checked.
+            return next(iter(contexts)) if len(contexts) == 1 else None
         keys = {a[1] for a in value if a[0] == "s"}
         if keys and ("?",) in value:
-            return None  # a stream on some paths only: which one is current is unknown
+            # A stream on some paths only (`Stream() if side else
+            # nullcontext()`): the path that enters it is the one checked.
+            return next(iter(keys)) if len(keys) == 1 else None
         if not keys:
             # `with stream:` on a stream made elsewhere (torch.Stream is a context manager)
             keys = {a[1] for a in value if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
@@ -640,6 +743,7 @@ class FunctionAnalysis(Rules, Ordering):
         elif t is ast.Attribute:
             base = self.eval(target.value)
             path = dotted(target)
+            self.note_store(path, value)
             if tensor_atoms(value) or has_kind(value, "c") or has_kind(value, "tup") or has_kind(value, "fn"):
                 self.escape(value)
                 self.escape_functions([value])
@@ -666,6 +770,7 @@ class FunctionAnalysis(Rules, Ordering):
         elif t is ast.Subscript:
             base = self.eval(target.value)
             self.eval(target.slice)
+            self.note_store(dotted(target.value), value)
             if has_kind(base, "c"):
                 self.container_add(base, value, stmt)
             elif tensor_atoms(base):
@@ -872,7 +977,8 @@ class FunctionAnalysis(Rules, Ordering):
         stream = self.ctx
         if stream is None:
             return
-        if stream != CURRENT or (self.side_made and any(a[0] == "p" and a[1] in self.side_made for a in value)):
+        if stream != CURRENT or (self.side_made and any(a[0] == "p" and a[1] in self.side_made for a in value)) \
+                or (self.attribute_streams() and any(a[0] == "p" and self.attribute_facts(a[1]) for a in value)):
             value = self.materialize(value, evidence=False)
         site, atoms = self.touched(value, node, stream)
         for atom in atoms:
@@ -882,6 +988,11 @@ class FunctionAnalysis(Rules, Ordering):
             if ready and buf.writes:
                 for wsite, w in buf.writes.items():
                     if wsite != site and not w.ordered_on(stream):
+                        if wsite in self.made_sites and (id(node), atom) in self.copy_sources and \
+                                id(node) not in self.copies_to_host:
+                            # A copy to the device of a tensor not made here:
+                            # its source may be host memory the host filled.
+                            continue
                         self.race("ready", atom, wsite, w.stream, site, stream)
             buf = buf.copy()
             buf.uses[site] = new_use(stream)
@@ -1036,7 +1147,7 @@ class FunctionAnalysis(Rules, Ordering):
             if assumed is not None:
                 return self.eval(node.body if assumed else node.orelse, hint)
             body, orelse = self.eval(node.body, hint), self.eval(node.orelse, hint)
-            if has_kind(body, "s") != has_kind(orelse, "s"):
+            if has_kind(body, "s") != has_kind(orelse, "s") or has_kind(body, "sctx") != has_kind(orelse, "sctx"):
                 # `Stream() if side else nullcontext()`: maybe a stream
                 return body | orelse | MAYBE_STREAM
             return body | orelse
@@ -1203,6 +1314,12 @@ class FunctionAnalysis(Rules, Ordering):
         an earlier round of a loop is not this one)."""
         path = "<%s()>" % (dotted(node.func) or "call@%d" % node.lineno)
         self.st.buffers.pop(("t", "p:" + path, 0), None)
+        if self.ctx is not None:
+            # If it is a tensor, the call's work wrote it, on the stream
+            # current for the call.
+            site = self.site(node, "use")
+            self.made_sites[site] = path
+            self.st.made[path] = (site, new_use(self.ctx))
         if self.ctx not in (CURRENT, None):
             # Made while a side stream was current: its memory, if it is a
             # tensor or holds some, comes from that stream's pool.
@@ -1254,7 +1371,21 @@ class FunctionAnalysis(Rules, Ordering):
                 atom = ("t", "p:" + a[1], 0)
                 buf = buffers.get(atom)
                 if buf is None:
-                    buffers[atom] = Buffer(alloc=frozenset((self.side_made.get(a[1], CURRENT),)), foreign=kind)
+                    kept = self.attribute_facts(a[1])
+                    if kept:
+                        # Made on the object's streams by another method.
+                        writes = {}
+                        for stream in kept:
+                            made = self.st.made.get(("entry", stream))
+                            if made is not None:
+                                writes[made[0]] = made[1]
+                        # What other methods stored there were tensors.
+                        buffers[atom] = Buffer(alloc=kept, foreign=FOREIGN_TENSOR, writes=writes)
+                    else:
+                        made = self.made_write(a[1])
+                        buffers[atom] = Buffer(alloc=frozenset((self.side_made.get(a[1], CURRENT),)),
+                                               foreign=kind,
+                                               writes={made[0]: made[1]} if made is not None else None)
                 elif buf.foreign < kind:
                     buf = buf.copy()
                     buf.foreign = kind
@@ -1270,6 +1401,18 @@ class FunctionAnalysis(Rules, Ordering):
             else:
                 out.add(a)
         return frozenset(out)
+
+    def made_write(self, path):
+        """(site, Use) of the write that made what `path` names, or None:
+        the unknown call whose result it is or is reached from, else what
+        the caller wrote before the function started."""
+        made = self.st.made
+        if not made:
+            return None
+        if path.startswith("<"):
+            root = path[:path.find(")>") + 2] if ")>" in path else path
+            return made.get(root)
+        return made.get(ENTRY)
 
     def not_a_tensor(self, path):
         root = path.partition(".")[0].partition("[")[0]
@@ -1381,6 +1524,10 @@ class FunctionAnalysis(Rules, Ordering):
                     args, _ = self.eval_args(node)
                     row = ("tup", None, tuple(self.elements(a) for a in args))
                     return frozenset((("tup", None, (frozenset((row,)),)),))
+                if func.id == "next" and node.args:
+                    # An element of what is iterated, not the iterator.
+                    args, _ = self.eval_args(node)
+                    return self.elements(args[0]) | (args[1] if len(args) > 1 else EMPTY)
                 if func.id in PASS_THROUGH_BUILTINS:
                     args, kwargs = self.eval_args(node)
                     out = EMPTY
@@ -1501,8 +1648,24 @@ class FunctionAnalysis(Rules, Ordering):
 
     def call_module_function(self, canon, node, hint):
         canon = as_cuda(canon)
+        if canon in TYPE_CASTS and len(node.args) == 2:
+            # cast(T, x) is x.
+            return self.eval_args(node)[0][1]
         if canon in STREAM_CONTEXTS:
-            self.eval_args(node)
+            # Kept for a later `with` (`ctx = torch.cuda.stream(s)`, `ctx =
+            # nullcontext() if flag else torch.cuda.stream(s)`).
+            args, kwargs = self.eval_args(node)
+            arg = args[0] if args else kwargs.get("stream")
+            arg_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "stream"),
+                                                           None)
+            if arg is None or arg_node is None:
+                return EMPTY
+            if (isinstance(arg_node, ast.Constant) and arg_node.value is None) or \
+                    self.assumed_none(flag_text(arg_node)):
+                return frozenset((("sctx", self.ctx),)) if self.ctx is not None else EMPTY
+            keys = self.stream_keys(arg, arg_node)
+            if len(keys) == 1 and not self.never_made(keys, arg):
+                return frozenset((("sctx", next(iter(keys))),))
             return EMPTY
         if canon in STREAM_FACTORIES:
             self.eval_args(node)
@@ -1727,7 +1890,7 @@ class FunctionAnalysis(Rules, Ordering):
             return EMPTY
         if has_kind(recv, "c") and not is_tensor:
             return self.container_method(recv, meth, node, dotted(recv_node) or "entries")
-        if not is_tensor and meth in ("pop", "clear", "popitem") and has_kind(recv, "p"):
+        if not is_tensor and meth in ("pop", "clear", "popitem", "popleft") and has_kind(recv, "p"):
             return self.foreign_container_method(recv, meth, node)
         args, kwargs = self.eval_args(node)
         if is_tensor and meth == "set_" and args:
@@ -1748,6 +1911,7 @@ class FunctionAnalysis(Rules, Ordering):
         if meth in CONTAINER_ADD:
             # Kept by something that is not a local container: never freed here.
             for v in args:
+                self.note_store(dotted(recv_node), v)
                 self.escape(v)
             return EMPTY
         if meth == "wait" and has_kind(recv, "p"):
@@ -1797,6 +1961,8 @@ class FunctionAnalysis(Rules, Ordering):
             # The source is read; the receiver is written (and waits for the source).
             source = self.materialize(others)
             self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
+            if mine and all(a[1] in self.host_sites for a in mine):
+                self.copies_to_host.add(id(node))
             self.use(source, node)
             self.write(mine, node)
             return mine
@@ -1804,9 +1970,11 @@ class FunctionAnalysis(Rules, Ordering):
             self.use(self.materialize(others), node)
             self.write(mine, node)
             return mine
-        self.use(mine | others, node)
         if meth in ("to", "cuda", "cpu"):
             self.copy_sources.update((id(node), a) for a in mine)
+            if meth == "cpu" or (meth == "to" and self.targets_host(node)):
+                self.copies_to_host.add(id(node))
+        self.use(mine | others, node)
         if meth in HOST_SYNC_METHODS or (meth == "cpu" and "non_blocking" not in kwargs):
             ctx = self.ctx
             if ctx is not None:
@@ -1838,16 +2006,25 @@ class FunctionAnalysis(Rules, Ordering):
         args, kwargs = self.eval_args(node)
         base = next(a[1] for a in recv if a[0] == "p")
         if meth == "clear":
-            # Only the elements this analysis saw put there (`d[k] = t`): a
-            # list of parameters cleared frees none of them.
+            # Only the elements this analysis saw put there (`d[k] = t`), or
+            # those of an object's container that its other methods fill
+            # with tensors (objects.stored_streams): a list of parameters
+            # cleared frees none of them.
             prefix = "%d:%s[" % (self.frames[0].fid, base)
             for k in [k for k in self.st.names if k.startswith(prefix) or k.startswith(
                     "0:%s[" % base)]:
                 self.release_value(self.st.names.get(k), node, k.partition(":")[2], "clear", k)
+            if self.attribute_facts(base):
+                for atom in [a for a in self.st.buffers if isinstance(a[1], str) and
+                             a[1].startswith("p:%s[" % base)]:
+                    self.release_path(atom[1][2:], node, "clear")
             return EMPTY
-        if meth == "pop" and node.args:
-            k = node.args[0]
-            text = repr(k.value) if isinstance(k, ast.Constant) else k.id if isinstance(k, ast.Name) else "?"
+        if meth in ("pop", "popleft") and (node.args or meth == "popleft" or self.attribute_facts(base)):
+            if node.args:
+                k = node.args[0]
+                text = repr(k.value) if isinstance(k, ast.Constant) else k.id if isinstance(k, ast.Name) else "?"
+            else:
+                text = "0" if meth == "popleft" else "-1"  # the oldest entry, or the newest
             path = "%s[%s]" % (base, text)
             if self.discarding is node:
                 self.release_path(path, node, "pop")
@@ -1948,6 +2125,7 @@ class FunctionAnalysis(Rules, Ordering):
             return None
         fid = self.next_fid
         self.next_fid += 1
+        self.inlined.add((module.path, callee.lineno))
         if stage:
             # One stage of an object's life (see run_stages): reported where
             # it is, as the analyzed function's own code.

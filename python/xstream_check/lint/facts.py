@@ -102,23 +102,31 @@ class State:
     buffers: buffer atom -> Buffer
     containers: container atom -> value held by the container
     open: (free site, use site, stream) -> Use, a free already made, kept so
-          that a later wait that orders it is found."""
+          that a later wait that orders it is found.
+    made: origin -> (write site, Use), the writes of tensors not made here
+          that are not buffers yet: ENTRY (whatever the caller wrote before
+          the function started, on the stream current then) and each
+          unknown call's result (written on the stream current at the call).
+          Orderings apply to them as to buffers' writes; a tensor not made
+          here takes its origin's write when it becomes a buffer."""
 
-    __slots__ = ("names", "buffers", "containers", "open")
+    __slots__ = ("names", "buffers", "containers", "open", "made")
 
-    def __init__(self, names=None, buffers=None, containers=None, open_frees=None):
+    def __init__(self, names=None, buffers=None, containers=None, open_frees=None, made=None):
         self.names = names if names is not None else {}
         self.buffers = buffers if buffers is not None else {}
         self.containers = containers if containers is not None else {}
         self.open = open_frees if open_frees is not None else {}
+        self.made = made if made is not None else {}
 
     def copy(self):
         return State(dict(self.names), {k: b.copy() for k, b in self.buffers.items()},
-                     dict(self.containers), dict(self.open))
+                     dict(self.containers), dict(self.open), dict(self.made))
 
     def __eq__(self, other):
         return (self.names == other.names and self.buffers == other.buffers
-                and self.containers == other.containers and self.open == other.open)
+                and self.containers == other.containers and self.open == other.open
+                and self.made == other.made)
 
 
 def join_states(states):
@@ -134,7 +142,16 @@ def join_states(states):
             mine = out.buffers.get(key)
             out.buffers[key] = buf.copy() if mine is None else mine.join(buf)
         join_dicts(out.open, s.open, Use.join)
+        join_dicts(out.made, s.made, join_made)
     return out
+
+
+def join_made(mine, other):
+    return (mine[0], mine[1].join(other[1])) if mine[0] == other[0] else mine
+
+
+# The origin of what the caller wrote before the function started (State.made).
+ENTRY = "<entry>"
 
 
 # The interpreter's values are frozensets of atoms (analysis.py's comment).

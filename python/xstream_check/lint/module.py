@@ -49,13 +49,14 @@ def index_calls_in(func):
     return order_lines, calls
 
 
-def ordered_after_a_call(index, name, orderers):
+def ordered_after_a_call(index, name, orderers, before=False):
     """Whether, in one module's call index, a call of `name` is followed in
     its caller by an ordering call, or by a call of a function that makes
-    one (`orderers`): textually after it, or anywhere in a loop around it."""
+    one (`orderers`): textually after it, or anywhere in a loop around it.
+    `before`: preceded instead of followed."""
     for (order_lines, calls), line, spans in index[0].get(name, ()):
         def later(at):
-            return at > line or any(lo <= at <= hi for lo, hi in spans)
+            return (at < line if before else at > line) or any(lo <= at <= hi for lo, hi in spans)
         if any(later(o) for o in order_lines):
             return True
         if any(later(at) and callee in orderers and callee != name for at, callee, _ in calls):
@@ -94,6 +95,63 @@ def repeated_flag(func):
         # top of __init__).
         sets = assigned.get(text, [])
         if len(lines) >= 2 and len(sets) <= 1 and all(a < min(lines) for a in sets):
+            return text
+    return None
+
+
+def none_test(test):
+    """(text, is_none when the test is true) for `x is None`, `x is not
+    None`, `x` and `not x` on a name or attribute chain; else None."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        text = flag_text(test.left)
+        is_none = isinstance(test.ops[0], ast.Is)
+    else:
+        text = flag_text(test)
+        is_none = False
+    if text is None:
+        return None
+    return text, is_none != negated
+
+
+STREAM_USES = {"wait_stream", "wait_event", "record_event", "synchronize", "query"}
+
+
+def none_tested_stream(func):
+    """A stream the function tests against None (`if self._stream is not
+    None:`) and also uses as a stream (`torch.cuda.stream(x)`, a context
+    manager given it alone, `x.wait_stream(...)`), never assigned in it:
+    where it is None, `torch.cuda.stream(None)` leaves the current stream
+    current, so the function is run once with it None and once not (the
+    tests and the stream contexts then agree), as for repeated_flag."""
+    tested, used, assigned = set(), set(), set()
+    for node in ast.walk(func):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            found = none_test(node.test)
+            if found is not None:
+                tested.add(found[0])
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if len(node.args) == 1 and not node.keywords and (
+                    (isinstance(f, ast.Attribute) and f.attr == "stream") or
+                    "stream" in (dotted(f) or "").rpartition(".")[2].lower()):
+                text = flag_text(node.args[0])
+                if text:
+                    used.add(text)
+            if isinstance(f, ast.Attribute) and f.attr in STREAM_USES:
+                text = flag_text(f.value)
+                if text:
+                    used.add(text)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                text = dotted(target)
+                if text:
+                    assigned.add(text)
+    for text in sorted(tested & used):
+        if text not in assigned and "stream" in text.rpartition(".")[2].lower():
             return text
     return None
 

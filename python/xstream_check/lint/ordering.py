@@ -11,6 +11,11 @@ class Ordering:
 
     def all_uses(self, fn):
         st = self.st
+        if st.made:
+            for origin, (site, use) in list(st.made.items()):
+                new = fn(use)
+                if new is not use:
+                    st.made[origin] = (site, new)
         for atom, buf in list(st.buffers.items()):
             if not buf.uses and not buf.writes:
                 continue

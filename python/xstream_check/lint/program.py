@@ -66,10 +66,10 @@ class Program:
                 return "stream" in m.source_text or "Stream" in m.source_text
         return False
 
-    def a_caller_orders(self, name):
+    def a_caller_orders(self, name, before=False):
         """Whether some call of `name` in the run is followed in its caller
         by an ordering, or by a call of a function that makes one
-        (analysis.ordered_after_a_call). The run's functions that order are
+        (analysis.ordered_after_a_call); `before`: preceded by one. The run's functions that order are
         collected once; a module whose text was replaced since (the mutation
         harness's recheck) answers for itself."""
         from .module import ordered_after_a_call
@@ -92,7 +92,7 @@ class Program:
         for mod_name in self._callers.get(name, ()):
             m = self.modules.get(mod_name)
             if m is self._indexed.get(mod_name) and name in m.call_index()[0] and \
-                    ordered_after_a_call(m.call_index(), name, orderers):
+                    ordered_after_a_call(m.call_index(), name, orderers, before):
                 return True
-        return any(name in m.call_index()[0] and ordered_after_a_call(m.call_index(), name, orderers)
+        return any(name in m.call_index()[0] and ordered_after_a_call(m.call_index(), name, orderers, before)
                    for m in replaced)

@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 
 from .analysis import FunctionAnalysis, GaveUp
-from .module import Module, repeated_flag
+from .module import Module, none_tested_stream, repeated_flag
+from .facts import ENTRY
 from .vocabulary import CURRENT
 from .program import Program
 
@@ -40,6 +41,10 @@ class Finding:
     buffer: str = ""
     free_stream: str = ""
     use_stream: str = ""
+    # The functions (path, line of the def) the analysis interpreted at a
+    # call while it checked this finding's function: what the finding may
+    # depend on (the mutation harness's "at the deletion's function").
+    inlined: frozenset = field(default_factory=frozenset, compare=False, repr=False)
 
     @property
     def identity(self):
@@ -177,7 +182,29 @@ def races_for(analysis, loc, path):
         seen.add((r.kind, line, col))
         buf = "'%s'" % r.buffer
         first, second = stream_name(r.first_stream), stream_name(r.second_stream)
-        if r.kind == "ready":
+        origin = analysis.made_sites.get(r.first_site)
+        if r.kind == "ready" and origin is not None:
+            f = Finding(RULE_USE_BEFORE_READY, path, line, col,
+                        "%s is used on %s before its write on %s is ordered before this use; nothing makes %s "
+                        "wait for %s after the write" % (buf, second, first, second, first), [],
+                        analysis.qualname, buf, first, second)
+            wait = "%s.wait_stream(%s)" % (stream_expr(r.second_stream), stream_expr(r.first_stream))
+            if origin == ENTRY:
+                f.notes.append(Note(path, *loc(r.first_site),
+                                    "%s comes from the caller of '%s', last written on %s before the call; make "
+                                    "%s wait for it (%s) before the use" % (
+                                        buf, analysis.func.name, first, second, wait)))
+            elif isinstance(origin, tuple):
+                f.notes.append(Note(path, *loc(r.first_site),
+                                    "%s is kept by the object, and another method of its class makes what it "
+                                    "holds on %s; make %s wait for it (%s, or an event recorded after that work) "
+                                    "before the use" % (buf, first, second, wait)))
+            else:
+                f.notes.append(Note(path, *loc(r.first_site),
+                                    "%s is the result of '%s', made by work on %s; make %s wait for it (%s, or an "
+                                    "event recorded after the call) before the use" % (
+                                        buf, origin.strip("<>"), first, second, wait)))
+        elif r.kind == "ready":
             f = Finding(RULE_USE_BEFORE_READY, path, line, col,
                         "%s is used on %s before its write on %s is ordered before this use; nothing makes %s "
                         "wait for %s after the write" % (buf, second, first, second, first), [],
@@ -270,11 +297,20 @@ def check_tree(tree, path, source, stats=None, module=None):
             targets.append((node, name, name + ".<life>", stages))
     for target in targets:
         func, class_name, qual = target[:3]
-        flag = repeated_flag(func) if len(target) == 3 and func is not tree else None
-        for assume in ((flag, True), (flag, False)) if flag else (None,):
+        single = len(target) == 3 and func is not tree
+        flag = repeated_flag(func) if single else None
+        maybe_none = none_tested_stream(func) if single else None
+        # One run per value of a flag tested twice, and per None-ness of a
+        # stream tested against None (module.repeated_flag,
+        # none_tested_stream); their findings are reported together.
+        runs = [{}]
+        for key in ([flag] if flag else []) + ([("none", maybe_none)] if maybe_none else []):
+            runs = [dict(r, **{key: v}) if isinstance(key, str) else {**r, key: v}
+                    for r in runs for v in (True, False)]
+        for n, assume in enumerate(runs):
             analysis = FunctionAnalysis(module, func, class_name, qual)
-            analysis.assume = assume
-            if assume is None or assume[1]:
+            analysis.assume = assume or None
+            if n == 0:
                 count(stats, "functions")
             try:
                 if len(target) > 3:
@@ -287,6 +323,7 @@ def check_tree(tree, path, source, stats=None, module=None):
             count(stats, "frees", len(analysis.free_sites))
             count(stats, "side_stream_uses", len(analysis.side_use_sites))
             for f in findings_for(analysis, found, late, path, lines):
+                f.inlined = frozenset(analysis.inlined)
                 key = (f.line, f.col, f.rule)
                 if key in seen or suppressed(lines, f):
                     continue
@@ -366,18 +403,29 @@ class Linter:
     def check_all(self, stats=None):
         return {p: self.check(p, stats) for p in self.paths}
 
-    def recheck(self, path, source):
+    def recheck(self, path, source, also=()):
+        """The findings of `path` with `source` standing in for its text;
+        with `also` (other files of the run), a dict path -> findings that
+        holds theirs too, checked while the new text stands in (a caller in
+        another file interprets the changed helper at its call)."""
         try:
             tree = ast.parse(source, filename=path)
         except (SyntaxError, ValueError):
-            return []
+            return {path: []} if also else []
         # The new text stands in for the file's module while it is checked.
         module = Module(tree, path, source.splitlines(), program=self.program)
         old = self.program.modules.get(module.name)
         self.program.modules[module.name] = module
         self.program.text_replaced = True
         try:
-            return check_tree(tree, path, source, None, module)
+            found = check_tree(tree, path, source, None, module)
+            if not also:
+                return found
+            out = {path: found}
+            for other in also:
+                if other != path and other in self._trees:
+                    out[other] = self.check(other)
+            return out
         finally:
             self.program.text_replaced = False
             if old is not None:

@@ -5,8 +5,8 @@ A mixin of analysis.FunctionAnalysis; report.py words what they find."""
 import ast
 import re
 
-from .facts import ANY_STREAM
-from .vocabulary import CURRENT, FOREIGN_TENSOR
+from .facts import ANY_STREAM, ENTRY
+from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, NOT_TENSOR_PARAMETER_WORDS
 from .module import ordered_after_a_call
 
 
@@ -69,17 +69,13 @@ class Rules:
         name = getattr(self.func, "name", None)
         if name is None:
             return
-        params = {a.arg for a in self.func.args.args + self.func.args.kwonlyargs + self.func.args.posonlyargs}
-        params -= {"self", "cls"}
-
-        def passed_in(stream):
-            # One the function waits for it treats as another stream.
-            return stream != CURRENT and stream not in self.waited_streams and \
-                stream.lstrip("~").partition(".")[0].partition("[")[0] in params
+        params = self.param_names()
+        passed_in = self.passed_in
         for atom, buf in self.st.buffers.items():
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
-            side_made = buf.foreign and isinstance(atom[1], str) and atom[1][2:] in self.side_made
+            side_made = buf.foreign and isinstance(atom[1], str) and (
+                atom[1][2:] in self.side_made or bool(self.attribute_facts(atom[1][2:])))
             if buf.foreign and not side_made:
                 # Only the caller's own tensors: a parameter, or reached from
                 # one. An attribute of `self` may be a buffer the object keeps
@@ -121,6 +117,64 @@ class Rules:
                 self.pending = {}
 
 
+    def param_names(self):
+        if self._params is None:
+            args = getattr(self.func, "args", None)
+            self._params = set() if args is None else \
+                {a.arg for a in args.args + args.kwonlyargs + args.posonlyargs} - {"self", "cls"}
+        return self._params
+
+    def passed_in(self, stream):
+        """A stream the function was handed (a parameter, or reached from
+        one) and never waits for: it may be the caller's current stream. One
+        the function waits for it treats as another stream."""
+        if stream == CURRENT or stream in self.waited_streams:
+            return False
+        root = stream.lstrip("~").partition(".")[0].partition("[")[0]
+        # "forward:side": a parameter of one stage of an object's life
+        # (Module.stages), handed in by the framework's caller.
+        return root in self.param_names() or (":" in root and root.partition(":")[0].isidentifier())
+
+    def from_parameter(self, atom):
+        """The atom of a tensor reached from a parameter (`x`, `x[i]`,
+        `x.grad`, an element of `*inputs`)."""
+        path = atom[1][2:] if isinstance(atom[1], str) and atom[1].startswith("p:") else None
+        if path is None:
+            return False
+        root = path.partition(".")[0].partition("[")[0]
+        args = getattr(self.func, "args", None)
+        varargs = {a.arg for a in (args.vararg,) if a is not None} if args is not None else set()
+        return root in self.param_names() or root in varargs or (
+            ":" in root and root.partition(":")[0].isidentifier())
+
+    def tensor_like_parameter(self, atom):
+        """A parameter (or an element of one, `*inputs` included) not named
+        like a device, a dtype, a module, an iterator, ...
+        (NOT_TENSOR_PARAMETER_WORDS)."""
+        path = atom[1][2:] if isinstance(atom[1], str) and atom[1].startswith("p:") else None
+        if path is None:
+            return False
+        if not self.from_parameter(atom):
+            return False
+        root = path.partition(".")[0].partition("[")[0]
+        words = root.lower() + " " + path.rpartition(".")[2].lower()
+        return not any(w in words for w in NOT_TENSOR_PARAMETER_WORDS)
+
+    def entry_races_at_callers(self):
+        """A use on another stream of what the caller wrote is judged at the
+        callers when one of them orders something before the call (a
+        caller that waits makes the function right)."""
+        if not self.entry_races:
+            return
+        program = self.root.program
+        fn = getattr(self.func, "name", None)
+        if fn is None:
+            return
+        if program.a_caller_orders(fn, before=True) if program is not None else \
+                ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], before=True):
+            for key in self.entry_races:
+                self.races.pop(key, None)
+
     def class_orders_later(self, waiter, waited):
         """Whether another method of the class may order `waiter` after
         `waited` (one of them an attribute of self): the object keeps the
@@ -148,10 +202,38 @@ class Rules:
         return False
 
 
+    def signals_through_memory(self):
+        """Whether the analyzed function calls a stream memory operation
+        (vocabulary.DEVICE_SIGNAL_CALLS)."""
+        if self._signals is None:
+            self._signals = any(
+                isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
+                in DEVICE_SIGNAL_CALLS for n in ast.walk(self.func))
+        return self._signals
+
     def race(self, kind, atom, first_site, first_stream, second_site, second_stream):
         key = (kind, first_site, second_site)
         if key in self.races:
             return
+        if first_site in self.made_sites:
+            # Against what the caller wrote, or an unknown call's result: a
+            # stream passed in may be the caller's current one, and one the
+            # analysis cannot name may be any.
+            if second_stream in (ANY_STREAM, None) or self.passed_in(second_stream) or \
+                    first_stream in (ANY_STREAM, None):
+                return
+            buf = self.st.buffers.get(atom)
+            if self.made_sites[first_site] == ENTRY and not self.from_parameter(atom):
+                # What the caller wrote is judged for the caller's own
+                # tensors: those of `self` (or a global) may have been
+                # written anywhere, by another method on another stream.
+                return
+            if buf is not None and buf.foreign != FOREIGN_TENSOR and not self.tensor_like_parameter(atom):
+                # Only handed to unknown calls: a tensor only when it is the
+                # caller's by a tensor's name (`*inputs`, `output_grad`).
+                return
+            if self.made_sites[first_site] == ENTRY:
+                self.entry_races.add(key)
         # Both inside one inlined call: the helper reports it itself.
         if self.site_nodes[first_site][0] is self.site_nodes[second_site][0]:
             return
@@ -159,6 +241,11 @@ class Rules:
         # own protocol across calls, which one analysis does not see whole):
         # not known to be unordered.
         if self.class_orders_later(second_stream, first_stream):
+            return
+        # Streams that signal each other through device memory (a kernel
+        # spinning on a flag another stream writes): the order is in the
+        # flags, not in the enqueue order this check follows.
+        if self.signals_through_memory():
             return
         self.races[key] = RawRace(kind, self.buffer_name(atom), first_site, first_stream, second_site,
                                   second_stream)
@@ -169,14 +256,6 @@ class Rules:
         if buf is None:
             return
         self.free_sites.add(site)
-        if buf.foreign and "." in atom[1]:
-            attr = atom[1].rpartition(".")[2]
-            holders = self.root.recorded_attributes().get(attr, ())
-            if any(fn is not self.func and cls == self.class_name for fn, cls in holders):
-                # Recorded by another method of the class (see
-                # Module.recorded_attributes): taken as protected.
-                del self.st.buffers[atom]
-                return
         if self.f.depth > 0 and isinstance(atom[1], int):
             # A helper frees the caller's buffer: name it as the caller does.
             outer = self.buffer_name(atom)

@@ -160,6 +160,10 @@ PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", 
                          "filter", "dict", "set", "frozenset"}
 
 
+# Calls that return their second argument as it is.
+TYPE_CASTS = {"typing.cast", "typing_extensions.cast"}
+
+
 # Builtins that neither run GPU work nor keep their arguments.
 HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "repr", "str", "hash",
                      "getattr", "hasattr", "callable", "range", "int", "float", "bool", "min", "max",
@@ -174,6 +178,14 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 # (an accelerator object, a process group, an event).
 NOT_TENSOR_WORDS = ("accelerator", "process_group", "event")
 
+# Parameter names that are seldom a tensor's, for the one rule that takes a
+# parameter only passed to unknown calls as a tensor: a use on another
+# stream of what the caller wrote (rules.Rules.race).
+NOT_TENSOR_PARAMETER_WORDS = ("device", "dtype", "stream", "iter", "path", "file", "model", "module", "config",
+                              "cfg", "fn", "func", "callback", "hook", "group", "rank", "size", "shape", "num",
+                              "count", "flag", "mode", "name", "blocking", "optim", "loader", "context", "ctx",
+                              "event", "handle", "work", "request", "kwargs", "option", "args", "key", "type")
+
 
 # A tensor's attributes that are not tensors.
 TENSOR_METADATA = {"dtype", "shape", "device", "layout", "ndim", "is_cuda", "requires_grad", "is_leaf",
@@ -184,7 +196,7 @@ TENSOR_METADATA = {"dtype", "shape", "device", "layout", "ndim", "is_cuda", "req
 # `self._device_handle`, `torch.get_device_module()`).
 DEVICE_MODULE_CALLS = {"Stream": "torch.cuda.Stream", "current_stream": "torch.cuda.current_stream",
                        "default_stream": "torch.cuda.default_stream", "Event": "torch.cuda.Event",
-                       "synchronize": "torch.cuda.synchronize"}
+                       "synchronize": "torch.cuda.synchronize", "stream": "torch.cuda.stream"}
 
 
 ORDERING_METHODS = {"record_stream", "wait_stream", "wait_event", "synchronize", "record", "wait",
@@ -195,6 +207,13 @@ def is_in_place(meth):
     # resize_ allocates (it writes no element); the others write.
     return meth.endswith("_") and not meth.startswith("_") and meth not in VIEW_METHODS and meth != "resize_"
 
+
+# Stream memory operations (cuStreamWriteValue32 and its kin, as PyTorch's
+# symmetric memory exposes them): streams that signal each other through
+# flags in device memory, an ordering the enqueue order does not show.
+DEVICE_SIGNAL_CALLS = {"stream_write_value32", "stream_write_value64", "stream_wait_value32",
+                       "stream_wait_value64", "wait_value", "write_value", "put_signal", "wait_signal",
+                       "nccl_put_signal", "nccl_wait_signal"}
 
 SAVED_TENSORS_HOOKS = {"torch.autograd.graph.saved_tensors_hooks", "torch.autograd.graph.save_on_cpu"}
 

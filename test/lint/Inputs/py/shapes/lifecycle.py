@@ -11,6 +11,7 @@ class OffloadUnordered(saved_tensors_hooks):
         self.stash = {}
 
         def pack(t):
+            self.d2h.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(self.d2h):
                 host = t.to("cpu", non_blocking=True)
             self.stash[id(t)] = t
@@ -30,6 +31,7 @@ class OffloadWaited(saved_tensors_hooks):
         self.stash = {}
 
         def pack(t):
+            self.d2h.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(self.d2h):
                 host = t.to("cpu", non_blocking=True)
             self.stash[id(t)] = t
@@ -108,3 +110,6 @@ class PrefetchScopeWaited:
         torch.cuda.current_stream().wait_stream(self.side)
         self.source = None
         self.staged.add_(1)
+        # Made on the side stream and kept by the object: its free, whenever
+        # it comes, must not run ahead of this use.
+        self.staged.record_stream(torch.cuda.current_stream())
