@@ -144,7 +144,9 @@ class FunctionAnalysis(Rules, Ordering):
         # attribute -> set of stream keys, filled while a class's methods are
         # read for what they store on self (objects.stored_streams)
         self.collect = None
-        self._attribute_streams = None
+        self.collect_waits = None  # (waiter, waited) stream pairs, likewise
+        self.record_streams = {}  # record site -> the streams its event may be recorded on
+        self._object_facts = None
 
     # ----- sites and keys -------------------------------------------------
     @property
@@ -221,22 +223,35 @@ class FunctionAnalysis(Rules, Ordering):
         self.st.made[ENTRY] = (site, new_use(CURRENT))
         # What other methods of the object made on its streams, for the
         # attributes that hold it (objects.stored_streams).
-        for stream in sorted({s for streams in self.attribute_streams().values() for s in streams}):
+        facts = self.object_facts()
+        for stream in sorted({s for streams in facts.writers.values() for s in streams}):
             origin = ("entry", stream)
             site = self.site(self.func, "entry:" + stream)
             self.made_sites[site] = origin
-            self.st.made[origin] = (site, new_use(stream))
+            use = new_use(stream)
+            waiters = facts.waiters.get(stream)
+            if waiters:
+                use = use._replace(ordered=use.ordered | waiters)
+            self.st.made[origin] = (site, use)
+
+    def object_facts(self):
+        """The ObjectFacts of the analyzed function's class
+        (objects.stored_streams); none outside a class or while such facts
+        are collected."""
+        if self._object_facts is None:
+            from .objects import NO_FACTS, stored_streams
+            self._object_facts = NO_FACTS
+            if self.class_name is not None and self.collect is None:
+                self._object_facts = stored_streams(self.root, self.class_name)
+        return self._object_facts
 
     def attribute_streams(self):
-        """attribute -> streams its tensors were made on, by the methods of
-        the analyzed function's class (objects.stored_streams); {} outside a
-        class or while such facts are collected."""
-        if self._attribute_streams is None:
-            self._attribute_streams = {}
-            if self.class_name is not None and self.collect is None:
-                from .objects import stored_streams
-                self._attribute_streams = stored_streams(self.root, self.class_name)
-        return self._attribute_streams
+        """attribute -> streams its tensors were made on (ObjectFacts)."""
+        return self.object_facts().streams
+
+    @staticmethod
+    def attribute_of(path):
+        return path[5:].partition(".")[0].partition("[")[0]
 
     def attribute_facts(self, path):
         """The streams the tensors at `self.<attr>` (or an element of it)
@@ -256,17 +271,24 @@ class FunctionAnalysis(Rules, Ordering):
         if self.collect is None or text is None or not text.startswith("self.") or not self.f.self_outer:
             return
         attr = text[5:].partition(".")[0].partition("[")[0]
-        streams = set()
+        streams, writers = set(), set()
         for a in self.reachable(value):
             if a[0] == "t":
                 buf = self.st.buffers.get(a)
+                if buf is not None and buf.foreign and not (isinstance(a[1], str) and a[1][2:] in self.side_made):
+                    continue  # not made here: where is only assumed
                 if buf is not None:
                     streams |= buf.alloc
+                    writers |= {w.stream for w in buf.writes.values()}
             elif a[0] == "p" and a[1] in self.side_made:
                 streams.add(self.side_made[a[1]])
-        streams = {s for s in streams if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
-        if streams:
-            self.collect.setdefault(attr, set()).update(streams)
+                writers.add(self.side_made[a[1]])
+
+        def kept(keys):
+            return {s for s in keys if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
+        if kept(streams):
+            self.collect.setdefault(attr, [set(), set()])[0].update(kept(streams))
+            self.collect[attr][1].update(kept(writers))
 
     def run_stages(self, stages):
         """One object across the calls a framework makes of it, in their
@@ -468,7 +490,14 @@ class FunctionAnalysis(Rules, Ordering):
         k = self.key(name)
         v = st.names.get(k)
         if v is None:
+            if is_none and "stream" in name.rpartition(".")[2].lower():
+                # A stream kept elsewhere, None on this branch: what was
+                # enqueued "on" it ran on the current stream.
+                self.equate_with_current(st, name)
             return st
+        if is_none and v and all(a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower() for a in v):
+            for a in v:
+                self.equate_with_current(st, a[1])
         if is_none:
             if NONE in v and v != NONE_VALUE:
                 st.names[k] = NONE_VALUE
@@ -478,6 +507,22 @@ class FunctionAnalysis(Rules, Ordering):
         elif NONE in v:
             st.names[k] = v - NONE_VALUE
         return st
+
+    def equate_with_current(self, st, stream):
+        """On a branch where `stream` is None, torch.cuda.stream(stream) left
+        the current stream current: its uses and writes are the current
+        stream's, ordered with it both ways."""
+        saved, self.st = self.st, st
+
+        def same(use):
+            if use.stream == stream or stream in use.ordered:
+                if CURRENT not in use.ordered:
+                    return use._replace(ordered=use.ordered | {CURRENT})
+            elif use.ordered_on(CURRENT) and stream not in use.ordered:
+                return use._replace(ordered=use.ordered | {stream})
+            return use
+        self.all_uses(same)
+        self.st = saved
 
     def container_test(self, test, truth):
         """The name of a local container that `test` being `truth` says is
@@ -1030,10 +1075,10 @@ class FunctionAnalysis(Rules, Ordering):
             self.side_use_sites.add(site)
         return site, atoms
 
-    def produced(self, value, node):
+    def produced(self, value, node, stream=None):
         """An operator's new output: written by that operator's kernel on
-        the current stream."""
-        stream = self.ctx
+        the current stream (or on `stream`)."""
+        stream = stream or self.ctx
         if stream is None:
             return value
         site = self.site(node, "use")
@@ -1046,8 +1091,16 @@ class FunctionAnalysis(Rules, Ordering):
 
 
     def buffer_name(self, atom):
-        if isinstance(atom[1], str):
+        if isinstance(atom[1], str) and not atom[1].startswith("p:<"):
             return atom[1][2:]
+        if isinstance(atom[1], str):
+            # An unknown call's result: by the local name holding it.
+            probe = ("p", atom[1][2:])
+            first = "%d:" % self.frames[0].fid
+            for k, v in self.st.names.items():
+                if (atom in v or probe in v) and k.startswith(first) and "." not in k:
+                    return k.partition(":")[2]
+            return atom[1][3:-1]
         first = "%d:" % self.frames[0].fid
         for k, v in self.st.names.items():
             if atom in v and k.startswith(first):
@@ -1234,6 +1287,11 @@ class FunctionAnalysis(Rules, Ordering):
 
     def binop(self, left, right, node):
         operands = left | right
+        if any(a[0] == "p" and a[1].startswith("<") for a in operands) and \
+                any(a[0] == "p" and a[1].startswith("<") and self.made_write(a[1]) for a in operands):
+            # Arithmetic on an unknown call's result: a tensor the call made.
+            operands = frozenset(a if not (a[0] == "p" and a[1].startswith("<")) else
+                                 next(iter(self.materialize(frozenset((a,))))) for a in operands)
         if not tensor_atoms(operands):
             if has_kind(operands, "c") and isinstance(node, ast.BinOp):
                 # [None] * depth, a + b: a list of what they hold
@@ -1375,7 +1433,7 @@ class FunctionAnalysis(Rules, Ordering):
                     if kept:
                         # Made on the object's streams by another method.
                         writes = {}
-                        for stream in kept:
+                        for stream in self.object_facts().writers.get(self.attribute_of(a[1]), ()):
                             made = self.st.made.get(("entry", stream))
                             if made is not None:
                                 writes[made[0]] = made[1]
@@ -1815,13 +1873,23 @@ class FunctionAnalysis(Rules, Ordering):
             streams = self.waiting_streams(recv, recv_node)
             args, kwargs = self.eval_args(node)
             event = args[0] if args else kwargs.get("event", EMPTY)
+            if not any(a[0] == "e" for a in event):
+                # An event this analysis did not see recorded (kept by the
+                # object, an element of a container): it may follow anything.
+                self.wait_stream(streams, ANY_STREAM, node)
+                return EMPTY
             self.wait(streams, event, node)
             return EMPTY
         if meth == "wait_stream":
             streams = self.waiting_streams(recv, recv_node)
             value = self.eval(node.args[0]) if node.args else EMPTY
             others = self.stream_keys(value, node.args[0]) if node.args else set()
-            if self.never_made(others, value):
+            if node.args and (has_kind(value, "c") or any("[" in k or k.startswith("<") for k in others)):
+                # A stream from a container or an unknown call: any of them,
+                # the current one included (a missed bug rather than a false
+                # report).
+                others = {ANY_STREAM}
+            elif self.never_made(others, value):
                 # A stream this module never makes or assigns (set by a
                 # base class, a framework): it may be the current stream, and
                 # waiting for it is taken as waiting for that too (a missed
@@ -1980,8 +2048,11 @@ class FunctionAnalysis(Rules, Ordering):
             if ctx is not None:
                 self.host_sync(lambda u: u.ordered_on(ctx))
             return EMPTY
+        # `batch.to(device, non_blocking=True, data_copy_stream=s)` (a
+        # Pipelineable's own to()): allocated here, copied on s.
+        copy_stream = self.stream_keyword(node) if meth == "to" else None
         if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
-            return mine | self.produced(self.alloc(node, self.ctx), node)
+            return mine | self.produced(self.alloc(node, self.ctx), node, copy_stream)
         if meth in HOST_COPY_METHODS and "non_blocking" not in kwargs:
             made = self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
             self.host_sites.add(next(iter(made))[1])
@@ -1989,7 +2060,17 @@ class FunctionAnalysis(Rules, Ordering):
         made = self.alloc(node, self.ctx)
         if meth in ("cpu", "pin_memory") or (meth == "to" and self.targets_host(node)):
             self.host_sites.add(next(iter(made))[1])
-        return self.produced(made, node)
+        return self.produced(made, node, copy_stream)
+
+    def stream_keyword(self, node):
+        """The one stream a keyword argument names (`data_copy_stream=s`),
+        or None."""
+        for k in node.keywords:
+            if k.arg and "stream" in k.arg.lower():
+                keys = self.stream_keys(self.eval(k.value), k.value)
+                if len(keys) == 1:
+                    return next(iter(keys))
+        return None
 
     def targets_host(self, node):
         """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`."""

@@ -7,10 +7,14 @@ another (`self._model(self.batches[0])`), one training step later. Without
 this a tensor kept on `self` is taken as allocated on the current stream of
 the method that reads it.
 
-The facts come from interpreting each method that stores to `self` (with
-its helpers, as any analyzed function) and noting, at each store, the
-allocation streams of the tensors stored: the current stream, or a stream
-kept on `self` (another method's local stream names nothing here). The
+The facts come from interpreting each method that deals with streams
+(with its helpers, as any analyzed function) and noting, at each store to
+`self`, the allocation streams of the tensors stored (the current stream,
+or a stream kept on `self`: another method's local stream names nothing
+here), and at each wait which stream waits for which: what one call of the
+object made on a stream is ordered, at the next call, for the streams the
+class makes wait for that stream (a missed bug rather than a false report:
+the order of the calls is not followed). The
 methods of the class and of the bases the run defines are read; while they
 are interpreted no facts are consulted (no recursion)."""
 
@@ -61,29 +65,67 @@ def stored_attribute(func):
     return False
 
 
+class ObjectFacts:
+    """streams: attribute -> frozenset of stream keys (CURRENT, or
+    `self.<stream>`) the tensors the class's methods store there were
+    allocated on; writers: the streams whose work last wrote them (a
+    buffer allocated on the current stream and filled by a copy on the
+    memcpy stream is the memcpy stream's to wait for). waiters: stream -> the streams some method of the class
+    makes wait for it (directly or through others): an object's later call
+    that reads what an earlier one made on a stream finds those streams
+    ordered after it, as the methods that ran in between ordered them."""
+
+    def __init__(self, streams=None, writers=None, waiters=None):
+        self.streams = streams or {}
+        self.writers = writers or {}  # attribute -> the streams whose work last wrote it
+        self.waiters = waiters or {}
+
+
+NO_FACTS = ObjectFacts()
+
+
+def closure(waits):
+    """(waiter, waited) pairs -> waited -> every stream that waits for it,
+    directly or through another."""
+    direct = {}
+    for waiter, waited in waits:
+        direct.setdefault(waited, set()).add(waiter)
+    out = {}
+    for start in direct:
+        seen, stack = set(), list(direct[start])
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            stack.extend(direct.get(s, ()))
+        out[start] = frozenset(seen - {start})
+    return out
+
+
 def stored_streams(module, class_name):
-    """attribute -> frozenset of stream keys (CURRENT, or `self.<stream>`)
-    the tensors its class's methods store there were allocated on; {} while
-    another class's facts are being collected."""
+    """The ObjectFacts of a class; NO_FACTS while another class's facts are
+    being collected."""
     cache = module.__dict__.setdefault("_stored_streams", {})
     if class_name in cache:
         return cache[class_name]
     program = module.program
     if getattr(program, "collecting", False) or getattr(module, "_collecting", False):
-        return {}
-    cache[class_name] = {}
+        return NO_FACTS
+    cache[class_name] = NO_FACTS
     if program is not None:
         program.collecting = True
     else:
         module._collecting = True
     from .analysis import FunctionAnalysis, GaveUp
-    facts = {}
+    facts, waits = {}, set()
     try:
         for m, fn, cls in class_methods(module, class_name):
-            if not stored_attribute(fn) or not m.deals_with_streams(fn, cls):
+            if not m.deals_with_streams(fn, cls):
                 continue
             analysis = FunctionAnalysis(m, fn, cls, "%s.%s" % (cls, fn.name))
             analysis.collect = facts
+            analysis.collect_waits = waits
             try:
                 analysis.run()
             except (GaveUp, RecursionError):
@@ -94,7 +136,14 @@ def stored_streams(module, class_name):
         else:
             module._collecting = False
     # Only what says more than the default: a stream other than the current.
-    result = {attr: frozenset(streams) for attr, streams in facts.items()
-              if any(s != CURRENT for s in streams)}
+    kept = [attr for attr, (streams, writers) in facts.items() if any(s != CURRENT for s in streams | writers)]
+    streams = {attr: frozenset(facts[attr][0]) for attr in kept}
+    # Writes on the current stream are left out: the default for what a
+    # method did not make, judged only for its caller's tensors (the entry
+    # write of analysis.seed_entry), and an object's tensors written on the
+    # current stream on one path and on a side stream on another (a flag
+    # the methods test apart) would be taken as written on both.
+    writers = {attr: frozenset(facts[attr][1] - {CURRENT}) for attr in kept}
+    result = ObjectFacts(streams, writers, closure(waits)) if streams else NO_FACTS
     cache[class_name] = result
     return result

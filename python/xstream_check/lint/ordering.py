@@ -2,7 +2,7 @@
 waits, stream waits, host synchronizations, and which streams an
 expression names. A mixin of analysis.FunctionAnalysis."""
 
-from .facts import ANY_STREAM, has_kind
+from .facts import ANY_STREAM, ENTRY, has_kind
 from .vocabulary import CURRENT
 
 
@@ -47,6 +47,8 @@ class Ordering:
         unknown (then it is taken to follow every use)."""
         site = self.site(node, "record")
         streams = {stream} if isinstance(stream, str) else stream
+        if streams:
+            self.record_streams[site] = frozenset(streams)
 
         def capture(use):
             if streams is None or any(use.ordered_on(s) for s in streams):
@@ -66,6 +68,8 @@ class Ordering:
         records = frozenset(a[1] for a in event if a[0] == "e")
         if not records or not streams:
             return
+        if self.collect_waits is not None:
+            self.note_wait(streams, {s for r in records for s in self.record_streams.get(r, ())})
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):
@@ -75,14 +79,23 @@ class Ordering:
             self.order_all(stream, order, site)
 
 
+    def note_wait(self, streams, waited):
+        """While a class's facts are collected (objects.stored_streams)."""
+        if self.collect_waits is not None:
+            for waiter in streams:
+                for w in waited:
+                    if waiter != w and waiter != ANY_STREAM and isinstance(w, str):
+                        self.collect_waits.add((waiter, w))
+
     def wait_stream(self, streams, other, node):
         if other is None or not streams:
             return
+        self.note_wait(streams, (other,))
         self.waited_streams.add(other)
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):
-                if use.ordered_on(other) and stream not in use.ordered:
+                if (other == ANY_STREAM or use.ordered_on(other)) and stream not in use.ordered:
                     return use._replace(ordered=use.ordered | {stream})
                 return use
             self.order_all(stream, order, site)
@@ -90,6 +103,7 @@ class Ordering:
 
     def order_all(self, stream, order, wait_site):
         self.all_uses(order)
+        self.order_entry(stream)
         kept = {}
         for key, use in self.st.open.items():
             use = order(use)
@@ -99,6 +113,25 @@ class Ordering:
                 kept[key] = use
         self.st.open = kept
 
+
+    def order_entry(self, stream):
+        """A stream made to wait for anything here is taken as ordered after
+        what the caller wrote (ENTRY): the function knows where its inputs
+        come from (`s.wait_stream(self.memcpy_stream)` for a batch the
+        caller copied there), and the caller's current stream is only the
+        default guess."""
+        made = self.st.made.get(ENTRY)
+        if made is None or stream == ANY_STREAM:
+            return
+        site, use = made
+        if stream not in use.ordered:
+            self.st.made[ENTRY] = (site, use._replace(ordered=use.ordered | {stream}))
+        for atom, buf in list(self.st.buffers.items()):
+            w = buf.writes.get(site)
+            if w is not None and stream not in w.ordered:
+                nb = buf.copy()
+                nb.writes[site] = w._replace(ordered=w.ordered | {stream})
+                self.st.buffers[atom] = nb
 
     def host_sync(self, synced):
         self.all_uses(lambda u: u._replace(host=True) if not u.host and synced(u) else u)

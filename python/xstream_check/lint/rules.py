@@ -6,7 +6,7 @@ import ast
 import re
 
 from .facts import ANY_STREAM, ENTRY
-from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, NOT_TENSOR_PARAMETER_WORDS
+from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, NOT_TENSOR_PARAMETER_WORDS
 from .module import ordered_after_a_call
 
 
@@ -74,8 +74,8 @@ class Rules:
         for atom, buf in self.st.buffers.items():
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
-            side_made = buf.foreign and isinstance(atom[1], str) and (
-                atom[1][2:] in self.side_made or bool(self.attribute_facts(atom[1][2:])))
+            kept = buf.foreign and isinstance(atom[1], str) and bool(self.attribute_facts(atom[1][2:]))
+            side_made = buf.foreign and isinstance(atom[1], str) and (atom[1][2:] in self.side_made or kept)
             if buf.foreign and not side_made:
                 # Only the caller's own tensors: a parameter, or reached from
                 # one. An attribute of `self` may be a buffer the object keeps
@@ -96,7 +96,7 @@ class Rules:
                 if not isinstance(node, ast.Call) or (buf.foreign and (any(
                         k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
                     continue
-                if (id(node) in self.unknown_use_nodes and not side_made) or \
+                if (id(node) in self.unknown_use_nodes and (not side_made or kept)) or \
                         us in (ANY_STREAM, None) or use.captures or use.host or us in buf.recorded or \
                         passed_in(us):
                     continue
@@ -223,10 +223,13 @@ class Rules:
                     first_stream in (ANY_STREAM, None):
                 return
             buf = self.st.buffers.get(atom)
-            if self.made_sites[first_site] == ENTRY and not self.from_parameter(atom):
+            if self.made_sites[first_site] == ENTRY and (not self.from_parameter(atom) or any(
+                    w in atom[1].lower() for w in HOST_DATA_WORDS)):
                 # What the caller wrote is judged for the caller's own
                 # tensors: those of `self` (or a global) may have been
-                # written anywhere, by another method on another stream.
+                # written anywhere, by another method on another stream; a
+                # batch from a data loader, or a tensor named for the host,
+                # was filled by the host.
                 return
             if buf is not None and buf.foreign != FOREIGN_TENSOR and not self.tensor_like_parameter(atom):
                 # Only handed to unknown calls: a tensor only when it is the

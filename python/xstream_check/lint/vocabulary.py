@@ -178,6 +178,10 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 # (an accelerator object, a process group, an event).
 NOT_TENSOR_WORDS = ("accelerator", "process_group", "event")
 
+# Names of what the host fills (a data loader's batches, pinned buffers):
+# not written by a stream before the function started.
+HOST_DATA_WORDS = ("iter", "loader", "cpu", "host", "pinned")
+
 # Parameter names that are seldom a tensor's, for the one rule that takes a
 # parameter only passed to unknown calls as a tensor: a use on another
 # stream of what the caller wrote (rules.Rules.race).

@@ -1,0 +1,216 @@
+# An object's state from one call to the next, what the caller wrote before a
+# function started, an unknown call's result, a stream that may be None and a
+# stream context kept in a name. Each bug is followed by its fixed twin,
+# which must stay silent.
+from collections import deque
+from contextlib import nullcontext
+from typing import cast
+
+import torch
+
+
+class BatchQueueUnrecorded:
+    """A batch copied under the memcpy stream in one method, read on the
+    current stream and popped in another: nothing keeps its block from the
+    memcpy stream's next copy."""
+
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self.batches = deque()
+
+    def enqueue_batch(self, it):
+        with torch.cuda.stream(self._memcpy_stream):
+            batch = cast(torch.Tensor, next(it).to("cuda", non_blocking=True))
+        self.batches.append(batch)
+
+    def progress(self, it):
+        self.enqueue_batch(it)
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        out = self._model(self.batches[0])
+        self.batches.popleft()  # CHECK: [[@LINE]]:9: warning: 'self.batches[0]' is freed by this pop on stream 'self._memcpy_stream' while the current stream may still be using it{{.*}}[xstream-unordered-free]
+        return out
+
+
+class BatchQueueRecorded:
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self.batches = deque()
+
+    def enqueue_batch(self, it):
+        with torch.cuda.stream(self._memcpy_stream):
+            batch = cast(torch.Tensor, next(it).to("cuda", non_blocking=True))
+        self.batches.append(batch)
+
+    def progress(self, it):
+        self.enqueue_batch(it)
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        self.batches[0].record_stream(torch.cuda.current_stream())
+        out = self._model(self.batches[0])
+        self.batches.popleft()
+        return out
+
+
+class BatchQueueUnwaited:
+    """The batch is read before the current stream waits for its copy."""
+
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self.batches = deque()
+
+    def enqueue_batch(self, it):
+        with torch.cuda.stream(self._memcpy_stream):
+            batch = next(it).to("cuda", non_blocking=True)
+        self.batches.append(batch)
+
+    def step(self):
+        self.batches[0].record_stream(torch.cuda.current_stream())
+        return self._model(self.batches[0])  # CHECK: [[@LINE]]:16: warning: 'self.batches[0]' is used on the current stream before its write on stream 'self._memcpy_stream' is ordered before this use{{.*}}[xstream-use-before-ready]
+
+
+class BatchQueueWaited:
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self.batches = deque()
+
+    def enqueue_batch(self, it):
+        with torch.cuda.stream(self._memcpy_stream):
+            batch = next(it).to("cuda", non_blocking=True)
+        self.batches.append(batch)
+
+    def step(self):
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        self.batches[0].record_stream(torch.cuda.current_stream())
+        return self._model(self.batches[0])
+
+
+def warm_up_unwaited(model, *inputs):
+    # The caller wrote its inputs on the current stream; the warm-up stream
+    # reads them without waiting for it.
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        out = model(*inputs)  # CHECK: [[@LINE]]:15: warning: 'inputs' is used on stream 'side' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+    torch.cuda.current_stream().wait_stream(side)
+    return out
+
+
+def warm_up_waited(model, *inputs):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out = model(*inputs)
+    torch.cuda.current_stream().wait_stream(side)
+    return out
+
+
+def offload_on_given_stream(x, stream):
+    # A stream passed in may be the caller's current one: not judged here.
+    with torch.cuda.stream(stream):
+        return x.to("cpu", non_blocking=True)
+
+
+def offload_unwaited(activation):
+    d2h = torch.cuda.Stream()
+    with torch.cuda.stream(d2h):
+        host = activation.to("cpu", non_blocking=True)  # CHECK: [[@LINE]]:16: warning: 'activation' is used on stream 'd2h' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+    d2h.synchronize()
+    return host
+
+
+def offload_waited(activation):
+    d2h = torch.cuda.Stream()
+    d2h.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(d2h):
+        host = activation.to("cpu", non_blocking=True)
+    d2h.synchronize()
+    return host
+
+
+class RequestUnwaited:
+    """An unknown call's result made while the side stream is current: the
+    side stream's work wrote it."""
+
+    def __init__(self):
+        self.dist_stream = torch.cuda.Stream()
+
+    def fetch(self, request):
+        with torch.cuda.stream(self.dist_stream):
+            data = request.wait()
+        return data * 2  # CHECK: [[@LINE]]:16: warning: 'data' is used on the current stream before its write on stream 'self.dist_stream' is ordered before this use{{.*}}[xstream-use-before-ready]
+
+
+class RequestWaited:
+    def __init__(self):
+        self.dist_stream = torch.cuda.Stream()
+
+    def fetch(self, request):
+        with torch.cuda.stream(self.dist_stream):
+            data = request.wait()
+        torch.cuda.current_stream().wait_stream(self.dist_stream)
+        out = data * 2
+        data.record_stream(torch.cuda.current_stream())
+        return out
+
+
+class MaybeStreamUnrecorded:
+    """A stream that may be None (then torch.cuda.stream(None) leaves the
+    current stream current) and a stream context kept in a name, entered on
+    some paths only."""
+
+    use_main_stream = False
+
+    def __init__(self, module, stream):
+        self._module = module
+        self._stream = stream
+
+    def __call__(self, request):
+        stream_ctx = nullcontext() if self.use_main_stream else torch.cuda.stream(self._stream)
+        with stream_ctx:
+            data = request.wait()
+        if self._stream is not None:
+            torch.cuda.current_stream().wait_stream(self._stream)
+        return self._module(data)  # CHECK: [[@LINE]]:16: warning: 'request.wait()' is used on the current stream here and is still held when '__call__' returns{{.*}}[xstream-pending-at-return]
+
+
+class MaybeStreamRecorded:
+    use_main_stream = False
+
+    def __init__(self, module, stream):
+        self._module = module
+        self._stream = stream
+
+    def __call__(self, request):
+        stream_ctx = nullcontext() if self.use_main_stream else torch.cuda.stream(self._stream)
+        with stream_ctx:
+            data = request.wait()
+        if self._stream is not None:
+            torch.cuda.current_stream().wait_stream(self._stream)
+            data.record_stream(torch.cuda.current_stream())
+        return self._module(data)
+
+
+def gather_then_overwrite(A, out, peer):
+    # The current stream reads A while the side stream writes it: nothing
+    # orders the two.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.mm(A, A, out=out)
+    with torch.cuda.stream(side):
+        A.copy_(peer)  # CHECK: [[@LINE]]:9: warning: 'A' is written on stream 'side' while the current stream may still be using it{{.*}}[xstream-write-after-read]
+    torch.cuda.current_stream().wait_stream(side)
+
+
+def gather_then_overwrite_signalled(A, out, peer, signals, symm):
+    # The same, but the kernels spin on flags in device memory that the side
+    # stream sets after each write (stream memory operations): the order is
+    # in the flags, which the byte rules do not judge.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.mm(A, A, out=out)
+    with torch.cuda.stream(side):
+        A.copy_(peer)
+        symm.stream_write_value32(signals, 0, 1)
+    torch.cuda.current_stream().wait_stream(side)
