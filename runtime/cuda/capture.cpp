@@ -128,7 +128,12 @@ bool capture_event(Locked& locked, const Event& event) {
       return true;
     case EventKind::kAlloc:
     case EventKind::kFree:
-      say_unchecked(locked, g, kGraphMemory);
+      // cudaMallocAsync / cudaFreeAsync captured: graph memory nodes. A
+      // caching allocator's blocks handed out during a capture (PyTorch's
+      // graph pools) are host actions, taken out of the capture as before.
+      if ((event.kind == EventKind::kAlloc && event.alloc_kind == AllocKind::kStreamOrdered) ||
+          (event.kind == EventKind::kFree && event.free_kind == FreeKind::kStreamOrdered))
+        say_unchecked(locked, g, kGraphMemory);
       return true;
     case EventKind::kStreamWaitEvent:  // on an event recorded outside the capture
     case EventKind::kHostFunc:
