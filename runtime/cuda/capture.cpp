@@ -268,6 +268,45 @@ void on_capture_dependencies(Locked&, StreamId stream, const std::uint64_t* node
 
 // ---- unlocked entry points for the CUPTI dispatch -------------------------
 
+// A node added by hand is fed as the call it stands for, on a stream that
+// captures into the node's graph for that one call: the capture making the
+// graph when there is one (after everything it holds), else a stand-in
+// stream of the calling thread's, whose capture ends right after and adds
+// its work after what the graph holds. Taking the node as after everything
+// can hide a race between nodes added by hand, never invent one.
+NodeByHand begin_node_by_hand(std::uint64_t graph) {
+  NodeByHand node;
+  if (!enabled() || graph == 0) return node;
+  Locked locked;
+  if (!locked) return node;
+  GraphState& g = graph_state();
+  if (Capture* c = capture_into(locked, g, graph)) {
+    c->recorder.join_all(c->origin);
+    node.stream = c->origin;
+    node.ready = true;
+    return node;
+  }
+  auto [it, fresh] = g.node_streams.try_emplace(current_thread(), kLegacyStream);
+  if (fresh) {
+    it->second = new_stand_in(g);
+    on_stream_created(locked, it->second, StreamFlags::kNonBlocking);
+  }
+  const std::uint64_t capture = begin(g, it->second, /*into_existing=*/true, 0);
+  Capture& c = g.captures.at(capture);
+  c.graph = graph;
+  c.placement = graphs::Placement::kAfterAll;
+  node.stream = it->second;
+  node.ready = true;
+  node.own_capture = true;
+  return node;
+}
+
+void end_node_by_hand(std::uint64_t graph, const NodeByHand& node) {
+  if (!node.own_capture || !enabled()) return;
+  Locked locked;
+  if (locked) on_end_capture(locked, node.stream, graph);
+}
+
 void on_stream_begin_capture(StreamId stream, std::uint64_t graph, bool to_graph,
                              bool has_dependencies) {
   if (!enabled()) return;

@@ -18,9 +18,10 @@
 //
 // An upload (cudaGraphUpload) runs nothing. A graph instantiated for device
 // launch may also be launched from a kernel, which the host does not see:
-// the report's closing line says so once. Graphs built node by node carry
-// the uses of no node but their conditional nodes' captured bodies; adding
-// such a node, or a graph memory node, is said once too.
+// the report's closing line says so once. A kernel, copy, memset or child
+// graph node added by hand adds its work after what its graph holds
+// (capture.cpp feeds the call it stands for into a capture of one call);
+// a graph memory node is said once to be unchecked.
 #include "runtime/cuda/graph_state.h"
 #include "runtime/cuda/ops.h"
 
@@ -30,9 +31,7 @@ namespace {
 // cudaGraphInstantiateFlagDeviceLaunch, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
 constexpr unsigned long long kDeviceLaunchFlag = 4;
 
-// Stream and event ids that no application handle takes: the bit above
-// the per-thread streams' (stream_id.h) is reserved for them (event.h).
-StreamId stand_in(GraphState& g) { return kGraphBranchStreamBit | g.next_stand_in++; }
+StreamId stand_in(GraphState& g) { return new_stand_in(g); }
 
 void make_plan(Locked& locked, GraphState& g, Exec& exec, std::uint64_t graph) {
   auto it = g.graphs.find(graph);
@@ -82,6 +81,10 @@ GraphState& graph_state() {
   return *state;
 }
 
+// The bit above the per-thread streams' (stream_id.h) is reserved for
+// stand-ins (event.h).
+StreamId new_stand_in(GraphState& g) { return kGraphBranchStreamBit | g.next_stand_in++; }
+
 void say_unchecked(Locked& locked, GraphState& g, const char* what) {
   if (!g.said.insert(what).second) return;
   Event event;
@@ -101,6 +104,17 @@ void keep_captured_work(Locked&, std::uint64_t graph, Capture& c) {
   } else {
     g.graphs[graph] = std::make_shared<graphs::GraphWork>(std::move(work));
   }
+}
+
+void add_after_all(Locked& locked, std::uint64_t graph, const graphs::GraphWork& work) {
+  GraphState& g = graph_state();
+  if (Capture* c = capture_into(locked, g, graph)) {
+    c->recorder.work() = graphs::append(c->recorder.work(), work, graphs::Placement::kAfterAll);
+    return;
+  }
+  auto it = g.graphs.find(graph);
+  g.graphs[graph] = std::make_shared<graphs::GraphWork>(
+      it != g.graphs.end() ? graphs::append(*it->second, work, graphs::Placement::kAfterAll) : work);
 }
 
 bool graph_uses_pending(Locked& locked) {
@@ -247,10 +261,22 @@ void on_conditional_node(std::uint64_t graph, std::uint64_t node, const std::uin
   g.graphs[graph] = std::move(work);
 }
 
-void on_graph_node_by_hand(bool memory_node) {
+void on_child_graph_node(std::uint64_t graph, std::uint64_t child) {
+  if (!enabled() || graph == 0) return;
+  Locked locked;
+  if (!locked) return;
+  GraphState& g = graph_state();
+  auto it = g.graphs.find(child);
+  // The child is cloned into the node: its work as it is now.
+  if (it == g.graphs.end()) return;
+  const std::shared_ptr<const graphs::GraphWork> work = it->second;
+  add_after_all(locked, graph, *work);
+}
+
+void on_graph_memory_node() {
   if (!enabled()) return;
   Locked locked;
-  if (locked) say_unchecked(locked, graph_state(), memory_node ? kGraphMemory : kNodesByHand);
+  if (locked) say_unchecked(locked, graph_state(), kGraphMemory);
 }
 
 }  // namespace xsc::rt

@@ -6,7 +6,8 @@
 // Every way to begin a capture counts, in any mode (global, thread-local,
 // relaxed: the mode says which other calls the capture forbids, not what
 // the captured work is), and every instantiate form maps the executable
-// graph to its graph. cudaGraphUpload is not followed: an upload runs
+// graph to its graph. A node added by hand is fed as the work it stands
+// for (capture.cpp). cudaGraphUpload is not followed: an upload runs
 // nothing.
 #include "runtime/cuda/cupti_handlers.h"
 
@@ -30,14 +31,58 @@ std::vector<std::uint64_t> handles(const void* const* array, std::size_t count) 
   return out;
 }
 
-// A node added with cudaGraphAddNode / cuGraphAddNode: a conditional node
-// is modelled; a kernel, copy, memset, child-graph or memory node is said
-// to be unchecked; the others (empty, host, event, semaphore nodes) carry no
-// buffer uses.
-template <class Params, class Node, class NodeParams>
-void added_node(const Params& p, const Node* deps, std::size_t ndeps, const NodeParams* node) {
+// A kernel, memset, copy node added by hand: the call it stands for, fed
+// into the node's graph (begin_node_by_hand).
+template <class Feed>
+void node_by_hand(const void* graph, Feed&& feed) {
+  const NodeByHand node = begin_node_by_hand(u64(graph));
+  if (!node.ready) return;
+  feed(node.stream);
+  end_node_by_hand(u64(graph), node);
+}
+
+// Bytes a memset node writes; 0 (the whole allocation) for rows apart.
+template <class Memset>
+std::uint64_t memset_bytes(const Memset& m) {
+  return m.height <= 1 ? std::uint64_t(m.elementSize) * m.width : 0;
+}
+
+void runtime_kernel_node(const void* graph, const void* func, void** args) {
+  node_by_hand(graph, [&](StreamId s) { on_runtime_launch(func, false, args, s); });
+}
+
+void runtime_memset_node(const void* graph, const void* dst, std::uint64_t bytes) {
+  node_by_hand(graph, [&](StreamId s) { on_memset(u64(dst), bytes, s); });
+}
+
+// A copy node: its extent is left out (0: the whole allocations).
+void runtime_copy_node(const void* graph, const cudaMemcpy3DParms& copy) {
+  node_by_hand(graph, [&](StreamId s) {
+    on_copy(u64(copy.dstPtr.ptr), u64(copy.srcPtr.ptr), 0, copy_kind(copy.kind), s, false);
+  });
+}
+
+std::uint64_t driver_copy_side(CUmemorytype type, const void* host, CUdeviceptr device) {
+  return type == CU_MEMORYTYPE_HOST ? u64(host) : type == CU_MEMORYTYPE_ARRAY ? 0 : device;
+}
+
+void driver_copy_node(const void* graph, const CUDA_MEMCPY3D& copy) {
+  node_by_hand(graph, [&](StreamId s) {
+    on_copy(driver_copy_side(copy.dstMemoryType, copy.dstHost, copy.dstDevice),
+            driver_copy_side(copy.srcMemoryType, copy.srcHost, copy.srcDevice), 0,
+            CopyKind::kDefault, s, false);
+  });
+}
+
+// A node added with cudaGraphAddNode: a conditional node is modelled, a
+// kernel, copy, memset or child-graph node fed as the work it stands for, a
+// memory node said to be unchecked; the others (empty, host, event,
+// semaphore nodes) carry no buffer uses.
+template <class Params>
+void runtime_added_node(const Params& p, const cudaGraphNode_t* deps, std::size_t ndeps,
+                        const cudaGraphNodeParams* node) {
   if (node == nullptr) return;
-  switch (static_cast<int>(node->type)) {
+  switch (node->type) {
     case cudaGraphNodeTypeConditional: {
       const std::vector<std::uint64_t> bodies =
           handles(reinterpret_cast<const void* const*>(node->conditional.phGraph_out),
@@ -50,14 +95,64 @@ void added_node(const Params& p, const Node* deps, std::size_t ndeps, const Node
       break;
     }
     case cudaGraphNodeTypeKernel:
-    case cudaGraphNodeTypeMemcpy:
+      runtime_kernel_node(p.graph(), node->kernel.func, node->kernel.kernelParams);
+      break;
     case cudaGraphNodeTypeMemset:
+      runtime_memset_node(p.graph(), node->memset.dst, memset_bytes(node->memset));
+      break;
+    case cudaGraphNodeTypeMemcpy:
+      runtime_copy_node(p.graph(), node->memcpy.copyParams);
+      break;
     case cudaGraphNodeTypeGraph:
-      on_graph_node_by_hand(/*memory_node=*/false);
+      on_child_graph_node(u64(p.graph()), u64(node->graph.graph));
       break;
     case cudaGraphNodeTypeMemAlloc:
     case cudaGraphNodeTypeMemFree:
-      on_graph_node_by_hand(/*memory_node=*/true);
+      on_graph_memory_node();
+      break;
+    default:
+      break;
+  }
+}
+
+// The same for cuGraphAddNode.
+template <class Params>
+void driver_added_node(const Params& p, const CUgraphNode* deps, std::size_t ndeps,
+                       const CUgraphNodeParams* node) {
+  if (node == nullptr) return;
+  switch (node->type) {
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+      const std::vector<std::uint64_t> bodies =
+          handles(reinterpret_cast<const void* const*>(node->conditional.phGraph_out),
+                  node->conditional.phGraph_out != nullptr ? node->conditional.size : 0);
+      const std::vector<std::uint64_t> after =
+          handles(reinterpret_cast<const void* const*>(deps), ndeps);
+      on_conditional_node(u64(p.graph()), p.node(), after.data(), after.size(),
+                          static_cast<int>(node->conditional.type), bodies.data(),
+                          static_cast<unsigned>(bodies.size()));
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const auto& k = node->kernel;
+      node_by_hand(p.graph(), [&](StreamId s) {
+        on_kernel_launch(k.func != nullptr ? u64(k.func) : u64(k.kern), k.kernelParams, k.extra, s);
+      });
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const auto& m = node->memset;
+      node_by_hand(p.graph(), [&](StreamId s) { on_memset(m.dst, memset_bytes(m), s); });
+      break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      driver_copy_node(p.graph(), node->memcpy.copyParams);
+      break;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      on_child_graph_node(u64(p.graph()), u64(node->graph.graph));
+      break;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      on_graph_memory_node();
       break;
     default:
       break;
@@ -192,17 +287,55 @@ void runtime_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     }
     case RT(cudaGraphAddNode_v12030): {
       const auto& p = params<cudaGraphAddNode_v12030_params>(data);
-      added_node(RuntimeAddNode{p}, p.pDependencies, p.numDependencies, p.nodeParams);
+      runtime_added_node(RuntimeAddNode{p}, p.pDependencies, p.numDependencies, p.nodeParams);
       break;
     }
-    case RT(cudaGraphAddKernelNode_v10000): case RT(cudaGraphAddMemcpyNode_v10000):
-    case RT(cudaGraphAddMemcpyNode1D_v11010): case RT(cudaGraphAddMemcpyNodeToSymbol_v11010):
-    case RT(cudaGraphAddMemcpyNodeFromSymbol_v11010): case RT(cudaGraphAddMemsetNode_v10000):
-    case RT(cudaGraphAddChildGraphNode_v10000):
-      on_graph_node_by_hand(/*memory_node=*/false);
+    case RT(cudaGraphAddKernelNode_v10000): {
+      const auto& p = params<cudaGraphAddKernelNode_v10000_params>(data);
+      if (p.pNodeParams != nullptr)
+        runtime_kernel_node(p.graph, p.pNodeParams->func, p.pNodeParams->kernelParams);
       break;
+    }
+    case RT(cudaGraphAddMemsetNode_v10000): {
+      const auto& p = params<cudaGraphAddMemsetNode_v10000_params>(data);
+      if (p.pMemsetParams != nullptr)
+        runtime_memset_node(p.graph, p.pMemsetParams->dst, memset_bytes(*p.pMemsetParams));
+      break;
+    }
+    case RT(cudaGraphAddMemcpyNode_v10000): {
+      const auto& p = params<cudaGraphAddMemcpyNode_v10000_params>(data);
+      if (p.pCopyParams != nullptr) runtime_copy_node(p.graph, *p.pCopyParams);
+      break;
+    }
+    case RT(cudaGraphAddMemcpyNode1D_v11010): {
+      const auto& p = params<cudaGraphAddMemcpyNode1D_v11010_params>(data);
+      node_by_hand(p.graph, [&](StreamId s) {
+        on_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind), s, false);
+      });
+      break;
+    }
+    // A symbol is no allocation the checker tracks: only the other side.
+    case RT(cudaGraphAddMemcpyNodeToSymbol_v11010): {
+      const auto& p = params<cudaGraphAddMemcpyNodeToSymbol_v11010_params>(data);
+      node_by_hand(p.graph, [&](StreamId s) {
+        on_copy(0, u64(p.src), p.count, copy_kind(p.kind), s, false);
+      });
+      break;
+    }
+    case RT(cudaGraphAddMemcpyNodeFromSymbol_v11010): {
+      const auto& p = params<cudaGraphAddMemcpyNodeFromSymbol_v11010_params>(data);
+      node_by_hand(p.graph, [&](StreamId s) {
+        on_copy(u64(p.dst), 0, p.count, copy_kind(p.kind), s, false);
+      });
+      break;
+    }
+    case RT(cudaGraphAddChildGraphNode_v10000): {
+      const auto& p = params<cudaGraphAddChildGraphNode_v10000_params>(data);
+      on_child_graph_node(u64(p.graph), u64(p.childGraph));
+      break;
+    }
     case RT(cudaGraphAddMemAllocNode_v11040): case RT(cudaGraphAddMemFreeNode_v11040):
-      on_graph_node_by_hand(/*memory_node=*/true);
+      on_graph_memory_node();
       break;
     case RT(cudaGraphLaunch_v10000): case RT(cudaGraphLaunch_ptsz_v10000): {
       const auto& p = params<cudaGraphLaunch_v10000_params>(data);
@@ -309,23 +442,51 @@ void driver_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     }
     case DRV(cuGraphAddNode): {
       const auto& p = params<cuGraphAddNode_params>(data);
-      added_node(DriverAddNode<cuGraphAddNode_params>{p}, p.dependencies, p.numDependencies,
-                 p.nodeParams);
+      driver_added_node(DriverAddNode<cuGraphAddNode_params>{p}, p.dependencies, p.numDependencies,
+                        p.nodeParams);
       break;
     }
     case DRV(cuGraphAddNode_v2): {
       const auto& p = params<cuGraphAddNode_v2_params>(data);
-      added_node(DriverAddNode<cuGraphAddNode_v2_params>{p}, p.dependencies, p.numDependencies,
-                 p.nodeParams);
+      driver_added_node(DriverAddNode<cuGraphAddNode_v2_params>{p}, p.dependencies,
+                        p.numDependencies, p.nodeParams);
       break;
     }
-    case DRV(cuGraphAddKernelNode): case DRV(cuGraphAddKernelNode_v2):
-    case DRV(cuGraphAddMemcpyNode): case DRV(cuGraphAddMemsetNode):
-    case DRV(cuGraphAddChildGraphNode):
-      on_graph_node_by_hand(/*memory_node=*/false);
+    case DRV(cuGraphAddKernelNode): {  // the CUDA 11 parameters: no CUkernel
+      const auto& p = params<cuGraphAddKernelNode_params>(data);
+      if (p.nodeParams == nullptr) break;
+      const auto& k = *p.nodeParams;
+      node_by_hand(p.hGraph, [&](StreamId s) { on_kernel_launch(u64(k.func), k.kernelParams, k.extra, s); });
       break;
+    }
+    case DRV(cuGraphAddKernelNode_v2): {
+      const auto& p = params<cuGraphAddKernelNode_v2_params>(data);
+      if (p.nodeParams == nullptr) break;
+      const auto& k = *p.nodeParams;
+      node_by_hand(p.hGraph, [&](StreamId s) {
+        on_kernel_launch(k.func != nullptr ? u64(k.func) : u64(k.kern), k.kernelParams, k.extra, s);
+      });
+      break;
+    }
+    case DRV(cuGraphAddMemsetNode): {
+      const auto& p = params<cuGraphAddMemsetNode_params>(data);
+      if (p.memsetParams == nullptr) break;
+      const auto& m = *p.memsetParams;
+      node_by_hand(p.hGraph, [&](StreamId s) { on_memset(m.dst, memset_bytes(m), s); });
+      break;
+    }
+    case DRV(cuGraphAddMemcpyNode): {
+      const auto& p = params<cuGraphAddMemcpyNode_params>(data);
+      if (p.copyParams != nullptr) driver_copy_node(p.hGraph, *p.copyParams);
+      break;
+    }
+    case DRV(cuGraphAddChildGraphNode): {
+      const auto& p = params<cuGraphAddChildGraphNode_params>(data);
+      on_child_graph_node(u64(p.hGraph), u64(p.childGraph));
+      break;
+    }
     case DRV(cuGraphAddMemAllocNode): case DRV(cuGraphAddMemFreeNode):
-      on_graph_node_by_hand(/*memory_node=*/true);
+      on_graph_memory_node();
       break;
     case DRV(cuGraphLaunch): case DRV(cuGraphLaunch_ptsz): {
       const auto& p = params<cuGraphLaunch_params>(data);

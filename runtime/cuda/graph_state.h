@@ -62,15 +62,20 @@ struct GraphState {
   std::unordered_map<EventId, std::uint64_t> captured_events;  // event -> capture
   std::unordered_map<std::uint64_t, std::shared_ptr<const graphs::GraphWork>> graphs;  // cudaGraph_t
   std::unordered_map<std::uint64_t, Exec> execs;                                  // cudaGraphExec_t
-  std::uint64_t next_stand_in = 1;  // for branch_stream_id / graph_event_id
+  std::uint64_t next_stand_in = 1;  // new_stand_in
+  // Per host thread: the stand-in stream whose one-call captures feed the
+  // nodes that thread adds by hand (capture.cpp).
+  std::unordered_map<ThreadId, StreamId> node_streams;
   std::unordered_set<std::string> said;  // kUnchecked notices given
 };
 
 GraphState& graph_state();
 
+// A stream or event id no application handle takes (event.h's
+// kGraphBranchStreamBit): the stand-ins for graph branches and their events.
+StreamId new_stand_in(GraphState& g);
+
 // What the report's closing line names as not checked (kUnchecked).
-inline constexpr const char* kNodesByHand =
-    "graph nodes added one by one (kernel, copy, memset and child-graph nodes)";
 inline constexpr const char* kUnknownBodies =
     "the bodies of conditional graph nodes nested more than 16 deep";
 inline constexpr const char* kDeviceLaunch =
@@ -99,5 +104,8 @@ bool add_conditional_to_capture(Locked& locked, std::uint64_t graph, std::uint64
 
 // graph.cpp: a finished capture's work, given to `graph`.
 void keep_captured_work(Locked& locked, std::uint64_t graph, Capture& capture);
+// graph.cpp: `graph` with `work` added after what it holds, or, while a
+// capture is making `graph`, that capture's work.
+void add_after_all(Locked& locked, std::uint64_t graph, const graphs::GraphWork& work);
 
 }  // namespace xsc::rt

@@ -78,9 +78,21 @@ void on_graph_clone(std::uint64_t clone, std::uint64_t original);
 void on_conditional_node(std::uint64_t graph, std::uint64_t node, const std::uint64_t* deps,
                          std::size_t ndeps, int type, const std::uint64_t* bodies,
                          unsigned count);
-// A node whose work the runtime does not follow was added by hand: a
-// kernel, copy, memset or child-graph node, or (`memory_node`) a graph
-// memory node.
-void on_graph_node_by_hand(bool memory_node);
+// A kernel, memset or copy node added by hand to `graph`: the call it
+// stands for is fed (on_kernel_launch, on_memset, on_copy) on
+// `stream` between these two, and its work lands in the graph, after what
+// the graph holds (its dependencies are node handles the runtime does not
+// follow). `ready` false: nothing to feed.
+struct NodeByHand {
+  StreamId stream = kLegacyStream;
+  bool ready = false;
+  bool own_capture = false;
+};
+NodeByHand begin_node_by_hand(std::uint64_t graph);
+void end_node_by_hand(std::uint64_t graph, const NodeByHand& node);
+// A child graph node: `child`'s work, as it is now, after what `graph` holds.
+void on_child_graph_node(std::uint64_t graph, std::uint64_t child);
+// A graph memory node added by hand: said once to be unchecked.
+void on_graph_memory_node();
 
 }  // namespace xsc::rt

@@ -58,8 +58,19 @@
  *                            launched after the upload: both findings
  *   clone                    the graph cloned (cudaGraphClone), the clone
  *                            launched on c with no wait: both findings
- *   kernel-node              a kernel node added by hand (cudaGraphAddKernelNode):
- *                            the closing line says such nodes are not checked
+ *   by-hand                  the graph built by hand: a copy node into x
+ *                            (cudaGraphAddMemcpyNode1D) launched on c with no
+ *                            wait: both findings
+ *   driver-by-hand           the same with the driver API: a memset node of x
+ *                            (cuGraphAddMemsetNode) and a kernel node reading
+ *                            it (cuGraphAddKernelNode_v2): both findings
+ *   if-by-hand[-ordered]     NVIDIA's simpleIfGraph route: an IF node added to
+ *                            a graph built by hand, its body a memset node of
+ *                            x added by hand: the body runs at the launch
+ *   child-node               the captured copy put into another graph as a
+ *                            child graph node (cudaGraphAddChildGraphNode),
+ *                            that graph launched on c with no wait: both
+ *                            findings
  *   memory-node              a cudaMallocAsync inside a capture: the closing
  *                            line says graph memory nodes are not checked
  */
@@ -278,6 +289,63 @@ int main(int argc, char** argv) {
     cuStreamEndCapture_params end = {(CUstream)b, &graph};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, &end);
     ordered_outside = strstr(mode, "-ordered") != NULL;
+  } else if (strcmp(mode, "by-hand") == 0) {
+    cudaGraph_t made = g;
+    cudaGraphCreate_v10000_params create = {&made, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphCreate_v10000, &create);
+    static float host[1024];
+    cudaGraphNode_t node = (cudaGraphNode_t)(uintptr_t)0xa300;
+    cudaGraphAddMemcpyNode1D_v11010_params copy = {&node, g, NULL, 0, x, host, sizeof host,
+                                                   cudaMemcpyHostToDevice};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemcpyNode1D_v11010, &copy);
+  } else if (strcmp(mode, "driver-by-hand") == 0) {
+    CUgraph made = (CUgraph)g;
+    cuGraphCreate_params create = {&made, 0};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphCreate, &create);
+    CUgraphNode set = (CUgraphNode)(uintptr_t)0xa300, read = (CUgraphNode)(uintptr_t)0xa301;
+    CUDA_MEMSET_NODE_PARAMS m;
+    memset(&m, 0, sizeof m);
+    m.dst = (CUdeviceptr)(uintptr_t)x;
+    m.elementSize = 1;
+    m.width = 4096;
+    m.height = 1;
+    cuGraphAddMemsetNode_params memset_node = {&set, (CUgraph)g, NULL, 0, &m, NULL};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemsetNode, &memset_node);
+    int n = 256;
+    void* args[] = {&x, &y, &n};
+    CUDA_KERNEL_NODE_PARAMS k;
+    memset(&k, 0, sizeof k);
+    k.func = (CUfunction)&reduce_fn;
+    k.kernelParams = args;
+    cuGraphAddKernelNode_v2_params kernel_node = {&read, (CUgraph)g, &set, 1, &k};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddKernelNode_v2, &kernel_node);
+  } else if (starts_with(mode, "if-by-hand")) {
+    cudaGraph_t made = g;
+    cudaGraphCreate_v10000_params create = {&made, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphCreate_v10000, &create);
+    cudaGraph_t bodies[1] = {body};
+    add_conditional(g, cond_node, NULL, cudaGraphCondTypeIf, bodies, 1);
+    struct cudaMemsetParams m;
+    memset(&m, 0, sizeof m);
+    m.dst = x;
+    m.elementSize = 1;
+    m.width = 4096;
+    m.height = 1;
+    cudaGraphNode_t node = (cudaGraphNode_t)(uintptr_t)0xa300;
+    cudaGraphAddMemsetNode_v10000_params p = {&node, body, NULL, 0, &m};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddMemsetNode_v10000, &p); /* body-memset */
+    ordered_outside = strstr(mode, "-ordered") != NULL;
+  } else if (strcmp(mode, "child-node") == 0) {
+    cudaGraph_t child = (cudaGraph_t)(uintptr_t)0x9a00;
+    begin_capture(b);
+    upload(x, b);
+    end_capture(b, child);
+    cudaGraph_t made = g;
+    cudaGraphCreate_v10000_params create = {&made, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphCreate_v10000, &create);
+    cudaGraphNode_t node = (cudaGraphNode_t)(uintptr_t)0xa300;
+    cudaGraphAddChildGraphNode_v10000_params p = {&node, g, NULL, 0, child};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddChildGraphNode_v10000, &p);
   } else if (starts_with(mode, "forked")) {
     begin_capture(b);
     record(fork, b);
@@ -304,13 +372,6 @@ int main(int argc, char** argv) {
     }
     upload(x, b);
     end_capture(b, g);
-    if (strcmp(mode, "kernel-node") == 0) {
-      cudaGraphNode_t node = (cudaGraphNode_t)(uintptr_t)0xa200;
-      struct cudaKernelNodeParams kernel;
-      memset(&kernel, 0, sizeof kernel);
-      cudaGraphAddKernelNode_v10000_params k = {&node, g, NULL, 0, &kernel};
-      runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphAddKernelNode_v10000, &k);
-    }
   }
 
   cudaGraphExec_t exec = (cudaGraphExec_t)(uintptr_t)0x9900;
