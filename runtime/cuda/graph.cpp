@@ -35,8 +35,8 @@ StreamId stand_in(GraphState& g) { return new_stand_in(g); }
 
 void make_plan(Locked& locked, GraphState& g, Exec& exec, std::uint64_t graph) {
   auto it = g.graphs.find(graph);
-  // A graph built node by node (no capture, no conditional node) has no
-  // recorded work.
+  // A graph nothing was captured or added into (host and event nodes
+  // only) has no recorded work.
   if (it == g.graphs.end()) {
     exec.plan = nullptr;
     return;
@@ -252,7 +252,7 @@ void on_conditional_node(std::uint64_t graph, std::uint64_t node, const std::uin
     conditional.bodies.push_back(bodies[i]);
   }
   if (add_conditional_to_capture(locked, graph, node, deps, ndeps, conditional)) return;
-  // A graph not under capture (built node by node, or captured already):
+  // A graph not under capture (built by hand, or captured already):
   // the node is taken as after what the graph holds.
   auto it = g.graphs.find(graph);
   auto work = it != g.graphs.end() ? std::make_shared<graphs::GraphWork>(*it->second)

@@ -139,8 +139,7 @@ class Planner {
               plan_.unknown_bodies = true;
               continue;
             }
-            // A body nothing was captured into runs nothing the runtime
-            // knows of (an empty body, or one built node by node).
+            // A body nothing was captured or added into runs nothing.
             if (const GraphWork* work = lookup_(body))
               place(*work, branch[step.branch], depth + 1);
           }

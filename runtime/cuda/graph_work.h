@@ -125,7 +125,7 @@ struct Plan {
 };
 
 // The work captured into graph handle `graph`, or null (nothing captured
-// into it: an empty graph, or one built node by node).
+// into it and no node added by hand: an empty graph).
 using GraphLookup = std::function<const GraphWork*(std::uint64_t graph)>;
 
 // Conditional bodies nested deeper than this are not followed.
