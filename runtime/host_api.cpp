@@ -32,7 +32,7 @@ StreamId adapter_stream(std::uint64_t handle) {
   return resolve(handle, /*per_thread_default=*/false);
 }
 
-// Locked::emit routes every event through capture_event (graph.cpp): a use
+// Locked::emit routes every event through capture_event (capture.cpp): a use
 // or collective on a stream being captured becomes part of the graph, fed at
 // each launch of it, exactly like a kernel launched there.
 void emit_event(Event event) {

@@ -52,7 +52,7 @@ class Locked {
   explicit operator bool() const { return session_ != nullptr; }
   Session& session() { return *session_; }
   // Feeds one event. Fills in the calling thread; routes work made on a
-  // capturing stream into its graph instead of the checker (graph.cpp).
+  // capturing stream into its graph instead of the checker (capture.cpp).
   void emit(Event event);
   // Feeds an event exactly as given (graph replay, thread names).
   void emit_raw(const Event& event);
@@ -199,7 +199,7 @@ std::string demangle(const char* name);
 // then dies of the same signal.
 void install_fatal_signal_report();
 
-// ---- graphs (graph.cpp) -----------------------------------------------------
+// ---- capture and graphs (capture.cpp, graph.cpp) ----------------------------
 
 // Under the lock: true when `event` was taken into a capture.
 bool capture_event(Locked& locked, const Event& event);

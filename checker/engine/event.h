@@ -24,6 +24,11 @@ using NameId = std::uint32_t;    // key into NameTable (kernel names etc.)
 using Addr = std::uint64_t;
 
 inline constexpr StreamId kLegacyStream = 0;
+// Stream ids with this bit are no application's streams: a producer's
+// stand-ins for the branches of a launched CUDA graph that run apart from
+// the stream it was launched on (each forked from that stream and joined
+// back). Event ids with it are the stand-ins' events.
+inline constexpr StreamId kGraphBranchStreamBit = 1ull << 62;
 inline constexpr StackId kNoStack = 0;
 inline constexpr NameId kNoName = 0;
 

@@ -33,6 +33,10 @@ void write_report(ReportFormat format, const std::vector<Finding>& findings,
 
 std::string describe_stream(StreamId stream) {
   if (stream == kLegacyStream) return "stream 0 (legacy default)";
+  // A stand-in for a branch of a launched graph, not a stream the
+  // application has: named by its number among the stand-ins.
+  if ((stream & kGraphBranchStreamBit) != 0 && (stream >> 63) == 0)
+    return "graph branch " + std::to_string(stream & ~kGraphBranchStreamBit);
   return "stream " + hex(stream);
 }
 
@@ -112,6 +116,13 @@ std::string_view headline(FindingKind kind) {
 
 std::string fix_advice(const Finding& f) {
   std::string use_stream = describe_stream(f.use.stream);
+  // Two nodes of one graph launch: their order is the graph's, made where
+  // the graph was captured, not at the launch.
+  if ((f.kind == FindingKind::kUseBeforeReady || f.kind == FindingKind::kWriteAfterRead) &&
+      f.has_earlier && f.use.graph != 0 && f.use.graph == f.earlier.graph)
+    return "order the two nodes inside graph " + hex(f.use.graph) +
+           " where it is captured: record an event after the first on the stream that captured "
+           "it and make the stream that captures the second wait on it first";
   switch (f.kind) {
     case FindingKind::kUnorderedFree: {
       if (f.free.kind == FreeKind::kSynchronous)

@@ -1,8 +1,8 @@
 // Captures that run nothing until their graph is launched, in the capture
 // modes and forms beyond the plain global capture:
 //
-//   capture_modes MODE     MODE: thread-local, relaxed, update, and each
-//                          with -race
+//   capture_modes MODE     MODE: thread-local, relaxed, update, joined,
+//                          with-params, device-launch, and each with -race
 //
 // A reader stream runs sum(const float*, ...) over x (4 MiB) first. Then:
 //   thread-local  a second thread captures a memset of x to graph
@@ -14,6 +14,15 @@
 //   update        an executable graph instantiated from a capture of a memset
 //                 of y is updated in place (cudaGraphExecUpdate) with a
 //                 capture of a memset of x
+//   joined        a side stream joins the capture through an event recorded
+//                 on the capture stream, runs the memset of x, and is joined
+//                 back: the memset is a node on a branch of its own
+//   with-params   instantiated with cudaGraphInstantiateWithParams, uploaded
+//                 there (cudaGraphInstantiateFlagUpload) and again with
+//                 cudaGraphUpload before the launch: an upload runs nothing
+//   device-launch instantiated with cudaGraphInstantiateFlagDeviceLaunch and
+//                 launched from the host, which is checked; launches from a
+//                 kernel would not be seen, which the closing line says
 // The executable graph is launched on the launch stream. Without -race the
 // launch stream waits on an event recorded after the read first: clean (the
 // captured memset is no write on the capture stream). With -race it does
@@ -48,8 +57,11 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "thread-local";
   const bool race = mode.size() > 5 && mode.compare(mode.size() - 5, 5, "-race") == 0;
   const std::string form = race ? mode.substr(0, mode.size() - 5) : mode;
-  if (form != "thread-local" && form != "relaxed" && form != "update") {
-    std::fprintf(stderr, "usage: capture_modes {thread-local|relaxed|update}[-race]\n");
+  if (form != "thread-local" && form != "relaxed" && form != "update" && form != "joined" &&
+      form != "with-params" && form != "device-launch") {
+    std::fprintf(stderr,
+                 "usage: capture_modes "
+                 "{thread-local|relaxed|update|joined|with-params|device-launch}[-race]\n");
     return 2;
   }
   float* x = nullptr;
@@ -61,10 +73,11 @@ int main(int argc, char** argv) {
   XSC_EXAMPLE_CHECK(cudaMemset(x, 0, kBytes));
   XSC_EXAMPLE_CHECK(cudaMemset(out, 0, sizeof(float)));
   XSC_EXAMPLE_CHECK(cudaDeviceSynchronize());
-  cudaStream_t reader, launch, capture;
+  cudaStream_t reader, launch, capture, side;
   XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking));
   XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&launch, cudaStreamNonBlocking));
   XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+  XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   std::printf("streams: reader=%p launch=%p capture=%p\n", static_cast<void*>(reader),
               static_cast<void*>(launch), static_cast<void*>(capture));
   std::fflush(stdout);  // before the report the runtime prints at exit
@@ -100,6 +113,35 @@ int main(int argc, char** argv) {
     XSC_EXAMPLE_CHECK(cudaMemsetAsync(x, 0, kBytes, capture));  // xsc: captured write
     XSC_EXAMPLE_CHECK(cudaStreamEndCapture(capture, &graph));
     XSC_EXAMPLE_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  } else if (form == "joined") {
+    cudaEvent_t fork, join;
+    XSC_EXAMPLE_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    XSC_EXAMPLE_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    XSC_EXAMPLE_CHECK(cudaStreamBeginCapture(capture, cudaStreamCaptureModeGlobal));
+    XSC_EXAMPLE_CHECK(cudaEventRecord(fork, capture));
+    XSC_EXAMPLE_CHECK(cudaStreamWaitEvent(side, fork, 0));  // side joins the capture
+    XSC_EXAMPLE_CHECK(cudaMemsetAsync(x, 0, kBytes, side));  // xsc: joined write
+    XSC_EXAMPLE_CHECK(cudaEventRecord(join, side));
+    XSC_EXAMPLE_CHECK(cudaStreamWaitEvent(capture, join, 0));
+    XSC_EXAMPLE_CHECK(cudaStreamEndCapture(capture, &graph));
+    XSC_EXAMPLE_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    XSC_EXAMPLE_CHECK(cudaEventDestroy(fork));
+    XSC_EXAMPLE_CHECK(cudaEventDestroy(join));
+  } else if (form == "with-params") {
+    XSC_EXAMPLE_CHECK(cudaStreamBeginCapture(capture, cudaStreamCaptureModeGlobal));
+    XSC_EXAMPLE_CHECK(cudaMemsetAsync(x, 0, kBytes, capture));  // xsc: params write
+    XSC_EXAMPLE_CHECK(cudaStreamEndCapture(capture, &graph));
+    cudaGraphInstantiateParams params = {};
+    params.flags = cudaGraphInstantiateFlagUpload;
+    params.uploadStream = launch;
+    XSC_EXAMPLE_CHECK(cudaGraphInstantiateWithParams(&exec, graph, &params));
+    XSC_EXAMPLE_CHECK(cudaGraphUpload(exec, launch));  // not an execution
+  } else if (form == "device-launch") {
+    XSC_EXAMPLE_CHECK(cudaStreamBeginCapture(capture, cudaStreamCaptureModeGlobal));
+    XSC_EXAMPLE_CHECK(cudaMemsetAsync(x, 0, kBytes, capture));  // xsc: device graph write
+    XSC_EXAMPLE_CHECK(cudaStreamEndCapture(capture, &graph));
+    XSC_EXAMPLE_CHECK(cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagDeviceLaunch));
+    XSC_EXAMPLE_CHECK(cudaGraphUpload(exec, launch));
   } else {
     cudaGraph_t first = capture_memset(capture, y, cudaStreamCaptureModeGlobal);
     XSC_EXAMPLE_CHECK(cudaGraphInstantiate(&exec, first, 0));

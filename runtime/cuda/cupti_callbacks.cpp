@@ -413,6 +413,10 @@ bool subscribe_cupti() {
   }
   for (CUpti_CallbackId cbid : kDriverCallbacks)
     failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS;
+  for (CUpti_CallbackId cbid : kRuntimeGraphCallbacks)
+    failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) != CUPTI_SUCCESS;
+  for (CUpti_CallbackId cbid : kDriverGraphCallbacks)
+    failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS;
   if (failed > 0 && options().verbosity > 0)
     std::fprintf(stderr, "xstream-check: %d CUPTI callbacks could not be enabled\n", failed);
   sub.subscriber = subscriber;

@@ -49,14 +49,6 @@ struct CudaKernelLaunchParams {
   cudaStream_t stream;
 };
 
-// A conditional node's body graphs: CUDA's array of `size` graph handles.
-template <class Graph>
-void conditional_node(const Graph* bodies_in, unsigned size) {
-  std::vector<std::uint64_t> bodies;
-  for (unsigned i = 0; bodies_in != nullptr && i < size; ++i) bodies.push_back(u64(bodies_in[i]));
-  on_conditional_node(bodies.data(), static_cast<unsigned>(bodies.size()));
-}
-
 // Launches are the hot path: these two are asked of every callback.
 inline bool is_runtime_launch(CUpti_CallbackId cbid) {
   switch (cbid) {
@@ -117,5 +109,17 @@ bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
 // Feeds a driver call the application made itself that succeeded, at its
 // exit.
 void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+
+// ---- capture and graph calls of both APIs (graph_api.cpp) -------------------
+
+// The runtime and driver API callbacks of capture and graph calls enabled,
+// and their handlers, which runtime_enter / runtime_exit and driver_enter /
+// driver_exit hand the calls they do not know to.
+extern const std::span<const CUpti_CallbackId> kRuntimeGraphCallbacks;
+extern const std::span<const CUpti_CallbackId> kDriverGraphCallbacks;
+bool runtime_graph_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+void runtime_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+bool driver_graph_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+void driver_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
 
 }  // namespace xsc::rt::cupti

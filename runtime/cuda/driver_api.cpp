@@ -92,7 +92,7 @@ bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       on_stream_destroy(resolve(u64(params<cuStreamDestroy_v2_params>(data).hStream), false));
       return true;
     default:
-      return false;
+      return driver_graph_enter(cbid, data);
   }
 }
 
@@ -291,74 +291,8 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                            cbid == DRV(cuStreamAddCallback_ptsz)));
       break;
 
-    case DRV(cuStreamBeginCapture): case DRV(cuStreamBeginCapture_ptsz):
-      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_params>(data).hStream),
-                                      cbid == DRV(cuStreamBeginCapture_ptsz)),
-                              /*to_graph=*/false);
-      break;
-    case DRV(cuStreamBeginCapture_v2): case DRV(cuStreamBeginCapture_v2_ptsz):
-      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCapture_v2_params>(data).hStream),
-                                      cbid == DRV(cuStreamBeginCapture_v2_ptsz)),
-                              /*to_graph=*/false);
-      break;
-    case DRV(cuStreamBeginCaptureToGraph): case DRV(cuStreamBeginCaptureToGraph_ptsz):
-      on_stream_begin_capture(resolve(u64(params<cuStreamBeginCaptureToGraph_params>(data).hStream),
-                                      cbid == DRV(cuStreamBeginCaptureToGraph_ptsz)),
-                              /*to_graph=*/true);
-      break;
-    case DRV(cuGraphExecUpdate): {
-      const auto& p = params<cuGraphExecUpdate_params>(data);
-      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
-      break;
-    }
-    case DRV(cuGraphExecUpdate_v2): {
-      const auto& p = params<cuGraphExecUpdate_v2_params>(data);
-      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
-      break;
-    }
-    case DRV(cuGraphCreate): {
-      const auto& p = params<cuGraphCreate_params>(data);
-      if (p.phGraph) on_graph_forget(u64(*p.phGraph));
-      break;
-    }
-    case DRV(cuGraphDestroy):
-      on_graph_forget(u64(params<cuGraphDestroy_params>(data).hGraph));
-      break;
-    case DRV(cuGraphAddNode): {
-      const auto& p = params<cuGraphAddNode_params>(data);
-      if (p.nodeParams != nullptr && p.nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
-        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
-      break;
-    }
-    case DRV(cuGraphAddNode_v2): {
-      const auto& p = params<cuGraphAddNode_v2_params>(data);
-      if (p.nodeParams != nullptr && p.nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
-        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
-      break;
-    }
-    case DRV(cuStreamEndCapture): case DRV(cuStreamEndCapture_ptsz): {
-      const auto& p = params<cuStreamEndCapture_params>(data);
-      on_stream_end_capture(resolve(u64(p.hStream), cbid == DRV(cuStreamEndCapture_ptsz)),
-                            p.phGraph ? u64(*p.phGraph) : 0);
-      break;
-    }
-    case DRV(cuGraphInstantiateWithFlags): {
-      const auto& p = params<cuGraphInstantiateWithFlags_params>(data);
-      if (p.phGraphExec) on_graph_instantiate(u64(*p.phGraphExec), u64(p.hGraph));
-      break;
-    }
-    case DRV(cuGraphInstantiateWithParams): case DRV(cuGraphInstantiateWithParams_ptsz): {
-      const auto& p = params<cuGraphInstantiateWithParams_params>(data);
-      if (p.phGraphExec) on_graph_instantiate(u64(*p.phGraphExec), u64(p.hGraph));
-      break;
-    }
-    case DRV(cuGraphLaunch): case DRV(cuGraphLaunch_ptsz): {
-      const auto& p = params<cuGraphLaunch_params>(data);
-      on_graph_exec_launch(u64(p.hGraph),
-                           resolve(u64(p.hStream), cbid == DRV(cuGraphLaunch_ptsz)));
-      break;
-    }
     default:
+      driver_graph_exit(cbid, data);
       break;
   }
 }
@@ -389,13 +323,7 @@ const CUpti_CallbackId kDriverCallbackIds[] = {
     DRV(cuMemHostUnregister), DRV(cuMemHostAlloc), DRV(cuMemHostAlloc_v2), DRV(cuMemAllocHost_v2),
     DRV(cuMemHostRegister), DRV(cuMemHostRegister_v2),
     DRV(cuLaunchHostFunc), DRV(cuLaunchHostFunc_ptsz), DRV(cuStreamAddCallback),
-    DRV(cuStreamAddCallback_ptsz), DRV(cuStreamBeginCapture_v2), DRV(cuStreamBeginCapture_v2_ptsz),
-    DRV(cuStreamEndCapture), DRV(cuStreamEndCapture_ptsz), DRV(cuGraphInstantiateWithFlags),
-    DRV(cuGraphInstantiateWithParams), DRV(cuGraphInstantiateWithParams_ptsz), DRV(cuGraphLaunch),
-    DRV(cuGraphLaunch_ptsz), DRV(cuStreamBeginCapture), DRV(cuStreamBeginCapture_ptsz),
-    DRV(cuStreamBeginCaptureToGraph), DRV(cuStreamBeginCaptureToGraph_ptsz),
-    DRV(cuGraphExecUpdate), DRV(cuGraphExecUpdate_v2), DRV(cuGraphCreate), DRV(cuGraphDestroy),
-    DRV(cuGraphAddNode), DRV(cuGraphAddNode_v2),
+    DRV(cuStreamAddCallback_ptsz),
 };
 
 }  // namespace

@@ -1,280 +1,198 @@
-// Stream capture and CUDA graphs.
+// CUDA graphs: the work captured into each graph, executable graphs, and
+// the replay of an executable graph's work at each launch.
 //
-// Work enqueued on a capturing stream does not run: it becomes a node of
-// the graph being captured. Whether a stream is capturing is a state of the
-// stream, however the capture began: cudaStreamBeginCapture,
-// cudaStreamBeginCaptureToGraph and their driver twins (every _ptsz/_v2
-// form, any capture mode), a wait on an event recorded inside a capture
-// (the waiting stream joins it until it ends), or, for a stream the runtime
-// meets for the first time, the driver's own answer (note_capture_state:
-// a capture begun before the runtime attached or by an entry point it does
-// not observe). A launch, copy, memset, event record, wait, allocation,
-// free or host function on a capturing stream is a graph node, never an
-// execution, and is not fed to the checker.
+// The work of a capture (capture.cpp) goes, when the capture ends, to the
+// graph it was made into: a new graph for cudaStreamBeginCapture, the
+// application's graph for a capture made "to graph", added to what earlier
+// captures into it left (graph_work.h's append). A body graph of a
+// conditional node is a graph like any other; the node itself is a step of
+// its parent graph that names its bodies. Instantiation, in every form,
+// turns the graph's work into a plan, with the bodies as they are then put
+// in place (graph_work.h's plan); cudaGraphExecUpdate replaces it. Each
+// launch feeds the plan to the checker: a kGraphLaunch on the launch
+// stream, then the uses, records and waits of its branches, branch 0 on the
+// launch stream and every other branch on a stream of its own that stands
+// for it (branch_stream_id), forked from the launch stream and joined back.
+// A launch waits for the executable graph's previous launch, as CUDA
+// orders launches of one executable graph.
 //
-// The buffer uses of a capture are kept per capture and move, at the end
-// of the capture, to the graph it was made into: a new graph for
-// cudaStreamBeginCapture, the user's graph for a capture made "to graph"
-// (appended to what earlier captures into it left). Instantiation gives
-// them to the executable graph (cudaGraphExecUpdate replaces them), and
-// each launch of it feeds them to the checker: a kGraphLaunch, then the
-// uses as kUse on the launch stream with `graph` set.
-//
-// The body graphs of conditional nodes (IF, WHILE, SWITCH) are not
-// modelled: their uses are dropped at the end of a capture into them, so
-// they never run in the model, and the report's closing line says once that
-// they were not checked (a kUnchecked event). Graphs built node by node
-// carry no uses either.
-#include <atomic>
-#include <memory>
-#include <unordered_map>
-#include <unordered_set>
-#include <vector>
-
+// An upload (cudaGraphUpload) runs nothing. A graph instantiated for device
+// launch may also be launched from a kernel, which the host does not see:
+// the report's closing line says so once. A kernel, copy, memset or child
+// graph node added by hand adds its work after what its graph holds
+// (capture.cpp feeds the call it stands for into a capture of one call);
+// a graph memory node is said once to be unchecked.
+#include "runtime/cuda/graph_state.h"
 #include "runtime/cuda/ops.h"
-#include "runtime/rtl.h"
-#include "runtime/cuda/stream_id.h"
 
 namespace xsc::rt {
 namespace {
 
-using Uses = std::vector<Event>;
+// cudaGraphInstantiateFlagDeviceLaunch, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+constexpr unsigned long long kDeviceLaunchFlag = 4;
 
-struct Capture {
-  std::shared_ptr<Uses> uses = std::make_shared<Uses>();
-  // The capture adds to a graph that may hold nodes already (a capture "to
-  // graph", or one the runtime found under way): its uses are appended to
-  // the graph's, not put in their place.
-  bool into_existing = false;
-  std::uint64_t driver_id = 0;  // the driver's capture id; 0: not known
-};
+StreamId stand_in(GraphState& g) { return new_stand_in(g); }
 
-// Guarded by the session mutex, except `active_captures`, which lets the
-// common case (nothing is being captured) skip the lookups.
-struct GraphState {
-  std::atomic<int> active_captures{0};
-  std::uint64_t next_capture = 1;
-  std::unordered_map<StreamId, std::uint64_t> capturing;        // stream -> capture
-  std::unordered_map<std::uint64_t, Capture> captures;
-  std::unordered_map<EventId, std::uint64_t> captured_events;   // event -> capture
-  std::unordered_map<std::uint64_t, std::shared_ptr<const Uses>> graphs;  // cudaGraph_t
-  std::unordered_map<std::uint64_t, std::shared_ptr<const Uses>> execs;   // cudaGraphExec_t
-  // Body graphs of conditional nodes: what is captured into them is dropped.
-  std::unordered_set<std::uint64_t> bodies;
-  bool conditional_said = false;
-};
-
-GraphState& graphs() {
-  static auto* state = new GraphState;
-  return *state;
-}
-
-constexpr const char* kConditionalUnchecked = "the bodies of conditional graph nodes (IF, WHILE, SWITCH)";
-
-// CU_STREAM_CAPTURE_STATUS_ACTIVE
-constexpr int kCaptureActive = 1;
-
-// Asks the driver whether `stream` is capturing, and its capture's id
-// (0 when only cuStreamIsCapturing is there). The query is a driver call
-// made inside a CUPTI callback: the guard keeps its own callbacks from
-// being taken as the application's.
-bool query_capture(StreamId stream, std::uint64_t* driver_id) {
-  *driver_id = 0;
-  std::uint64_t handle = stream;
-  if (stream == per_thread_stream()) handle = kPerThreadHandle;
-  else if (!may_query_stream(stream)) return false;
-  const DriverApi& api = driver();
-  int status = 0;
-  ReentrancyGuard guard;
-  if (api.cuStreamGetCaptureInfo_v2 != nullptr) {
-    unsigned long long id = 0;
-    if (api.cuStreamGetCaptureInfo_v2(reinterpret_cast<void*>(handle), &status, &id, nullptr,
-                                      nullptr, nullptr) != 0)
-      return false;
-    *driver_id = id;
-    return status == kCaptureActive;
+void make_plan(Locked& locked, GraphState& g, Exec& exec, std::uint64_t graph) {
+  auto it = g.graphs.find(graph);
+  // A graph nothing was captured or added into (host and event nodes
+  // only) has no recorded work.
+  if (it == g.graphs.end()) {
+    exec.plan = nullptr;
+    return;
   }
-  if (api.cuStreamIsCapturing == nullptr ||
-      api.cuStreamIsCapturing(reinterpret_cast<void*>(handle), &status) != 0)
-    return false;
-  return status == kCaptureActive;
+  const graphs::GraphLookup lookup = [&g](std::uint64_t body) -> const graphs::GraphWork* {
+    auto found = g.graphs.find(body);
+    return found != g.graphs.end() ? found->second.get() : nullptr;
+  };
+  auto plan = std::make_shared<graphs::Plan>(graphs::plan(*it->second, lookup));
+  if (plan->unknown_bodies) say_unchecked(locked, g, kUnknownBodies);
+  exec.plan = std::move(plan);
 }
 
-std::uint64_t begin(GraphState& g, StreamId stream, bool into_existing, std::uint64_t driver_id) {
-  auto old = g.capturing.find(stream);
-  if (old != g.capturing.end()) {
-    // Already taken as capturing (found under way, or joined): the capture
-    // this call begins is the one the runtime knows.
-    auto known = g.captures.find(old->second);
-    if (known != g.captures.end() && known->second.driver_id == 0)
-      known->second.driver_id = driver_id;
-    return old->second;
+// The streams and events standing for `exec`'s branches and graph events,
+// made as its plan needs them.
+void make_stand_ins(Locked& locked, GraphState& g, Exec& exec) {
+  const graphs::Plan& plan = *exec.plan;
+  if (exec.branch_streams.empty()) exec.branch_streams.push_back(kLegacyStream);
+  while (exec.branch_streams.size() < plan.branches) {
+    const StreamId stream = stand_in(g);
+    // Non-blocking: a branch is ordered only through the launch stream.
+    on_stream_created(locked, stream, StreamFlags::kNonBlocking);
+    exec.branch_streams.push_back(stream);
   }
-  const std::uint64_t capture = g.next_capture++;
-  g.capturing[stream] = capture;
-  Capture& c = g.captures[capture];
-  c.into_existing = into_existing;
-  c.driver_id = driver_id;
-  g.active_captures.fetch_add(1, std::memory_order_relaxed);
-  return capture;
+  while (exec.events.size() < plan.events) exec.events.push_back(stand_in(g));
+  if (exec.done == 0) exec.done = stand_in(g);
 }
 
-void say_conditional_unchecked(Locked& locked, GraphState& g) {
-  if (g.conditional_said) return;
-  g.conditional_said = true;
+Event sync_event(EventKind kind, StreamId stream, EventId id, StackId stack) {
   Event event;
-  event.kind = EventKind::kUnchecked;
-  event.name = locked.session().names().intern(kConditionalUnchecked);
-  locked.emit(event);
+  event.kind = kind;
+  event.stream = stream;
+  event.event = id;
+  event.stack = stack;
+  return event;
 }
 
 }  // namespace
 
-bool capture_event(Locked&, const Event& event) {
-  GraphState& g = graphs();
-  if (g.active_captures.load(std::memory_order_relaxed) == 0) return false;
-  if (event.kind == EventKind::kStreamWaitEvent) {
-    auto source = g.captured_events.find(event.event);
-    if (source != g.captured_events.end()) {
-      // Fork: the waiting stream joins the capture until it ends.
-      g.capturing[event.stream] = source->second;
-      return true;
-    }
-  }
-  auto it = g.capturing.find(event.stream);
-  if (it == g.capturing.end()) {
-    // An event recorded again outside the capture no longer joins it.
-    if (event.kind == EventKind::kEventRecord) g.captured_events.erase(event.event);
-    return false;
-  }
-  switch (event.kind) {
-    case EventKind::kUse:
-      g.captures[it->second].uses->push_back(event);
-      return true;
-    case EventKind::kEventRecord:
-      g.captured_events[event.event] = it->second;
-      return true;
-    case EventKind::kStreamWaitEvent:
-    case EventKind::kAlloc:
-    case EventKind::kFree:
-    case EventKind::kHostFunc:
-    case EventKind::kGraphLaunch:
-      return true;
-    default:
-      return false;
+GraphState& graph_state() {
+  static auto* state = new GraphState;
+  return *state;
+}
+
+// The bit above the per-thread streams' (stream_id.h) is reserved for
+// stand-ins (event.h).
+StreamId new_stand_in(GraphState& g) { return kGraphBranchStreamBit | g.next_stand_in++; }
+
+void say_unchecked(Locked& locked, GraphState& g, const char* what) {
+  if (!g.said.insert(what).second) return;
+  Event event;
+  event.kind = EventKind::kUnchecked;
+  event.name = locked.session().names().intern(what);
+  locked.emit(event);
+}
+
+void keep_captured_work(Locked&, std::uint64_t graph, Capture& c) {
+  GraphState& g = graph_state();
+  graphs::GraphWork& work = c.recorder.work();
+  auto existing = g.graphs.find(graph);
+  // A graph the capture made itself replaces whatever had its handle.
+  if (c.into_existing && existing != g.graphs.end()) {
+    existing->second =
+        std::make_shared<graphs::GraphWork>(graphs::append(*existing->second, work, c.placement));
+  } else {
+    g.graphs[graph] = std::make_shared<graphs::GraphWork>(std::move(work));
   }
 }
 
-bool captures_underway(Locked&) {
-  return graphs().active_captures.load(std::memory_order_relaxed) != 0;
+void add_after_all(Locked& locked, std::uint64_t graph, const graphs::GraphWork& work) {
+  GraphState& g = graph_state();
+  if (Capture* c = capture_into(locked, g, graph)) {
+    c->recorder.work() = graphs::append(c->recorder.work(), work, graphs::Placement::kAfterAll);
+    return;
+  }
+  auto it = g.graphs.find(graph);
+  g.graphs[graph] = std::make_shared<graphs::GraphWork>(
+      it != g.graphs.end() ? graphs::append(*it->second, work, graphs::Placement::kAfterAll) : work);
 }
 
 bool graph_uses_pending(Locked& locked) {
-  const GraphState& g = graphs();
+  const GraphState& g = graph_state();
   return captures_underway(locked) || !g.graphs.empty() || !g.execs.empty();
 }
 
-void note_capture_state(Locked&, StreamId stream) {
-  std::uint64_t driver_id = 0;
-  if (!query_capture(stream, &driver_id)) return;
-  GraphState& g = graphs();
-  if (driver_id != 0) {
-    for (auto& [capture, c] : g.captures) {
-      if (c.driver_id != driver_id) continue;
-      g.capturing[stream] = capture;  // a stream joined to a known capture
-      return;
-    }
-  }
-  begin(g, stream, /*into_existing=*/true, driver_id);
+void on_instantiate(Locked& locked, std::uint64_t exec, std::uint64_t graph) {
+  GraphState& g = graph_state();
+  make_plan(locked, g, g.execs[exec], graph);
 }
 
-void on_begin_capture(Locked&, StreamId stream, bool to_graph) {
-  std::uint64_t driver_id = 0;
-  query_capture(stream, &driver_id);
-  begin(graphs(), stream, to_graph, driver_id);
-}
-
-void on_end_capture(Locked&, StreamId stream, std::uint64_t graph) {
-  GraphState& g = graphs();
-  auto it = g.capturing.find(stream);
-  if (it == g.capturing.end()) return;
-  const std::uint64_t capture = it->second;
-  for (auto s = g.capturing.begin(); s != g.capturing.end();)
-    s = s->second == capture ? g.capturing.erase(s) : std::next(s);
-  for (auto e = g.captured_events.begin(); e != g.captured_events.end();)
-    e = e->second == capture ? g.captured_events.erase(e) : std::next(e);
-  auto found = g.captures.find(capture);
-  if (found != g.captures.end()) {
-    Capture& c = found->second;
-    // A graph the capture made itself is nobody's body, whatever graph
-    // had its handle before.
-    if (!c.into_existing) g.bodies.erase(graph);
-    if (graph != 0 && g.bodies.count(graph) == 0) {
-      auto existing = g.graphs.find(graph);
-      if (c.into_existing && existing != g.graphs.end() && !existing->second->empty()) {
-        auto merged = std::make_shared<Uses>(*existing->second);
-        merged->insert(merged->end(), c.uses->begin(), c.uses->end());
-        existing->second = std::move(merged);
-      } else {
-        g.graphs[graph] = std::move(c.uses);
-      }
-    }
-    g.captures.erase(found);
-  }
-  g.active_captures.fetch_sub(1, std::memory_order_relaxed);
-}
-
-void on_instantiate(Locked&, std::uint64_t exec, std::uint64_t graph) {
-  GraphState& g = graphs();
-  auto it = g.graphs.find(graph);
-  // A graph built node by node (not captured) has no recorded uses.
-  if (it == g.graphs.end()) g.execs.erase(exec);
-  else g.execs[exec] = it->second;
-}
-
-void on_graph_launch(Locked& locked, std::uint64_t exec, StreamId stream, StackId stack) {
-  GraphState& g = graphs();
+void on_graph_launch(Locked& locked, std::uint64_t exec_id, StreamId stream, StackId stack) {
+  GraphState& g = graph_state();
   Event launch;
   launch.kind = EventKind::kGraphLaunch;
   launch.stream = stream;
-  launch.graph = exec;
+  launch.graph = exec_id;
   launch.stack = stack;
   locked.emit(launch);
-  auto it = g.execs.find(exec);
-  if (it == g.execs.end()) return;
-  const std::shared_ptr<const Uses> uses = it->second;  // emit may capture into a graph
-  for (Event use : *uses) {
-    use.stream = stream;
-    use.graph = exec;
-    locked.emit(use);
+  auto it = g.execs.find(exec_id);
+  if (it == g.execs.end() || it->second.plan == nullptr) return;
+  Exec& exec = it->second;
+  make_stand_ins(locked, g, exec);
+  // Launched into a capture (a child graph of the graph being captured),
+  // the replay below is captured too, and this is no launch of its own.
+  const bool into_capture = g.capturing.count(stream) != 0;
+  // Copies: emit may capture into a graph, and adds to g then.
+  const std::shared_ptr<const graphs::Plan> plan = exec.plan;
+  const std::vector<StreamId> streams = exec.branch_streams;
+  const std::vector<EventId> events = exec.events;
+  const EventId done = exec.done;
+  // After the executable graph's previous launch, wherever it ran.
+  if (!into_capture && exec.launched && exec.last_stream != stream)
+    locked.emit(sync_event(EventKind::kStreamWaitEvent, stream, done, stack));
+  if (!into_capture) {
+    exec.launched = true;
+    exec.last_stream = stream;
   }
+  auto branch_stream = [&](graphs::Branch b) { return b == 0 ? stream : streams[b]; };
+  for (const graphs::Step& step : plan->steps) {
+    switch (step.kind) {
+      case graphs::StepKind::kUse: {
+        Event use = step.use;
+        use.stream = branch_stream(step.branch);
+        use.graph = exec_id;
+        locked.emit(use);
+        break;
+      }
+      case graphs::StepKind::kRecord:
+        locked.emit(sync_event(EventKind::kEventRecord, branch_stream(step.branch),
+                               events[step.event], stack));
+        break;
+      case graphs::StepKind::kWait:
+        locked.emit(sync_event(EventKind::kStreamWaitEvent, branch_stream(step.branch),
+                               events[step.event], stack));
+        break;
+      case graphs::StepKind::kJoinAll:
+      case graphs::StepKind::kConditional:
+        break;  // not in a plan
+    }
+  }
+  if (!into_capture) locked.emit(sync_event(EventKind::kEventRecord, stream, done, stack));
 }
-
-void on_event_destroyed(Locked&, EventId event) { graphs().captured_events.erase(event); }
 
 // ---- unlocked entry points for the CUPTI dispatch -------------------------
 
-void on_stream_begin_capture(StreamId stream, bool to_graph) {
-  if (!enabled()) return;
-  Locked locked;
-  if (locked) on_begin_capture(locked, stream, to_graph);
-}
-
-void on_stream_end_capture(StreamId stream, std::uint64_t graph) {
-  if (!enabled()) return;
-  Locked locked;
-  if (locked) on_end_capture(locked, stream, graph);
-}
-
-void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph) {
+void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph, unsigned long long flags) {
   if (!enabled() || exec == 0) return;
   Locked locked;
-  if (locked) on_instantiate(locked, exec, graph);
+  if (!locked) return;
+  on_instantiate(locked, exec, graph);
+  if ((flags & kDeviceLaunchFlag) != 0) say_unchecked(locked, graph_state(), kDeviceLaunch);
 }
 
 void on_graph_exec_update(std::uint64_t exec, std::uint64_t graph) {
   // An executable graph updated in place runs the new graph's nodes.
-  on_graph_instantiate(exec, graph);
+  on_graph_instantiate(exec, graph, 0);
 }
 
 void on_graph_exec_launch(std::uint64_t exec, StreamId stream) {
@@ -284,28 +202,81 @@ void on_graph_exec_launch(std::uint64_t exec, StreamId stream) {
   if (locked) on_graph_launch(locked, exec, stream, stack);
 }
 
+void on_graph_exec_destroy(std::uint64_t exec_id) {
+  if (!enabled()) return;
+  Locked locked;
+  if (!locked) return;
+  GraphState& g = graph_state();
+  auto it = g.execs.find(exec_id);
+  if (it == g.execs.end()) return;
+  // Its branches' work still completes; a device synchronization waits for
+  // it (a destroyed stream's clock stays in the device's).
+  for (std::size_t b = 1; b < it->second.branch_streams.size(); ++b)
+    on_stream_destroyed(locked, it->second.branch_streams[b]);
+  g.execs.erase(it);
+}
+
 void on_graph_forget(std::uint64_t graph) {
   // A graph created (the driver may hand a destroyed graph's handle out
   // again) or destroyed: nothing the runtime knew of that handle holds.
   if (!enabled() || graph == 0) return;
   Locked locked;
-  if (!locked) return;
-  GraphState& g = graphs();
-  g.graphs.erase(graph);
-  g.bodies.erase(graph);
+  if (locked) graph_state().graphs.erase(graph);
 }
 
-void on_conditional_node(const std::uint64_t* bodies, unsigned count) {
+void on_graph_clone(std::uint64_t clone, std::uint64_t original) {
+  if (!enabled() || clone == 0) return;
+  Locked locked;
+  if (!locked) return;
+  GraphState& g = graph_state();
+  auto it = g.graphs.find(original);
+  if (it == g.graphs.end()) g.graphs.erase(clone);
+  else g.graphs[clone] = it->second;  // the work is never changed in place
+}
+
+void on_conditional_node(std::uint64_t graph, std::uint64_t node, const std::uint64_t* deps,
+                         std::size_t ndeps, int type, const std::uint64_t* bodies,
+                         unsigned count) {
   if (!enabled()) return;
   Locked locked;
   if (!locked) return;
-  GraphState& g = graphs();
-  for (unsigned i = 0; bodies != nullptr && i < count; ++i)
-    if (bodies[i] != 0) {
-      g.bodies.insert(bodies[i]);
-      g.graphs.erase(bodies[i]);
-    }
-  say_conditional_unchecked(locked, g);
+  GraphState& g = graph_state();
+  graphs::ConditionalNode conditional;
+  conditional.type = type == 1   ? graphs::ConditionalType::kWhile
+                     : type == 2 ? graphs::ConditionalType::kSwitch
+                                 : graphs::ConditionalType::kIf;
+  for (unsigned i = 0; bodies != nullptr && i < count; ++i) {
+    if (bodies[i] == 0) continue;
+    // A fresh, empty graph, whatever had its handle before.
+    g.graphs.erase(bodies[i]);
+    conditional.bodies.push_back(bodies[i]);
+  }
+  if (add_conditional_to_capture(locked, graph, node, deps, ndeps, conditional)) return;
+  // A graph not under capture (built by hand, or captured already):
+  // the node is taken as after what the graph holds.
+  auto it = g.graphs.find(graph);
+  auto work = it != g.graphs.end() ? std::make_shared<graphs::GraphWork>(*it->second)
+                                   : std::make_shared<graphs::GraphWork>();
+  work->add_conditional(0, std::move(conditional));
+  g.graphs[graph] = std::move(work);
+}
+
+void on_child_graph_node(std::uint64_t graph, std::uint64_t child) {
+  if (!enabled() || graph == 0) return;
+  Locked locked;
+  if (!locked) return;
+  GraphState& g = graph_state();
+  auto it = g.graphs.find(child);
+  // The child is cloned into the node: its work as it is now.
+  if (it == g.graphs.end()) return;
+  const std::shared_ptr<const graphs::GraphWork> work = it->second;
+  add_after_all(locked, graph, *work);
+}
+
+void on_graph_memory_node() {
+  if (!enabled()) return;
+  Locked locked;
+  if (locked) say_unchecked(locked, graph_state(), kGraphMemory);
 }
 
 }  // namespace xsc::rt

@@ -4,6 +4,7 @@
 // form.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "checker/engine/event.h"
@@ -48,19 +49,50 @@ void on_event_destroy(EventId event);
 void on_stream_create(StreamId stream, StreamFlags flags);
 void on_stream_destroy(StreamId stream);
 
-// graph.cpp (the locked halves are declared in rtl.h)
-// `to_graph`: a capture into a graph the application made
-// (cudaStreamBeginCaptureToGraph); any capture mode.
-void on_stream_begin_capture(StreamId stream, bool to_graph);
+// capture.cpp and graph.cpp (the locked halves are declared in rtl.h and
+// graph_state.h)
+// `graph`: the application's graph a capture adds to
+// (cudaStreamBeginCaptureToGraph, `to_graph`), else 0; `has_dependencies`:
+// the capture was given nodes of it to follow. Any capture mode.
+void on_stream_begin_capture(StreamId stream, std::uint64_t graph, bool to_graph,
+                             bool has_dependencies);
 void on_stream_end_capture(StreamId stream, std::uint64_t graph);
-void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph);
+// cudaStreamGetCaptureInfo answered the application: `stream` captures into
+// `graph`, after nodes `deps`.
+void on_stream_capture_info(StreamId stream, std::uint64_t graph, const std::uint64_t* deps,
+                            std::size_t ndeps);
+// cudaStreamUpdateCaptureDependencies: `stream`'s next node follows `nodes`.
+void on_stream_capture_dependencies(StreamId stream, const std::uint64_t* nodes,
+                                    std::size_t count);
+// Every instantiate form; `flags`: cudaGraphInstantiateFlags.
+void on_graph_instantiate(std::uint64_t exec, std::uint64_t graph, unsigned long long flags);
 // cudaGraphExecUpdate: `exec` now runs `graph`'s nodes.
 void on_graph_exec_update(std::uint64_t exec, std::uint64_t graph);
 void on_graph_exec_launch(std::uint64_t exec, StreamId stream);
+void on_graph_exec_destroy(std::uint64_t exec);
 // A graph created or destroyed: what was known of its handle is dropped.
 void on_graph_forget(std::uint64_t graph);
-// A conditional node (IF, WHILE, SWITCH) was added; `bodies` are its body
-// graphs, which the runtime does not model.
-void on_conditional_node(const std::uint64_t* bodies, unsigned count);
+void on_graph_clone(std::uint64_t clone, std::uint64_t original);
+// A conditional node (`type`: 0 IF, 1 WHILE, 2 SWITCH) added to `graph`
+// after `deps`; `bodies` are its body graphs.
+void on_conditional_node(std::uint64_t graph, std::uint64_t node, const std::uint64_t* deps,
+                         std::size_t ndeps, int type, const std::uint64_t* bodies,
+                         unsigned count);
+// A kernel, memset or copy node added by hand to `graph`: the call it
+// stands for is fed (on_kernel_launch, on_memset, on_copy) on
+// `stream` between these two, and its work lands in the graph, after what
+// the graph holds (its dependencies are node handles the runtime does not
+// follow). `ready` false: nothing to feed.
+struct NodeByHand {
+  StreamId stream = kLegacyStream;
+  bool ready = false;
+  bool own_capture = false;
+};
+NodeByHand begin_node_by_hand(std::uint64_t graph);
+void end_node_by_hand(std::uint64_t graph, const NodeByHand& node);
+// A child graph node: `child`'s work, as it is now, after what `graph` holds.
+void on_child_graph_node(std::uint64_t graph, std::uint64_t child);
+// A graph memory node added by hand: said once to be unchecked.
+void on_graph_memory_node();
 
 }  // namespace xsc::rt

@@ -98,7 +98,7 @@ bool runtime_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       on_stream_destroy(resolve(u64(params<cudaStreamDestroy_v5050_params>(data).stream), false));
       return true;
     default:
-      return false;
+      return runtime_graph_enter(cbid, data);
   }
 }
 
@@ -280,70 +280,8 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                            cbid == RT(cudaStreamAddCallback_ptsz_v7000)));
       break;
 
-    // Capture and graphs.
-    // Every way to begin a capture, in any mode (global, thread-local,
-    // relaxed: the mode says which other calls the capture forbids, not
-    // what the captured work is).
-    case RT(cudaStreamBeginCapture_v10000): case RT(cudaStreamBeginCapture_ptsz_v10000):
-      on_stream_begin_capture(resolve(u64(params<cudaStreamBeginCapture_v10000_params>(data).stream),
-                                      cbid == RT(cudaStreamBeginCapture_ptsz_v10000)),
-                              /*to_graph=*/false);
-      break;
-    case RT(cudaStreamBeginCaptureToGraph_v12030):
-    case RT(cudaStreamBeginCaptureToGraph_ptsz_v12030):
-      on_stream_begin_capture(
-          resolve(u64(params<cudaStreamBeginCaptureToGraph_v12030_params>(data).stream),
-                  cbid == RT(cudaStreamBeginCaptureToGraph_ptsz_v12030)),
-          /*to_graph=*/true);
-      break;
-    case RT(cudaStreamEndCapture_v10000): case RT(cudaStreamEndCapture_ptsz_v10000): {
-      const auto& p = params<cudaStreamEndCapture_v10000_params>(data);
-      on_stream_end_capture(resolve(u64(p.stream), cbid == RT(cudaStreamEndCapture_ptsz_v10000)),
-                            p.pGraph ? u64(*p.pGraph) : 0);
-      break;
-    }
-    case RT(cudaGraphInstantiate_v12000): {
-      const auto& p = params<cudaGraphInstantiate_v12000_params>(data);
-      if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
-      break;
-    }
-    case RT(cudaGraphInstantiateWithFlags_v11040): {
-      const auto& p = params<cudaGraphInstantiateWithFlags_v11040_params>(data);
-      if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
-      break;
-    }
-    case RT(cudaGraphInstantiateWithParams_v12000):
-    case RT(cudaGraphInstantiateWithParams_ptsz_v12000): {
-      const auto& p = params<cudaGraphInstantiateWithParams_v12000_params>(data);
-      if (p.pGraphExec) on_graph_instantiate(u64(*p.pGraphExec), u64(p.graph));
-      break;
-    }
-    case RT(cudaGraphExecUpdate_v10020): {
-      const auto& p = params<cudaGraphExecUpdate_v10020_params>(data);
-      on_graph_exec_update(u64(p.hGraphExec), u64(p.hGraph));
-      break;
-    }
-    case RT(cudaGraphCreate_v10000): {
-      const auto& p = params<cudaGraphCreate_v10000_params>(data);
-      if (p.pGraph) on_graph_forget(u64(*p.pGraph));
-      break;
-    }
-    case RT(cudaGraphDestroy_v10000):
-      on_graph_forget(u64(params<cudaGraphDestroy_v10000_params>(data).graph));
-      break;
-    case RT(cudaGraphAddNode_v12030): {
-      const auto& p = params<cudaGraphAddNode_v12030_params>(data);
-      if (p.nodeParams != nullptr && p.nodeParams->type == cudaGraphNodeTypeConditional)
-        conditional_node(p.nodeParams->conditional.phGraph_out, p.nodeParams->conditional.size);
-      break;
-    }
-    case RT(cudaGraphLaunch_v10000): case RT(cudaGraphLaunch_ptsz_v10000): {
-      const auto& p = params<cudaGraphLaunch_v10000_params>(data);
-      on_graph_exec_launch(u64(p.graphExec),
-                           resolve(u64(p.stream), cbid == RT(cudaGraphLaunch_ptsz_v10000)));
-      break;
-    }
     default:
+      runtime_graph_exit(cbid, data);
       break;
   }
 }
@@ -378,15 +316,7 @@ const CUpti_CallbackId kRuntimeCallbackIds[] = {
     RT(cudaHostAlloc_v3020), RT(cudaMallocHost_v3020), RT(cudaHostRegister_v4000),
     RT(cudaHostUnregister_v4000),
     RT(cudaLaunchHostFunc_ptsz_v10000), RT(cudaStreamAddCallback_v5000),
-    RT(cudaStreamAddCallback_ptsz_v7000), RT(cudaStreamBeginCapture_v10000),
-    RT(cudaStreamBeginCapture_ptsz_v10000), RT(cudaStreamEndCapture_v10000),
-    RT(cudaStreamEndCapture_ptsz_v10000),
-    RT(cudaGraphInstantiate_v12000), RT(cudaGraphInstantiateWithFlags_v11040),
-    RT(cudaGraphInstantiateWithParams_v12000), RT(cudaGraphInstantiateWithParams_ptsz_v12000),
-    RT(cudaGraphLaunch_v10000), RT(cudaGraphLaunch_ptsz_v10000),
-    RT(cudaStreamBeginCaptureToGraph_v12030), RT(cudaStreamBeginCaptureToGraph_ptsz_v12030),
-    RT(cudaGraphExecUpdate_v10020), RT(cudaGraphCreate_v10000), RT(cudaGraphDestroy_v10000),
-    RT(cudaGraphAddNode_v12030),
+    RT(cudaStreamAddCallback_ptsz_v7000),
 };
 
 }  // namespace

@@ -40,11 +40,12 @@ inline constexpr StreamId resolve_stream_handle(std::uint64_t handle, bool per_t
 // adapters) are whatever the application passed, and the driver reads a
 // handle's object without validating it: asking about a small integer or a
 // misaligned value crashes inside libcuda. Real stream handles are heap
-// pointers, above the unmapped first pages and 8-byte aligned.
+// pointers, above the unmapped first pages and 8-byte aligned; a graph
+// branch's stand-in (event.h) is none.
 inline constexpr bool may_query_stream(StreamId stream) {
   constexpr std::uint64_t kLowestObjectAddress = 0x10000;
-  return !is_per_thread_stream_id(stream) && stream >= kLowestObjectAddress &&
-         (stream & 0x7) == 0;
+  return !is_per_thread_stream_id(stream) && (stream & kGraphBranchStreamBit) == 0 &&
+         stream >= kLowestObjectAddress && (stream & 0x7) == 0;
 }
 
 }  // namespace xsc::rt

@@ -18,8 +18,8 @@
  *                    cudaGraphExecUpdate to a capture of the copy into x,
  *                    launched on c with no wait: both findings, in the graph
  *   conditional      a WHILE node added to G (cudaGraphAddNode); its body
- *                    captured to graph on b; G launched on c: nothing, and
- *                    the closing line says the bodies were not checked
+ *                    captured to graph on b; G launched on c: the body's
+ *                    copy runs there, both findings
  *   driver-relaxed   cuStreamBeginCaptureToGraph(b, G, relaxed), the copy
  *                    with cuMemcpyHtoDAsync_v2, cuStreamEndCapture: nothing
  *   thread-local     cudaStreamBeginCaptureToGraph_ptsz on the per-thread
