@@ -29,7 +29,7 @@ from .vocabulary import (
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
-    NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
+    HOST_READING_BUILTINS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
 from .module import dotted, flag_text, is_ordering_statement, none_test
@@ -405,7 +405,7 @@ class FunctionAnalysis(Rules, Ordering):
                 # names stays alive only if it is kept (escape_functions).
                 self.st.names[self.key(s.name)] = self.function_value(s)
         elif t is ast.Assert:
-            pass
+            self.host_read(self.eval(s.test), s)
         # Import, Pass, Global, Nonlocal: nothing to do.
 
     def exec_if(self, s):
@@ -635,7 +635,31 @@ class FunctionAnalysis(Rules, Ordering):
 
     def exec_with(self, s):
         pushed = 0
+        exits = []
         for item in s.items:
+            managed = self.generator_context(item.context_expr)
+            if managed is not None:
+                # A @contextmanager of the run: its code before the yield
+                # runs here, the rest after the body.
+                found, halves = managed
+                module, fn, cls = found
+                args, kwargs = self.eval_args(item.context_expr)
+                self_node = item.context_expr.func.value if isinstance(item.context_expr.func, ast.Attribute) and \
+                    isinstance(item.context_expr.func.value, ast.Name) and \
+                    item.context_expr.func.value.id == "self" else None
+                value = self.inline(halves[0], item.context_expr, args, kwargs, self_node, module=module,
+                                    class_name=cls)
+                stream = None
+                if halves[2] and value:
+                    keys = self.stream_keys(value, item.context_expr)
+                    stream = next(iter(keys)) if len(keys) == 1 else None
+                if halves[2]:
+                    self.f.streams.append(stream)
+                    pushed += 1
+                exits.append((halves[1], item.context_expr, args, kwargs, self_node, module, cls))
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, EMPTY, s)
+                continue
             stream = self.stream_context(item.context_expr)
             if stream is not False:
                 self.f.streams.append(stream)
@@ -649,6 +673,21 @@ class FunctionAnalysis(Rules, Ordering):
         self.exec_block(s.body)
         for _ in range(pushed):
             self.f.streams.pop()
+        for after, node, args, kwargs, self_node, module, cls in reversed(exits):
+            if self.st is None:
+                break
+            self.inline(after, node, args, kwargs, self_node, module=module, class_name=cls)
+
+    def generator_context(self, expr):
+        """((module, def, class), (before, after, enters a stream)) when
+        `expr` calls a @contextmanager function of the run; else None."""
+        if not isinstance(expr, ast.Call):
+            return None
+        found = self.m.resolve_callee(expr.func, self.f.class_name)
+        if found is None or found[1] is None:
+            return None
+        halves = self.m.context_halves(found[1])
+        return (found, halves) if halves is not None else None
 
     def stream_context(self, expr):
         """The stream a `with` makes current (None: unknown), or False when
@@ -1030,6 +1069,11 @@ class FunctionAnalysis(Rules, Ordering):
             buf = self.st.buffers.get(atom)
             if buf is None:
                 continue
+            if atom[1] in self.host_sites and (id(node), atom) not in self.copy_sources:
+                # An operator on host memory runs on the host: it reads what
+                # the copies wrote, and enqueues nothing.
+                self.host_read(frozenset((atom,)), node)
+                continue
             if ready and buf.writes:
                 for wsite, w in buf.writes.items():
                     if wsite != site and not w.ordered_on(stream):
@@ -1063,6 +1107,27 @@ class FunctionAnalysis(Rules, Ordering):
             buf.uses[site] = new_use(stream)
             buf.writes[site] = new_use(stream)
             self.st.buffers[atom] = buf
+
+    def host_read(self, value, node):
+        """The host reads these tensors' elements (`.item()`, formatting,
+        `assert`, `float(t)`): those in host memory must have every device
+        write to them finished, by a synchronization of the host with the
+        writing stream (its synchronize, an event's, the device's)."""
+        if not value:
+            return
+        for atom in self.reachable(value):
+            if atom[0] != "t" or atom[1] not in self.host_sites:
+                continue
+            buf = self.st.buffers.get(atom)
+            if buf is None:
+                continue
+            site = None
+            for wsite, w in buf.writes.items():
+                if w.host or w.stream in (ANY_STREAM, None):
+                    continue
+                if site is None:
+                    site = self.site(node, "use")
+                self.race("host", atom, wsite, w.stream, site, None)
 
     def touched(self, value, node, stream):
         """(use site, tensor atoms) of work on `stream` touching `value`; no
@@ -1242,7 +1307,7 @@ class FunctionAnalysis(Rules, Ordering):
         if t is ast.JoinedStr:
             for v in node.values:
                 if isinstance(v, ast.FormattedValue):
-                    self.eval(v.value)
+                    self.host_read(self.eval(v.value), v)  # formatting reads the elements
             return EMPTY
         if t is ast.Slice:
             for part in (node.lower, node.upper, node.step):
@@ -1292,6 +1357,15 @@ class FunctionAnalysis(Rules, Ordering):
             # Arithmetic on an unknown call's result: a tensor the call made.
             operands = frozenset(a if not (a[0] == "p" and a[1].startswith("<")) else
                                  next(iter(self.materialize(frozenset((a,))))) for a in operands)
+        if not tensor_atoms(operands) and self.ctx_is_side() and has_kind(operands, "p") and \
+                isinstance(node, ast.BinOp) and not has_kind(operands, "c"):
+            # Arithmetic on what the caller handed in, under a side stream:
+            # a kernel there, if it is a tensor (as an unknown call's
+            # argument).
+            self.use(operands, node)
+            operands = self.resolve_foreign(operands)
+            if tensor_atoms(operands):
+                return self.alloc(node, self.ctx)
         if not tensor_atoms(operands):
             if has_kind(operands, "c") and isinstance(node, ast.BinOp):
                 # [None] * depth, a + b: a list of what they hold
@@ -1595,7 +1669,10 @@ class FunctionAnalysis(Rules, Ordering):
                         return self.new_container(node, self.elements(out) if args else EMPTY)
                     return out
                 if func.id in HARMLESS_BUILTINS:
-                    self.eval_args(node)
+                    args, kwargs = self.eval_args(node)
+                    if func.id in HOST_READING_BUILTINS:
+                        for v in list(args) + list(kwargs.values()):
+                            self.host_read(v, node)
                     return EMPTY
         callee = self.eval(func)
         if has_kind(callee, "fn"):
@@ -1785,6 +1862,13 @@ class FunctionAnalysis(Rules, Ordering):
             return self.materialize(out)
         if short in TENSOR_FACTORIES or short in LIKE_FACTORIES:
             if self.on_host(node):
+                if any(k.arg == "pin_memory" and isinstance(k.value, ast.Constant) and k.value.value is True
+                       for k in node.keywords):
+                    # A pinned host buffer: filled and read by the host,
+                    # and by copies on streams.
+                    made = self.alloc(node, None)
+                    self.host_sites.add(next(iter(made))[1])
+                    return made
                 return EMPTY
             if short in TENSOR_FACTORIES and "device" not in kwargs:
                 return EMPTY  # the default device: the host, unless set otherwise
@@ -1982,6 +2066,13 @@ class FunctionAnalysis(Rules, Ordering):
                 self.note_store(dotted(recv_node), v)
                 self.escape(v)
             return EMPTY
+        if meth == "wait" and has_kind(recv, "p") and "event" in (dotted(recv_node) or "").lower():
+            # `self.event.wait(stream)`: an event this analysis did not see
+            # recorded; it may follow anything.
+            streams = self.stream_keys(args[0], node.args[0]) if node.args and args else \
+                ({self.ctx} if self.ctx is not None else set())
+            self.wait_stream(streams or {ANY_STREAM}, ANY_STREAM, node)
+            return EMPTY
         if meth == "wait" and has_kind(recv, "p"):
             return self.call_result(node)  # `t = work.wait()`, `request.wait()`: a tensor, maybe
         if meth in CONTAINER_TAKE or meth in ("wait", "query", "is_completed", "get", "keys", "values",
@@ -2042,6 +2133,11 @@ class FunctionAnalysis(Rules, Ordering):
             self.copy_sources.update((id(node), a) for a in mine)
             if meth == "cpu" or (meth == "to" and self.targets_host(node)):
                 self.copies_to_host.add(id(node))
+        if meth in HOST_SYNC_METHODS and mine and all(a[1] in self.host_sites for a in mine):
+            # `.item()`, `.tolist()`, `.numpy()` of host memory: the host
+            # reads it, and waits for no stream.
+            self.host_read(mine, node)
+            return EMPTY
         self.use(mine | others, node)
         if meth in HOST_SYNC_METHODS or (meth == "cpu" and "non_blocking" not in kwargs):
             ctx = self.ctx

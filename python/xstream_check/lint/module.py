@@ -7,6 +7,11 @@ import os
 from .vocabulary import FUNCTION_NODES, MAX_INLINE_DEPTH, ORDERING_METHODS
 
 
+# Names that make a function worth checking although it names no stream: a
+# pinned buffer a copy fills, an event the host waits on.
+HOST_ORDER_WORDS = {"pin_memory", "Event"}
+
+
 def is_ordering_statement(stmt):
     """An ordering call, or a guard (no else) holding only orderings."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -417,7 +422,9 @@ class Module:
             return self._stream_cache[key]
         self._stream_cache[key] = False  # recursion
         idents, _, calls = self.subtree(func)
-        result = any("stream" in name.lower() for name in idents)
+        # A stream, or a pinned buffer or event that the host waits on (a
+        # copy on the current stream the host reads back).
+        result = any("stream" in name.lower() for name in idents) or bool(idents & HOST_ORDER_WORDS)
         if not result and depth < MAX_INLINE_DEPTH:
             for n in calls:
                 found = self.resolve_callee(n.func, class_name)
@@ -438,6 +445,70 @@ class Module:
                     break
         self._stream_cache[key] = result
         return result
+
+    def context_halves(self, func):
+        """A @contextmanager function split at its one yield: (a def of the
+        code before it, which returns the stream a `with
+        torch.cuda.stream(s): yield` around the yield enters; a def of the
+        code after it, the finally's included; whether a stream is
+        entered). None when it is no such function, or its yield is not
+        where this can split it (at the top, in a try's body, or in a
+        stream context's body)."""
+        key = ("halves", id(func))
+        if key in self._subtree:
+            return self._subtree[key]
+        self._subtree[key] = None
+        if not any((dotted(d) or "").rpartition(".")[2] == "contextmanager" for d in func.decorator_list):
+            return None
+
+        def has_yield(stmt):
+            return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt))
+
+        def split(body):
+            """(before, after, stream expression or None) of a block holding the yield."""
+            for i, stmt in enumerate(body):
+                if not has_yield(stmt):
+                    continue
+                before, after = list(body[:i]), list(body[i + 1:])
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Yield, ast.YieldFrom)):
+                    return before, after, None
+                if isinstance(stmt, ast.Try) and not stmt.orelse:
+                    inner = split(stmt.body)
+                    if inner is None:
+                        return None
+                    return before + inner[0], inner[1] + stmt.finalbody + after, inner[2]
+                if isinstance(stmt, (ast.With,)) and len(stmt.items) == 1:
+                    inner = split(stmt.body)
+                    ctx = stmt.items[0].context_expr
+                    if inner is None or inner[2] is not None or not isinstance(ctx, ast.Call) or not ctx.args:
+                        return None
+                    return before + inner[0], inner[1] + after, ctx.args[0]
+                return None
+            return None
+
+        parts = split(func.body)
+        if parts is None:
+            return None
+        before, after, stream = parts
+
+        def make(body, returns):
+            stmts = list(body) + ([ast.Return(value=returns)] if returns is not None else [])
+            if not stmts:
+                stmts = [ast.Pass()]
+            fn = ast.FunctionDef(name=func.name, args=func.args, body=stmts, decorator_list=[], returns=None,
+                                 type_comment=None)
+            if "type_params" in ast.FunctionDef._fields:
+                fn.type_params = []
+            ast.copy_location(fn, func)
+            fn.end_lineno = func.end_lineno
+            for n in ast.walk(fn):
+                if not hasattr(n, "lineno") and isinstance(n, (ast.stmt, ast.expr)):
+                    ast.copy_location(n, func)
+            self.scopes.setdefault(fn, self.scopes.get(func))
+            return fn
+        halves = (make(before, stream), make(after, None), stream is not None)
+        self._subtree[key] = halves
+        return halves
 
     def is_generator(self, func):
         key = ("gen", func)
@@ -557,7 +628,8 @@ class Module:
         stream: a use on another stream needs one."""
         cached = self._stream_cache.get("module")
         if cached is None:
-            cached = "stream" in self.source_text or "Stream" in self.source_text
+            cached = "stream" in self.source_text or "Stream" in self.source_text or \
+                "pin_memory" in self.source_text or "Event(" in self.source_text
             if not cached and self.program is not None:
                 cached = any(self.program.module_names_stream(t) for t in self.aliases.values())
             self._stream_cache["module"] = cached

@@ -183,7 +183,15 @@ def races_for(analysis, loc, path):
         buf = "'%s'" % r.buffer
         first, second = stream_name(r.first_stream), stream_name(r.second_stream)
         origin = analysis.made_sites.get(r.first_site)
-        if r.kind == "ready" and origin is not None:
+        if r.kind == "host":
+            f = Finding(RULE_USE_BEFORE_READY, path, line, col,
+                        "%s is read by the host before its write on %s is finished; nothing makes the host wait "
+                        "for %s after the write" % (buf, first, first), [], analysis.qualname, buf, first, "host")
+            f.notes.append(Note(path, *loc(r.first_site),
+                                "%s is written on %s here (a copy the host does not wait for); synchronize with "
+                                "%s (%s.synchronize(), or an event recorded after the copy and its "
+                                "synchronize()) before the read" % (buf, first, first, stream_expr(r.first_stream))))
+        elif r.kind == "ready" and origin is not None:
             f = Finding(RULE_USE_BEFORE_READY, path, line, col,
                         "%s is used on %s before its write on %s is ordered before this use; nothing makes %s "
                         "wait for %s after the write" % (buf, second, first, second, first), [],
@@ -281,8 +289,9 @@ def check_tree(tree, path, source, stats=None, module=None):
     counts of what the analysis did. `module`: the file's Module when it is
     part of a Program (its imports from the run are followed)."""
     if module is None:
-        if "stream" not in source and "Stream" not in source:
-            return []  # a use on another stream needs a stream
+        if "stream" not in source and "Stream" not in source and "pin_memory" not in source and \
+                "Event(" not in source:
+            return []  # a use on another stream needs a stream; a host read, a pinned buffer or an event
         module = Module(tree, path, source.splitlines())
     elif not module.streamy():
         return []

@@ -112,7 +112,9 @@ class Rules:
         if self.pending:
             program = self.root.program
             fn = self.func.name
-            if program.a_caller_orders(fn) if program is not None else \
+            # A method's callers are taken from its own module (see
+            # entry_races_at_callers).
+            if program.a_caller_orders(fn) if program is not None and self.class_name is None else \
                     ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
                 self.pending = {}
 
@@ -170,7 +172,10 @@ class Rules:
         fn = getattr(self.func, "name", None)
         if fn is None:
             return
-        if program.a_caller_orders(fn, before=True) if program is not None else \
+        # A method is called through self or an instance of its class, most
+        # often in its own module: a function of the same name elsewhere in
+        # the run is not its caller.
+        if program.a_caller_orders(fn, before=True) if program is not None and self.class_name is None else \
                 ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], before=True):
             for key in self.entry_races:
                 self.races.pop(key, None)
@@ -243,7 +248,7 @@ class Rules:
         # Another method of the class orders the two streams (the object's
         # own protocol across calls, which one analysis does not see whole):
         # not known to be unordered.
-        if self.class_orders_later(second_stream, first_stream):
+        if second_stream is not None and self.class_orders_later(second_stream, first_stream):
             return
         # Streams that signal each other through device memory (a kernel
         # spinning on a flag another stream writes): the order is in the
@@ -257,6 +262,11 @@ class Rules:
     def free(self, atom, site, name, how, keep=False):
         buf = self.st.buffers.get(atom)
         if buf is None:
+            return
+        if atom[1] in self.host_sites:
+            # Host memory: PyTorch's host allocator keeps a pinned block until
+            # the copies that used it are done.
+            del self.st.buffers[atom]
             return
         self.free_sites.add(site)
         if self.f.depth > 0 and isinstance(atom[1], int):

@@ -160,6 +160,10 @@ PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", 
                          "filter", "dict", "set", "frozenset"}
 
 
+# Builtins that read the elements of a tensor they are given (on the host).
+HOST_READING_BUILTINS = {"print", "repr", "str", "format", "int", "float", "bool", "sum", "any", "all", "min",
+                         "max", "abs", "round"}
+
 # Calls that return their second argument as it is.
 TYPE_CASTS = {"typing.cast", "typing_extensions.cast"}
 

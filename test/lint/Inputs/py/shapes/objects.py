@@ -3,7 +3,7 @@
 # stream context kept in a name. Each bug is followed by its fixed twin,
 # which must stay silent.
 from collections import deque
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import cast
 
 import torch
@@ -214,3 +214,89 @@ def gather_then_overwrite_signalled(A, out, peer, signals, symm):
         A.copy_(peer)
         symm.stream_write_value32(signals, 0, 1)
     torch.cuda.current_stream().wait_stream(side)
+
+
+@contextmanager
+def acquire(stream, event):
+    # A custom stream context: waits for the event on entry, records it on
+    # exit. Its code before the yield runs where the with is entered.
+    event.wait(stream)
+    try:
+        yield
+    finally:
+        event.record(stream)
+
+
+@contextmanager
+def side_stream(stream):
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        yield
+    torch.cuda.current_stream().wait_stream(stream)
+
+
+class NodeUnacquired:
+    def __init__(self):
+        self.stream = torch.cuda.Stream()
+        self.event = torch.cuda.Event()
+
+    def backward(self, grad):
+        with torch.cuda.stream(self.stream):
+            out = grad * 2  # CHECK: [[@LINE]]:19: warning: 'grad' is used on stream 'self.stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        return out
+
+
+class NodeAcquired:
+    def __init__(self):
+        self.stream = torch.cuda.Stream()
+        self.event = torch.cuda.Event()
+
+    def backward(self, grad):
+        with acquire(self.stream, self.event):
+            with torch.cuda.stream(self.stream):
+                out = grad * 2
+        return out
+
+
+def scale_on_side_stream(x):
+    # side_stream() waits for the current stream, enters the side stream and
+    # joins it back: the with's body runs on it, ordered both ways.
+    s = torch.cuda.Stream()
+    with side_stream(s):
+        y = x * 2
+    return y
+
+
+def read_back_unsynced(x):
+    # The host reads a copy the side stream has not finished.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        host = x.to("cpu", non_blocking=True)
+    return host.tolist()  # CHECK: [[@LINE]]:12: warning: 'host' is read by the host before its write on stream 'side' is finished{{.*}}[xstream-use-before-ready]
+
+
+def read_back_synced(x):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        host = x.to("cpu", non_blocking=True)
+    side.synchronize()
+    return host.tolist()
+
+
+def pinned_check_unsynced(x):
+    dst = torch.empty(x.shape, dtype=x.dtype, device="cpu", pin_memory=True)
+    dst.copy_(x, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    assert dst.sum() > 0  # CHECK: [[@LINE]]:12: warning: 'dst' is read by the host before its write on the current stream is finished{{.*}}[xstream-use-before-ready]
+
+
+def pinned_check_synced(x):
+    dst = torch.empty(x.shape, dtype=x.dtype, device="cpu", pin_memory=True)
+    dst.copy_(x, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+    done.synchronize()
+    assert dst.sum() > 0
