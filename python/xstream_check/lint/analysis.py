@@ -147,6 +147,8 @@ class FunctionAnalysis(Rules, Ordering):
         self.collect_waits = None  # (waiter, waited) stream pairs, likewise
         self.record_streams = {}  # record site -> the streams its event may be recorded on
         self._object_facts = None
+        self._object_seeded = False
+        self.wait_log = []  # (waiting streams, waited stream): see seed_object_writes
 
     # ----- sites and keys -------------------------------------------------
     @property
@@ -221,8 +223,15 @@ class FunctionAnalysis(Rules, Ordering):
         site = self.site(self.func, "entry")
         self.made_sites[site] = ENTRY
         self.st.made[ENTRY] = (site, new_use(CURRENT))
-        # What other methods of the object made on its streams, for the
-        # attributes that hold it (objects.stored_streams).
+
+    def seed_object_writes(self):
+        """What other methods of the object made on its streams, for the
+        attributes that hold it (objects.stored_streams): seeded when an
+        attribute first needs it, with the waits this function made before
+        then (wait_log) applied."""
+        if self._object_seeded:
+            return
+        self._object_seeded = True
         facts = self.object_facts()
         for stream in sorted({s for streams in facts.writers.values() for s in streams}):
             origin = ("entry", stream)
@@ -232,6 +241,9 @@ class FunctionAnalysis(Rules, Ordering):
             waiters = facts.waiters.get(stream)
             if waiters:
                 use = use._replace(ordered=use.ordered | waiters)
+            for waiting, waited in self.wait_log:
+                if waited == ANY_STREAM or use.ordered_on(waited):
+                    use = use._replace(ordered=use.ordered | waiting)
             self.st.made[origin] = (site, use)
 
     def object_facts(self):
@@ -263,7 +275,10 @@ class FunctionAnalysis(Rules, Ordering):
         tail = rest[len(attr):]
         if tail and not tail.startswith("["):
             return None  # self.x.grad: another tensor
-        return self.attribute_streams().get(attr)
+        kept = self.attribute_streams().get(attr)
+        if kept and self.st is not None:
+            self.seed_object_writes()
+        return kept
 
     def note_store(self, text, value):
         """While a class's methods are read (objects.stored_streams): the
@@ -1062,7 +1077,8 @@ class FunctionAnalysis(Rules, Ordering):
         if stream is None:
             return
         if stream != CURRENT or (self.side_made and any(a[0] == "p" and a[1] in self.side_made for a in value)) \
-                or (self.attribute_streams() and any(a[0] == "p" and self.attribute_facts(a[1]) for a in value)):
+                or (any(a[0] == "p" and a[1].startswith("self.") for a in value) and
+                    any(a[0] == "p" and self.attribute_facts(a[1]) for a in value)):
             value = self.materialize(value, evidence=False)
         site, atoms = self.touched(value, node, stream)
         for atom in atoms:

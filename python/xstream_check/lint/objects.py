@@ -24,6 +24,10 @@ from .vocabulary import CONTAINER_ADD, CURRENT
 
 # Bases followed, as Module.method does.
 MAX_BASE_DEPTH = 4
+# Methods longer than this are not read for facts (the bound of a helper
+# interpreted at a call, analysis.MAX_INLINE_LINES): an object's state is
+# kept by its small methods.
+MAX_METHOD_LINES = 200
 
 
 def class_methods(module, class_name, depth=0, seen=None):
@@ -103,6 +107,13 @@ def closure(waits):
     return out
 
 
+def waits_in(module, func):
+    """Whether a def calls wait_stream, wait_event or wait, or a function
+    whose name says it waits (`_wait_for_batch`)."""
+    idents, _, calls = module.subtree(func)
+    return any(i in ("wait_stream", "wait_event") or "wait" in i.lower() for i in idents)
+
+
 def stored_streams(module, class_name):
     """The ObjectFacts of a class; NO_FACTS while another class's facts are
     being collected."""
@@ -121,7 +132,10 @@ def stored_streams(module, class_name):
     facts, waits = {}, set()
     try:
         for m, fn, cls in class_methods(module, class_name):
-            if not m.deals_with_streams(fn, cls):
+            # The methods that store on self, or wait (directly or in a
+            # helper they call) for a stream.
+            if not (stored_attribute(fn) or waits_in(m, fn)) or not m.deals_with_streams(fn, cls) or \
+                    (fn.end_lineno or fn.lineno) - fn.lineno > MAX_METHOD_LINES:
                 continue
             analysis = FunctionAnalysis(m, fn, cls, "%s.%s" % (cls, fn.name))
             analysis.collect = facts

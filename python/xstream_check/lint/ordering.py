@@ -68,8 +68,11 @@ class Ordering:
         records = frozenset(a[1] for a in event if a[0] == "e")
         if not records or not streams:
             return
+        recorded_on = {s for r in records for s in self.record_streams.get(r, ())}
         if self.collect_waits is not None:
-            self.note_wait(streams, {s for r in records for s in self.record_streams.get(r, ())})
+            self.note_wait(streams, recorded_on)
+        for other in recorded_on:
+            self.wait_log.append((frozenset(streams), other))
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):
@@ -91,6 +94,7 @@ class Ordering:
         if other is None or not streams:
             return
         self.note_wait(streams, (other,))
+        self.wait_log.append((frozenset(streams), other))
         self.waited_streams.add(other)
         site = self.site(node, "wait")
         for stream in streams:
