@@ -204,6 +204,10 @@ void api_host_access(std::uint64_t addr, std::uint64_t size, int access, const c
   emit_use(addr, size, 0, access, name, stack, UseWhat::kHostAccess);
 }
 
+void api_set_thread_start_hook(void (*hook)(void)) { set_thread_start_hook(hook); }
+
+void api_set_pinned_memory_hook(void (*hook)(void)) { set_pinned_memory_hook(hook); }
+
 const xsc_host_api kHostApi = {
     XSC_HOST_API_VERSION,
     api_intern_frames,
@@ -221,6 +225,8 @@ const xsc_host_api kHostApi = {
     api_operator_writes,
     api_pinned_memory_seen,
     api_host_access,
+    api_set_thread_start_hook,
+    api_set_pinned_memory_hook,
 };
 
 std::string own_directory() {
