@@ -208,6 +208,19 @@ void api_set_thread_start_hook(void (*hook)(void)) { set_thread_start_hook(hook)
 
 void api_set_pinned_memory_hook(void (*hook)(void)) { set_pinned_memory_hook(hook); }
 
+std::uint32_t api_backward_stack(const char* node, std::uint32_t forward_stack) {
+  Session* session = session_unlocked();
+  if (session == nullptr || node == nullptr || *node == '\0' || forward_stack == kNoStack)
+    return kNoStack;
+  std::vector<Frame> frames = session->stacks().frames(forward_stack);
+  if (frames.empty()) return kNoStack;
+  Frame head;
+  head.function = node;
+  head.autograd_node = true;
+  frames.insert(frames.begin(), std::move(head));
+  return session->stacks().intern_frames(std::move(frames));
+}
+
 const xsc_host_api kHostApi = {
     XSC_HOST_API_VERSION,
     api_intern_frames,
@@ -227,6 +240,7 @@ const xsc_host_api kHostApi = {
     api_host_access,
     api_set_thread_start_hook,
     api_set_pinned_memory_hook,
+    api_backward_stack,
 };
 
 std::string own_directory() {

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "runtime/torch/allocator_tracker.h"
+#include "runtime/torch/autograd_nodes.h"
 #include "runtime/torch/cuda_init_hook.h"
 #include "runtime/torch/host_views.h"
 #include "runtime/torch/operator_access.h"
@@ -100,6 +101,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
     return g_state.load() == State::kGaveUp ? 1 : 0;
   g_api = api;
   g_stacks = new PythonStacks(api);
+  init_autograd_nodes(api);
   init_host_views(api);
 
   std::string built_for;

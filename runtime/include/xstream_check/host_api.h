@@ -15,7 +15,7 @@ extern "C" {
 
 /* Version 2 added the operator fields at the end of xsc_host_api, version 3
  * the host accesses of pinned memory, version 4 the thread-start and
- * pinned-memory hooks. */
+ * pinned-memory hooks and backward stacks. */
 #define XSC_HOST_API_VERSION 4
 
 typedef struct xsc_frame {
@@ -116,6 +116,11 @@ typedef struct xsc_host_api {
    * thread that allocated it, before the allocation is fed; at once when
    * that happened already. */
   void (*set_pinned_memory_hook)(void (*hook)(void));
+  /* A stack for work an autograd node's backward does: a frame naming the
+   * node (`node`, "NllLossBackward0"), then the frames of `forward_stack`,
+   * the stack of the forward call that created the node. 0 when either is
+   * missing. */
+  uint32_t (*backward_stack)(const char* node, uint32_t forward_stack);
 } xsc_host_api;
 
 /* Exported by libxstream_check.so: the table for producers that live in the
