@@ -228,6 +228,12 @@ def summarize(name, has_bug, samples, outputs):
 
 
 def main():
+    # The real training workloads (eager, torch.compile, Hugging Face, FSDP2,
+    # DDP), native against checked, pair by pair: bench/real/run.py, which
+    # takes the remaining arguments (--pairs, --workloads, --profile).
+    if len(sys.argv) > 1 and sys.argv[1] == "real":
+        real = os.path.join(ROOT, "bench", "real", "run.py")
+        os.execv(sys.executable, [sys.executable, real] + sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-gpu"))
     ap.add_argument("--out", required=True)

@@ -204,6 +204,23 @@ void api_host_access(std::uint64_t addr, std::uint64_t size, int access, const c
   emit_use(addr, size, 0, access, name, stack, UseWhat::kHostAccess);
 }
 
+void api_set_thread_start_hook(void (*hook)(void)) { set_thread_start_hook(hook); }
+
+void api_set_pinned_memory_hook(void (*hook)(void)) { set_pinned_memory_hook(hook); }
+
+std::uint32_t api_backward_stack(const char* node, std::uint32_t forward_stack) {
+  Session* session = session_unlocked();
+  if (session == nullptr || node == nullptr || *node == '\0' || forward_stack == kNoStack)
+    return kNoStack;
+  std::vector<Frame> frames = session->stacks().frames(forward_stack);
+  if (frames.empty()) return kNoStack;
+  Frame head;
+  head.function = node;
+  head.autograd_node = true;
+  frames.insert(frames.begin(), std::move(head));
+  return session->stacks().intern_frames(std::move(frames));
+}
+
 const xsc_host_api kHostApi = {
     XSC_HOST_API_VERSION,
     api_intern_frames,
@@ -221,6 +238,9 @@ const xsc_host_api kHostApi = {
     api_operator_writes,
     api_pinned_memory_seen,
     api_host_access,
+    api_set_thread_start_hook,
+    api_set_pinned_memory_hook,
+    api_backward_stack,
 };
 
 std::string own_directory() {

@@ -183,6 +183,9 @@ StackId capture_launch_stack();
 // for the GIL could deadlock), else the native stack.
 StackId capture_sync_stack();
 void set_launch_stack_hook(std::uint32_t (*hook)(void));
+// Run in each thread the interposed pthread_create starts, before its start
+// routine (runtime/host/thread_start.cpp).
+void set_thread_start_hook(void (*hook)(void));
 // Return addresses of the calling thread, innermost first, with the unwinder
 // capture_stack uses (libunwind when loadable). The first call loads it; the
 // fatal-signal report calls it once at install time for that reason.

@@ -41,13 +41,14 @@ std::uint64_t hash_frames(const std::vector<Frame>& frames) {
     h = mix(h, f.line);
     h = hash_string(h, f.module);
     h = mix(h, f.pc);
+    h = mix(h, f.autograd_node ? 1 : 0);
   }
   return h;
 }
 
 bool same_frame(const Frame& a, const Frame& b) {
   return a.pc == b.pc && a.line == b.line && a.function == b.function &&
-         a.file == b.file && a.module == b.module;
+         a.file == b.file && a.module == b.module && a.autograd_node == b.autograd_node;
 }
 
 bool same_frames(const std::vector<Frame>& a, const std::vector<Frame>& b) {

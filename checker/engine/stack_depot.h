@@ -21,6 +21,10 @@ struct Frame {
   std::uint32_t line = 0;
   std::string module;    // shared object / executable path
   std::uint64_t pc = 0;  // 0 for frames that never had one (Python, replay)
+  // An autograd node (`function` is its name, "NllLossBackward0"): the
+  // stack is of work its backward did, and the frames after it are the
+  // forward call that created the node (no source position of its own).
+  bool autograd_node = false;
 };
 
 // Turns a program counter into a Frame. The runtime installs one backed by

@@ -261,20 +261,22 @@ std::string_view torch_package_tail(std::string_view file) {
   return std::string_view();
 }
 
-// PyTorch's Python machinery between the user's call and the work: module
-// calls and their hooks (Module._wrapped_call_impl, Module._call_impl,
-// BackwardHook), autograd's entry points and custom Function.apply, and
-// TorchDynamo's frames. They forward a call the user's frame made.
+// PyTorch's Python code between the user's call and the work: module calls
+// and their hooks (Module._wrapped_call_impl, Module._call_impl,
+// BackwardHook), the modules' own forward (torch/nn/modules/linear.py's
+// F.linear call), the functional layer, autograd's entry points and custom
+// Function.apply, TorchDynamo's frames, the optimizers: any Python file of
+// the installed torch package. They carry out a call the user's frame made,
+// and the user changes that line, not PyTorch's.
 bool torch_machinery_frame(const Frame& frame) {
   const std::string_view tail = torch_package_tail(frame.file);
-  if (tail.empty() || !ends_with(tail, ".py")) return false;
-  return tail == "nn/modules/module.py" || tail == "utils/hooks.py" || starts_with(tail, "autograd/") ||
-         starts_with(tail, "_dynamo/");
+  return !tail.empty() && ends_with(tail, ".py");
 }
 
 }  // namespace
 
 std::string_view frame_role(const Frame& frame) {
+  if (frame.autograd_node) return kAutogradNodeRole;
   if (own_frame(frame)) return kOwnFrameRole;
   if (torch_machinery_frame(frame)) return kTorchMachineryRole;
   return cuda_frame_role(frame);
@@ -370,7 +372,12 @@ std::string site_text(const std::vector<Frame>& frames) {
     text = "(" + frame.module + "+" + hex(frame.pc) + ")";
   }
   if (!frame.function.empty()) text += (text.empty() ? "in " : " in ") + frame.function;
-  return text.empty() ? "<unknown>" : text;
+  if (text.empty()) return "<unknown>";
+  // Work of a backward pass: the line is its node's forward call.
+  for (std::size_t i = 0; i < at; ++i)
+    if (frames[i].autograd_node && !frames[i].function.empty())
+      return text + " (backward of " + frames[i].function + ")";
+  return text;
 }
 
 namespace {

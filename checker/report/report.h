@@ -98,6 +98,9 @@ std::size_t locating_frame(const std::vector<Frame>& frames);
 // machinery (frame_role).
 inline constexpr std::string_view kOwnFrameRole = "xstream-check";
 inline constexpr std::string_view kTorchMachineryRole = "PyTorch machinery";
+// A frame naming the autograd node whose backward did the work; the frames
+// after it are the forward call that created the node.
+inline constexpr std::string_view kAutogradNodeRole = "autograd node; created by the forward call below";
 // What an API frame is, for marking it in a stack: "CUDA runtime", "CUDA
 // driver", "kernel launch stub", "annotation"; empty for the user's frames.
 std::string_view cuda_frame_role(const Frame& frame);

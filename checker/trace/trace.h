@@ -16,7 +16,7 @@
 namespace xsc {
 
 inline constexpr std::string_view kTraceFormatName = "xstream-trace";
-inline constexpr std::uint64_t kTraceVersion = 4;
+inline constexpr std::uint64_t kTraceVersion = 5;
 // The oldest version a reader still reads (version 1 lacks the host
 // function and thread start kinds, version 2 the operator uses and the
 // test kind, version 3 the unchecked kind, and nothing else).

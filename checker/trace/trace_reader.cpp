@@ -522,6 +522,14 @@ bool Reader::stack_definition(const Fields& f) {
       } else if (key == "pc") {
         if (value.get_uint64().get(number)) return bad_type("an unsigned integer");
         frame.pc = number;
+      } else if (key == "node") {
+        bool node = false;
+        if (value.get_bool().get(node)) return bad_type("true or false");
+        if (version_ < 5)
+          return fail("stack frame " + std::to_string(index) +
+                      " field 'node' needs trace version 5 (the header says " +
+                      std::to_string(version_) + ")");
+        frame.autograd_node = node;
       }
     }
     frames.push_back(std::move(frame));

@@ -100,6 +100,7 @@ void TraceWriter::define_stack(StackId id, const StackDepot& stacks) {
     if (f.line != 0) frame["line"] = f.line;
     if (!f.module.empty()) frame["mod"] = f.module;
     if (f.pc != 0) frame["pc"] = f.pc;
+    if (f.autograd_node) frame["node"] = true;
     frames.push_back(std::move(frame));
   }
   buffer_ += dump({{"t", "stack"}, {"id", id}, {"frames", frames}});

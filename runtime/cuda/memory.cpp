@@ -9,14 +9,22 @@ namespace xsc::rt {
 
 namespace {
 std::atomic<bool> g_pinned_memory_seen{false};
+std::atomic<void (*)(void)> g_pinned_memory_hook{nullptr};
 }  // namespace
 
 bool pinned_memory_seen() { return g_pinned_memory_seen.load(std::memory_order_relaxed); }
-void note_pinned_memory() { g_pinned_memory_seen.store(true, std::memory_order_relaxed); }
+void note_pinned_memory() {
+  if (g_pinned_memory_seen.exchange(true, std::memory_order_acq_rel)) return;
+  if (auto hook = g_pinned_memory_hook.load(std::memory_order_acquire)) hook();
+}
+void set_pinned_memory_hook(void (*hook)(void)) {
+  g_pinned_memory_hook.store(hook, std::memory_order_release);
+  if (hook != nullptr && g_pinned_memory_seen.load(std::memory_order_acquire)) hook();
+}
 
 void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind) {
   if (addr == 0 || !enabled()) return;
-  if (kind == AllocKind::kPinnedHost) g_pinned_memory_seen.store(true, std::memory_order_relaxed);
+  if (kind == AllocKind::kPinnedHost) note_pinned_memory();
   Event event;
   event.kind = EventKind::kAlloc;
   event.addr = addr;

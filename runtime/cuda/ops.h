@@ -34,6 +34,8 @@ void on_free(Addr addr, StreamId stream, FreeKind kind);
 // True once a pinned host allocation was fed (host accesses matter only then).
 bool pinned_memory_seen();
 void note_pinned_memory();
+// Called once, when pinned memory is first noted (at once when it was).
+void set_pinned_memory_hook(void (*hook)(void));
 void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
              bool synchronous);
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream);

@@ -22,6 +22,9 @@ namespace {
 using PthreadCreate = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 std::atomic<EventId> next_token{1};
+// The PyTorch adapter's: run in each started thread before its own start
+// routine (it marks the thread for the operator-write kernels).
+std::atomic<void (*)(void)> thread_start_hook{nullptr};
 
 struct ThreadStart {
   void* (*start)(void*) = nullptr;
@@ -41,6 +44,7 @@ void* start_thread(void* raw) {
   const ThreadStart start = *static_cast<ThreadStart*>(raw);
   delete static_cast<ThreadStart*>(raw);
   if (enabled()) emit_edge(EventKind::kThreadStart, start.token);
+  if (auto hook = thread_start_hook.load(std::memory_order_acquire)) hook();
   return start.start(start.arg);
 }
 
@@ -50,6 +54,11 @@ PthreadCreate real_pthread_create() {
 }
 
 }  // namespace
+
+void set_thread_start_hook(void (*hook)(void)) {
+  thread_start_hook.store(hook, std::memory_order_release);
+}
+
 }  // namespace xsc::rt
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(

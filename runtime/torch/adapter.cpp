@@ -7,6 +7,12 @@
 //                                                nothing is left to do
 //   uint32_t xsc_torch_launch_stack(void)        the calling thread's Python
 //                                                stack as a depot id (0: none)
+//   void xsc_torch_after_cuda_init(void)         Python, GIL held: what the
+//                                                operator writes need of Python
+//   int xsc_torch_install_operators(void)        operator writes without CUDA
+//                                                (XSC_TORCH_OP_DEVICE=cpu: the
+//                                                CPU tests and bench/torch_op_hook.py)
+//   const char* xsc_torch_operator_stats(void)   the operator-write counters
 #include <dlfcn.h>
 
 #include <atomic>
@@ -14,6 +20,7 @@
 #include <string>
 
 #include "runtime/torch/allocator_tracker.h"
+#include "runtime/torch/autograd_nodes.h"
 #include "runtime/torch/cuda_init_hook.h"
 #include "runtime/torch/host_views.h"
 #include "runtime/torch/operator_access.h"
@@ -78,6 +85,7 @@ State try_install() {
 // same rule PyTorch's own memory-history recorder follows) yields the Python
 // line of a launch such as `x @ weight`.
 std::uint32_t launch_stack_hook() {
+  adopt_current_thread();
   return g_stacks != nullptr ? g_stacks->capture_for_launch(/*may_take_gil=*/true) : 0;
 }
 
@@ -93,6 +101,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_attach(const xsc
     return g_state.load() == State::kGaveUp ? 1 : 0;
   g_api = api;
   g_stacks = new PythonStacks(api);
+  init_autograd_nodes(api);
   init_host_views(api);
 
   std::string built_for;
@@ -133,4 +142,31 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_poll(void) {
 
 extern "C" __attribute__((visibility("default"))) std::uint32_t xsc_torch_launch_stack(void) {
   return launch_stack_hook();
+}
+
+extern "C" __attribute__((visibility("default"))) void xsc_torch_after_cuda_init(void) {
+  patch_higher_order_operators();
+}
+
+extern "C" __attribute__((visibility("default"))) int xsc_torch_install_operators(void) {
+  if (g_api == nullptr) return 1;
+  std::string why;
+  if (!install_operator_access(g_api, &why)) {
+    notice("PyTorch operator writes not observed: " + why);
+    return 1;
+  }
+  patch_higher_order_operators();
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) const char* xsc_torch_operator_stats(void) {
+  static thread_local std::string text;
+  const OperatorAccessCounts c = operator_access_counts();
+  text = std::string("mechanism=") + operator_access_mechanism() +
+         " writer_operators=" + std::to_string(c.writer_operators) +
+         " writer_calls=" + std::to_string(c.writer_calls) +
+         " followed=" + std::to_string(c.followed) + " fed=" + std::to_string(c.fed) +
+         " host_calls=" + std::to_string(c.host_calls) +
+         " adopted_threads=" + std::to_string(c.adopted_threads);
+  return text.c_str();
 }

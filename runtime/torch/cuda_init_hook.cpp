@@ -19,6 +19,13 @@ def _xsc_install(adapter_path):
             ctypes.CDLL(adapter_path).xsc_torch_poll()
         except Exception:
             pass
+        # Higher-order operators fall through the operator-write key
+        # (operator_access.cpp); the GIL stays held.
+        try:
+            import ctypes
+            ctypes.PyDLL(adapter_path).xsc_torch_after_cuda_init()
+        except Exception:
+            pass
         # Host views of pinned tensors (host_views.cpp); the GIL stays held.
         try:
             import ctypes

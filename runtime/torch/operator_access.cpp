@@ -1,6 +1,8 @@
 #include "runtime/torch/operator_access.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -13,17 +15,38 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
 
 #include "runtime/torch/host_views.h"
+#include "runtime/torch/python_api.h"
+#include "runtime/torch/trace_steps.h"
 
 namespace xsc::torch_adapter {
 namespace {
 
 const xsc_host_api* g_api = nullptr;
+
+// The dispatch key the writer kernels are registered on: a mode key (the
+// threads that run operators include it in their dispatch keys), above every
+// key PyTorch uses but the pre-dispatch and Python-dispatcher ones, so a
+// writer kernel sees an operator call before autocast, autograd, functorch
+// and Python modes, as a RecordFunction callback does. Nothing in PyTorch
+// registers on it (its name says it is for PyTorch's own tests).
+constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+
+// The device whose tensors' writes are fed: CUDA, or the CPU when
+// XSC_TORCH_OP_DEVICE=cpu (bench/torch_op_hook.py and the CPU tests of the
+// interception; writes are then reported on stream 0).
+c10::DeviceType g_device = c10::DeviceType::CUDA;
+
+std::atomic<std::uint64_t> g_writer_calls{0}, g_followed{0}, g_fed{0}, g_host_calls{0},
+    g_writer_operators{0}, g_adopted{0};
 
 // In-place aten operators that do not write all of `self`: the ones that
 // write the indexed, the masked, the diagonal or a triangle (another stream
@@ -59,7 +82,7 @@ bool marked_written(const c10::Argument& arg) {
 
 // Which arguments of one operator count as written whole, from its schema.
 struct OperatorWrites {
-  std::string name, overload;          // to confirm a cache hit
+  std::string name;                    // "aten::add_", for reports
   std::vector<std::uint8_t> written;   // per argument, in schema order
   bool any = false;
 };
@@ -72,28 +95,287 @@ struct OperatorWrites {
 // (_native_batch_norm_legit's running statistics only when training,
 // _fused_adam_'s gradients only with a grad scale), and a write that did not
 // happen, counted, would be a false report on a stream that only reads.
-OperatorWrites* describe(const at::RecordFunction& fn) {
-  auto* writes = new OperatorWrites;
-  writes->name = fn.name();
-  writes->overload = fn.overload_name();
-  const std::optional<c10::FunctionSchema> schema = fn.operator_schema();
-  if (!schema.has_value()) return writes;
-  std::string_view base(schema->name());
+OperatorWrites describe(const c10::FunctionSchema& schema) {
+  OperatorWrites writes;
+  writes.name = schema.name();
+  std::string_view base(schema.name());
   if (base.substr(0, 6) != "aten::") return writes;
   base.remove_prefix(6);
   const bool in_place = !base.empty() && base.back() == '_' && !partial_writer(base);
-  for (const c10::Argument& arg : schema->arguments()) {
+  for (const c10::Argument& arg : schema.arguments()) {
     const bool marked = marked_written(arg);
     const bool whole = marked && (arg.kwarg_only() || (in_place && arg.name() == "self"));
-    writes->written.push_back(whole ? 1 : 0);
-    writes->any = writes->any || whole;
+    writes.written.push_back(whole ? 1 : 0);
+    writes.any = writes.any || whole;
   }
   return writes;
 }
 
-// Schemas live as long as their operators, so the name and overload
-// pointers RecordFunction hands out identify an operator. Entries are never
-// freed; the strings are compared on each hit all the same.
+// Operators inside an operator this thread is already following (a
+// composite's pieces) are left to it: its schema says what its caller's
+// tensors become.
+thread_local int t_depth = 0;
+// Likewise host operators inside a host operator this thread follows
+// (aten::item's aten::_local_scalar_dense): the outer one is the access.
+thread_local int t_host_depth = 0;
+
+// ---- the device path: one operator call that writes tensors whole ----------
+
+void keep(const at::Tensor& t, c10::SmallVectorImpl<at::Tensor>* out) {
+  if (t.defined() && t.device().type() == g_device && t.layout() == c10::kStrided)
+    out->push_back(t);
+}
+
+void collect(const c10::IValue& value, c10::SmallVectorImpl<at::Tensor>* out) {
+  if (value.isTensor()) {
+    keep(value.toTensor(), out);
+  } else if (value.isTensorList()) {
+    for (const at::Tensor& t : value.toTensorVector()) keep(t, out);
+  } else if (value.isList()) {  // Tensor?[]
+    for (const c10::IValue& element : value.toListRef())
+      if (element.isTensor()) keep(element.toTensor(), out);
+  }
+}
+
+// What a followed call keeps from its start to its end: the written tensors
+// (their data may move, for an out= argument the operator resizes, so the
+// bytes are read at the end), the stream and the mark of enqueued work.
+struct DeviceCall {
+  const char* name = nullptr;
+  std::uint64_t stream = 0;
+  std::uint64_t mark = 0;
+  c10::SmallVector<at::Tensor, 2> tensors;
+};
+
+// At the start of an outermost writer operator: its written tensors, if
+// any lies on the device (all on one device, whose current stream its
+// kernels go to). True when the call is followed (t_depth raised).
+bool begin_device_call(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> inputs,
+                       DeviceCall* call) {
+  if (inputs.size() != writes.written.size()) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (writes.written[i]) collect(inputs[i], &call->tensors);
+  if (call->tensors.empty()) return false;
+  const c10::DeviceIndex device = call->tensors.front().device().index();
+  for (const at::Tensor& t : call->tensors)
+    if (t.device().index() != device) return false;
+  call->name = writes.name.c_str();
+  call->stream =
+      g_device == c10::DeviceType::CUDA
+          ? reinterpret_cast<std::uint64_t>(c10::cuda::getCurrentCUDAStream(device).stream())
+          : 0;
+  call->mark = g_api->enqueue_mark();
+  ++t_depth;
+  g_followed.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+// The bytes a written tensor certainly covers: all of them when it is dense
+// (no gaps, no overlap: a contiguous tensor, a permuted one), else only its
+// first element (a strided view's elements are spread among bytes other
+// views may own).
+bool written_bytes(const at::Tensor& t, xsc_operator_write* out) {
+  const std::int64_t numel = t.numel();
+  if (numel <= 0) return false;
+  const void* data = t.const_data_ptr();
+  if (data == nullptr) return false;
+  const auto element = static_cast<std::uint64_t>(t.element_size());
+  out->addr = reinterpret_cast<std::uint64_t>(data);
+  out->size = t.is_non_overlapping_and_dense() ? static_cast<std::uint64_t>(numel) * element
+                                               : element;
+  return true;
+}
+
+// When the followed operator returned (or threw: what it enqueued before
+// still ran).
+void end_device_call(const DeviceCall& call) noexcept {
+  --t_depth;
+  // Nothing enqueued on the stream while the operator ran: it wrote
+  // nothing there (record_stream, resize_, a collective on its own stream).
+  if (g_api->enqueued_since(call.stream, call.mark) == 0) return;
+  c10::SmallVector<xsc_operator_write, 2> writes;
+  for (const at::Tensor& t : call.tensors) {
+    xsc_operator_write w{};
+    try {
+      if (written_bytes(t, &w)) writes.push_back(w);
+    } catch (...) {
+      // A tensor without storage (a fake or functional wrapper): no bytes.
+    }
+  }
+  if (writes.empty()) return;
+  g_fed.fetch_add(1, std::memory_order_relaxed);
+  g_api->operator_writes(call.name, call.stream, call.mark, writes.data(), writes.size());
+}
+
+// ---- the dispatcher mechanism: a kernel per writer operator ----------------
+
+// Registered on kKey for one writer operator: follows the call when it is
+// the outermost one on this thread, and hands it on to the keys below.
+class WriterKernel final : public c10::OperatorKernel {
+ public:
+  explicit WriterKernel(const OperatorWrites* writes) : writes_(writes) {}
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                  torch::jit::Stack* stack) {
+    const c10::DispatchKeySet below =
+        keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kKey);
+    g_writer_calls.fetch_add(1, std::memory_order_relaxed);
+    DeviceCall call;
+    bool followed = false;
+    if (t_depth == 0 && stack->size() >= writes_->written.size()) {
+      const std::size_t n = writes_->written.size();
+      followed = begin_device_call(
+          *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &call);
+    }
+    if (!followed) {
+      op.redispatchBoxed(below, stack);
+      return;
+    }
+    struct End {
+      const DeviceCall& call;
+      ~End() { end_device_call(call); }
+    } end{call};
+    op.redispatchBoxed(below, stack);
+  }
+
+ private:
+  const OperatorWrites* writes_;  // never freed: kernels live as long as the process
+};
+
+std::mutex g_register_mu;
+// Kept for the life of the process: dropping one would deregister.
+std::vector<c10::RegistrationHandleRAII>* g_registrations = nullptr;
+// aten operators registered after the enumeration (the listener may not
+// register from inside the dispatcher's lock): registered at the next
+// sampled callback.
+std::vector<c10::OperatorName>* g_pending = nullptr;
+std::atomic<bool> g_have_pending{false};
+
+// Registers the writer kernel of one operator, when its schema writes
+// something whole. Called with g_register_mu held, outside the dispatcher's
+// own lock.
+void register_writer(const c10::OperatorName& name) {
+  if (name.name.rfind("aten::", 0) != 0) return;
+  std::optional<c10::OperatorHandle> op = c10::Dispatcher::singleton().findSchema(name);
+  if (!op.has_value()) return;
+  auto* writes = new OperatorWrites(describe(op->schema()));
+  if (!writes->any) {
+    delete writes;
+    return;
+  }
+  g_registrations->push_back(c10::Dispatcher::singleton().registerImpl(
+      name, kKey,
+      c10::KernelFunction::makeFromBoxedKernel(
+          c10::BoxedKernel::makeFromFunctor(std::make_unique<WriterKernel>(writes))),
+      std::nullopt, nullptr, "xstream-check operator writes"));
+  g_writer_operators.fetch_add(1, std::memory_order_relaxed);
+}
+
+class LateOperators final : public c10::OpRegistrationListener {
+ public:
+  void onOperatorRegistered(const c10::OperatorHandle& op) override {
+    if (!enumerated_) return;  // the ones there at the start are enumerated apart
+    const c10::OperatorName& name = op.operator_name();
+    if (name.name.rfind("aten::", 0) != 0) return;
+    std::lock_guard<std::mutex> lock(g_pending_mu);
+    g_pending->push_back(name);
+    g_have_pending.store(true, std::memory_order_release);
+  }
+  void onOperatorDeregistered(const c10::OperatorHandle&) override {}
+  bool enumerated_ = false;
+  static std::mutex g_pending_mu;
+};
+std::mutex LateOperators::g_pending_mu;
+LateOperators* g_listener = nullptr;
+
+void register_pending() {
+  std::vector<c10::OperatorName> pending;
+  {
+    std::lock_guard<std::mutex> lock(LateOperators::g_pending_mu);
+    pending.swap(*g_pending);
+    g_have_pending.store(false, std::memory_order_release);
+  }
+  std::lock_guard<std::mutex> lock(g_register_mu);
+  for (const c10::OperatorName& name : pending) {
+    try {
+      register_writer(name);
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+// This thread's dispatch keys include kKey (ThreadLocalState carries it to
+// the autograd engine's workers and at::launch tasks).
+void adopt_thread() noexcept {
+  if (c10::impl::tls_is_dispatch_key_included(kKey)) return;
+  c10::impl::tls_set_dispatch_key_included(kKey, true);
+  g_adopted.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::atomic<bool> g_dispatcher_installed{false};
+
+// A sampled RecordFunction callback without inputs, on every thread: it
+// gives kKey to threads the runtime did not start (threads that existed
+// before the install, and all threads when the runtime is not preloaded),
+// within a few dozen operators, and registers late aten operators. Taken
+// on about one operator call in kAdoptionPeriod, it costs the others a
+// countdown.
+constexpr double kAdoptionPeriod = 32.0;
+
+std::unique_ptr<at::ObserverContext> on_sampled_start(const at::RecordFunction&) {
+  adopt_thread();
+  if (g_have_pending.load(std::memory_order_acquire)) register_pending();
+  return nullptr;
+}
+
+void thread_start_hook() { adopt_thread(); }
+
+bool install_dispatcher(std::string* why) {
+  try {
+    c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+    if (dispatcher.hasBackendFallbackForDispatchKey(kKey)) {
+      *why = std::string("another library registered on the dispatch key ") + c10::toString(kKey);
+      return false;
+    }
+    g_registrations = new std::vector<c10::RegistrationHandleRAII>;
+    g_pending = new std::vector<c10::OperatorName>;
+    g_registrations->push_back(dispatcher.registerFallback(
+        kKey, c10::KernelFunction::makeFallthrough(), "xstream-check operator writes"));
+    g_listener = new LateOperators;
+    // The listener is called at once for every operator there; those are
+    // enumerated below instead, outside the dispatcher's lock.
+    g_registrations->push_back(dispatcher.addRegistrationListener(
+        std::unique_ptr<c10::OpRegistrationListener>(g_listener)));
+    {
+      std::lock_guard<std::mutex> lock(g_register_mu);
+      g_listener->enumerated_ = true;
+      for (const c10::OperatorName& name : dispatcher.getAllOpNames()) register_writer(name);
+    }
+    if (g_have_pending.load()) register_pending();
+    adopt_thread();
+    at::addGlobalCallback(at::RecordFunctionCallback(&on_sampled_start)
+                              .needsInputs(false)
+                              .samplingProb(1.0 / kAdoptionPeriod)
+                              .scopes({at::RecordScope::FUNCTION}));
+    if (g_api->version >= 4 && g_api->set_thread_start_hook != nullptr)
+      g_api->set_thread_start_hook(&thread_start_hook);
+    g_dispatcher_installed.store(true);
+    return true;
+  } catch (const std::exception& e) {
+    *why = std::string("the dispatcher refused the operator-write kernels: ") + e.what();
+    return false;
+  }
+}
+
+// ---- the RecordFunction mechanism: host operators, and the fallback --------
+
+// A per-thread cache of each operator's schema reading, by the name and
+// overload pointers RecordFunction hands out (schemas live as long as their
+// operators). Entries are never freed; the strings are compared on each hit.
+struct CachedWrites {
+  std::string name_key, overload_key;
+  OperatorWrites writes;
+};
 struct PointerPairHash {
   std::size_t operator()(const std::pair<const char*, const char*>& key) const {
     return std::hash<const void*>()(key.first) * 31 + std::hash<const void*>()(key.second);
@@ -101,16 +383,13 @@ struct PointerPairHash {
 };
 std::mutex g_cache_mu;
 auto* g_cache =
-    new std::unordered_map<std::pair<const char*, const char*>, const OperatorWrites*,
+    new std::unordered_map<std::pair<const char*, const char*>, const CachedWrites*,
                            PointerPairHash>;
 
-// A per-thread direct-mapped front for the shared cache: no lock on the
-// path every operator call takes. Trivially destructible, so a plain
-// thread_local.
 struct RecentOperator {
   const char* name = nullptr;
   const char* overload = nullptr;
-  const OperatorWrites* writes = nullptr;
+  const CachedWrites* writes = nullptr;
 };
 constexpr std::size_t kRecentOperators = 128;
 thread_local RecentOperator t_recent[kRecentOperators];
@@ -122,50 +401,48 @@ const OperatorWrites* writes_of(const at::RecordFunction& fn, const char* name) 
       kRecentOperators;
   RecentOperator& recent = t_recent[slot];
   if (recent.name == name && recent.overload == overload && recent.writes != nullptr &&
-      recent.writes->name == name && recent.writes->overload == overload)
-    return recent.writes;
-  const OperatorWrites* writes = nullptr;
+      recent.writes->name_key == name && recent.writes->overload_key == overload)
+    return &recent.writes->writes;
+  const CachedWrites* writes = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_cache_mu);
     auto it = g_cache->find({name, overload});
-    if (it != g_cache->end() && it->second->name == name && it->second->overload == overload)
+    if (it != g_cache->end() && it->second->name_key == name &&
+        it->second->overload_key == overload)
       writes = it->second;
   }
   if (writes == nullptr) {
-    const OperatorWrites* described = describe(fn);
+    auto* described = new CachedWrites;
+    described->name_key = name;
+    described->overload_key = overload;
+    const std::optional<c10::FunctionSchema> schema = fn.operator_schema();
+    if (schema.has_value()) described->writes = describe(*schema);
+    described->writes.name = name;
     std::lock_guard<std::mutex> lock(g_cache_mu);
     auto [it, inserted] = g_cache->insert_or_assign({name, overload}, described);
     writes = it->second;
   }
   recent = {name, overload, writes};
-  return writes;
+  return &writes->writes;
 }
 
-// What the start callback keeps for the end: the written tensors (their
-// data may move, for an out= argument the operator resizes, so the bytes
-// are read at the end), the stream and the mark of enqueued work.
+// What the start callback keeps for the end.
 struct OperatorCall final : at::ObserverContext {
+  DeviceCall device;
+  // A host operator (all its tensors on the CPU): its tensors and each
+  // one's access, XSC_ACCESS_READ or XSC_ACCESS_WRITE.
+  bool host = false;
   const char* name = nullptr;
-  std::uint64_t stream = 0;
   std::uint64_t mark = 0;
   std::vector<at::Tensor> tensors;
-  // A host operator (all its tensors on the CPU): each tensor's access,
-  // XSC_ACCESS_READ or XSC_ACCESS_WRITE, in the order of `tensors`.
-  bool host = false;
   std::vector<int> accesses;
 };
 
-// Whether the runtime takes host accesses (host API version 3), and has
-// seen pinned memory: before that no CPU operator can touch any.
+// Whether the runtime takes host accesses (host API version 3).
 bool g_host_accesses = false;
-
-// Operators inside an operator this thread is already following (a
-// composite's pieces) are left to it: its schema says what its caller's
-// tensors become.
-thread_local int t_depth = 0;
-// Likewise host operators inside a host operator this thread follows
-// (aten::item's aten::_local_scalar_dense): the outer one is the access.
-thread_local int t_host_depth = 0;
+// Whether the RecordFunction callback follows device writers too (the
+// fallback mechanism), or host operators only.
+bool g_record_function_devices = false;
 
 // Host operators that read no element of their tensors: whether a tensor
 // is pinned, and pinning (of an already pinned tensor it returns the
@@ -173,21 +450,6 @@ thread_local int t_host_depth = 0;
 // it returns, neither of which is an argument in pinned memory).
 bool reads_no_element(std::string_view name) {
   return name == "aten::is_pinned" || name == "aten::pin_memory" || name == "aten::_pin_memory";
-}
-
-void keep(const at::Tensor& t, std::vector<at::Tensor>* out) {
-  if (t.defined() && t.is_cuda() && t.layout() == c10::kStrided) out->push_back(t);
-}
-
-void collect(const c10::IValue& value, std::vector<at::Tensor>* out) {
-  if (value.isTensor()) {
-    keep(value.toTensor(), out);
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorVector()) keep(t, out);
-  } else if (value.isList()) {  // Tensor?[]
-    for (const c10::IValue& element : value.toListRef())
-      if (element.isTensor()) keep(element.toTensor(), out);
-  }
 }
 
 // Tensors of a value, CPU or CUDA; `cuda` set when one is on the device.
@@ -219,10 +481,8 @@ std::unique_ptr<OperatorCall> host_operator(const at::RecordFunction& fn, const 
   auto call = std::make_unique<OperatorCall>();
   bool cuda = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::size_t before = call->tensors.size();
     collect_any(inputs[i], &call->tensors, &cuda);
     if (cuda) return nullptr;
-    (void)before;
     call->accesses.resize(call->tensors.size(),
                           writes->written[i] ? XSC_ACCESS_WRITE : XSC_ACCESS_READ);
   }
@@ -244,82 +504,74 @@ std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction&
     if (auto host = host_operator(fn, name, writes)) {
       host->mark = g_api->enqueue_mark();
       ++t_host_depth;
+      g_host_calls.fetch_add(1, std::memory_order_relaxed);
       return host;
     }
   }
-  if (!writes->any) return nullptr;
-  const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
-  if (inputs.size() != writes->written.size()) return nullptr;
+  // Device writers are the writer kernels' (dispatcher mechanism), but
+  // where those could not be registered.
+  if (!g_record_function_devices || !writes->any) return nullptr;
+  g_writer_calls.fetch_add(1, std::memory_order_relaxed);
   auto call = std::make_unique<OperatorCall>();
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (writes->written[i]) collect(inputs[i], &call->tensors);
-  if (call->tensors.empty()) return nullptr;
-  // One device, whose current stream the operator's kernels go to.
-  const c10::DeviceIndex device = call->tensors.front().device().index();
-  for (const at::Tensor& t : call->tensors)
-    if (t.device().index() != device) return nullptr;
-  call->name = name;
-  call->stream = reinterpret_cast<std::uint64_t>(c10::cuda::getCurrentCUDAStream(device).stream());
-  call->mark = g_api->enqueue_mark();
-  ++t_depth;
+  const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+  if (!begin_device_call(*writes, c10::ArrayRef<c10::IValue>(inputs.data(), inputs.size()),
+                         &call->device))
+    return nullptr;
   return call;
-}
-
-// The bytes a written tensor certainly covers: all of them when it is dense
-// (no gaps, no overlap: a contiguous tensor, a permuted one), else only its
-// first element (a strided view's elements are spread among bytes other
-// views may own).
-bool written_bytes(const at::Tensor& t, xsc_operator_write* out) {
-  const std::int64_t numel = t.numel();
-  if (numel <= 0) return false;
-  const void* data = t.const_data_ptr();
-  if (data == nullptr) return false;
-  const auto element = static_cast<std::uint64_t>(t.element_size());
-  out->addr = reinterpret_cast<std::uint64_t>(data);
-  out->size = t.is_non_overlapping_and_dense() ? static_cast<std::uint64_t>(numel) * element
-                                               : element;
-  return true;
 }
 
 void on_operator_end(const at::RecordFunction&, at::ObserverContext* context) {
   if (context == nullptr) return;
   auto* call = static_cast<OperatorCall*>(context);
-  if (call->host) {
-    --t_host_depth;
-    // An operator that enqueued device work (a CPU tensor's .to("cuda"),
-    // pin_memory's copy made by the device) moved bytes by DMA, not by the
-    // host: its copies are the uses.
-    if (g_api->enqueue_mark() != call->mark) return;
-    // Read and written while the operator ran, on this thread; fed at its
-    // end, when an out= tensor has its final storage.
-    for (std::size_t i = 0; i < call->tensors.size(); ++i) {
-      xsc_operator_write bytes{};
-      try {
-        if (!written_bytes(call->tensors[i], &bytes)) continue;
-      } catch (const std::exception&) {
-        continue;  // no storage
-      }
-      g_api->host_access(bytes.addr, bytes.size, call->accesses[i], call->name, 0);
-    }
+  if (!call->host) {
+    end_device_call(call->device);
     return;
   }
-  --t_depth;
-  // Nothing enqueued on the stream while the operator ran: it wrote
-  // nothing there (record_stream, resize_, a collective on its own stream).
-  if (g_api->enqueued_since(call->stream, call->mark) == 0) return;
-  std::vector<xsc_operator_write> writes;
-  writes.reserve(call->tensors.size());
-  for (const at::Tensor& t : call->tensors) {
-    xsc_operator_write w{};
+  --t_host_depth;
+  // An operator that enqueued device work (a CPU tensor's .to("cuda"),
+  // pin_memory's copy made by the device) moved bytes by DMA, not by the
+  // host: its copies are the uses.
+  if (g_api->enqueue_mark() != call->mark) return;
+  // Read and written while the operator ran, on this thread; fed at its
+  // end, when an out= tensor has its final storage.
+  for (std::size_t i = 0; i < call->tensors.size(); ++i) {
+    xsc_operator_write bytes{};
     try {
-      if (written_bytes(t, &w)) writes.push_back(w);
+      if (!written_bytes(call->tensors[i], &bytes)) continue;
     } catch (const std::exception&) {
-      // A tensor without storage (a fake or functional wrapper): no bytes.
+      continue;  // no storage
     }
+    g_api->host_access(bytes.addr, bytes.size, call->accesses[i], call->name, 0);
   }
-  if (!writes.empty())
-    g_api->operator_writes(call->name, call->stream, call->mark, writes.data(), writes.size());
 }
+
+std::once_flag g_record_function_once;
+bool g_record_function_added = false;
+
+bool add_record_function(std::string* why) {
+  std::call_once(g_record_function_once, [&] {
+    try {
+      at::addGlobalCallback(at::RecordFunctionCallback(&on_operator_start, &on_operator_end)
+                                .needsInputs(true)
+                                .scopes({at::RecordScope::FUNCTION}));
+      g_record_function_added = true;
+    } catch (const std::exception& e) {
+      *why = std::string("at::addGlobalCallback failed: ") + e.what();
+    }
+  });
+  if (!g_record_function_added && why->empty()) *why = "at::addGlobalCallback failed earlier";
+  return g_record_function_added;
+}
+
+// The runtime's call when the process first has pinned memory: from then
+// on CPU operators may touch it, and every operator's arguments are needed.
+void pinned_memory_hook() {
+  std::string why;
+  if (!add_record_function(&why) && g_api != nullptr && g_api->notice != nullptr)
+    g_api->notice(("PyTorch host operators on pinned memory not observed: " + why).c_str());
+}
+
+std::atomic<const char*> g_mechanism{"none"};
 
 }  // namespace
 
@@ -331,23 +583,96 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
     return false;
   }
   if (api->operator_access_wanted() == 0) return true;
-  g_host_accesses = api->version >= 3 && api->pinned_memory_seen != nullptr &&
-                    api->host_access != nullptr;
   static std::once_flag once;
-  static bool added = false;
+  static bool installed = false;
   std::call_once(once, [&] {
     g_api = api;
-    try {
-      at::addGlobalCallback(at::RecordFunctionCallback(&on_operator_start, &on_operator_end)
-                                .needsInputs(true)
-                                .scopes({at::RecordScope::FUNCTION}));
-      added = true;
-    } catch (const std::exception& e) {
-      *why = std::string("at::addGlobalCallback failed: ") + e.what();
+    if (const char* device = std::getenv("XSC_TORCH_OP_DEVICE");
+        device != nullptr && std::strcmp(device, "cpu") == 0)
+      g_device = c10::DeviceType::CPU;
+    g_host_accesses = api->version >= 3 && api->pinned_memory_seen != nullptr &&
+                      api->host_access != nullptr;
+    const char* hook = std::getenv("XSC_TORCH_OP_HOOK");
+    const bool want_dispatcher = hook == nullptr || std::strcmp(hook, "record-function") != 0;
+    std::string dispatcher_why;
+    if (want_dispatcher && install_dispatcher(&dispatcher_why)) {
+      trace_step("operator writes: writer kernels on the dispatcher",
+                 static_cast<unsigned>(g_writer_operators.load()), true);
+      g_mechanism.store("dispatcher");
+      installed = true;
+      // Host operators: the RecordFunction callback once there is pinned
+      // memory (at once with an older runtime, which cannot say when).
+      if (g_host_accesses) {
+        if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
+          api->set_pinned_memory_hook(&pinned_memory_hook);
+        else
+          installed = add_record_function(why);
+      }
+      return;
     }
+    if (want_dispatcher && api->notice != nullptr)
+      api->notice(("PyTorch operator writes through RecordFunction (slower): " + dispatcher_why)
+                      .c_str());
+    g_record_function_devices = true;
+    installed = add_record_function(why);
+    if (installed) g_mechanism.store("record-function");
   });
-  if (!added && why->empty()) *why = "at::addGlobalCallback failed earlier";
-  return added;
+  if (!installed && why->empty()) *why = "the operator-write hooks failed earlier";
+  return installed;
+}
+
+const char* operator_access_mechanism() { return g_mechanism.load(); }
+
+OperatorAccessCounts operator_access_counts() {
+  OperatorAccessCounts counts;
+  counts.writer_calls = g_writer_calls.load(std::memory_order_relaxed);
+  counts.followed = g_followed.load(std::memory_order_relaxed);
+  counts.fed = g_fed.load(std::memory_order_relaxed);
+  counts.host_calls = g_host_calls.load(std::memory_order_relaxed);
+  counts.writer_operators = g_writer_operators.load(std::memory_order_relaxed);
+  counts.adopted_threads = g_adopted.load(std::memory_order_relaxed);
+  return counts;
+}
+
+void adopt_current_thread() {
+  if (g_dispatcher_installed.load(std::memory_order_relaxed)) adopt_thread();
+}
+
+void patch_higher_order_operators() {
+  if (!g_dispatcher_installed.load()) return;
+  if (!python_can_run_source() || PyGILState_GetThisThreadState() == nullptr) return;
+  // HigherOrderOperator.__call__ dispatches on the highest key of its
+  // arguments and the thread's included keys, and raises for a key it has
+  // no kernel or fallthrough for; kKey marks no tensor, like the keys
+  // PyTorch lets every higher-order operator fall through by default.
+  // Python's DispatchKey enum does not name the key; it takes its number.
+  static const char* kSource = R"PY(
+def _xsc_patch():
+    import torch._ops as ops
+    key = ops.DispatchKey(_xsc_key)
+    defaults = getattr(ops, "_HIGHER_ORDER_OP_DEFAULT_FALLTHROUGH_DISPATCH_KEYS", None)
+    if isinstance(defaults, list) and key not in defaults:
+        defaults.append(key)
+    for op in list(getattr(ops, "_higher_order_ops", {}).values()):
+        try:
+            op.fallthrough(key)
+        except Exception:
+            pass
+_xsc_patch()
+)PY";
+  const std::string source =
+      "_xsc_key = " + std::to_string(static_cast<unsigned>(kKey)) + "\n" + kSource;
+  const int gil = PyGILState_Ensure();
+  _object* globals = PyDict_New();
+  if (globals != nullptr) {
+    _object* result = PyRun_StringFlags(source.c_str(), kPyFileInput, globals, globals, nullptr);
+    if (result != nullptr) Py_DecRef(result);
+    else PyErr_Clear();
+    Py_DecRef(globals);
+  } else {
+    PyErr_Clear();
+  }
+  PyGILState_Release(gil);
 }
 
 }  // namespace xsc::torch_adapter

@@ -1,14 +1,29 @@
 // What PyTorch operators write, from their schemas, as known writes.
 //
-// A global RecordFunction callback (the dispatcher's own observer hook, as
-// the profiler uses; no Python dispatch mode) sees every aten operator call
-// with its boxed arguments. For an operator whose schema marks an argument
-// written (`Tensor(a!)`) and that writes all of it, the written tensors are
-// reported to the runtime when the operator returns, on the stream that was
-// current for it, which feeds them as known writes (checker/
-// check_write_after_read.cpp): a read on another stream not ordered after
-// such a write is a use before ready, such a write not ordered after a read
-// on another stream a write after read.
+// For an aten operator whose schema marks an argument written (`Tensor(a!)`)
+// and that writes all of it (in-place `self`, out= arguments), the written
+// tensors are reported to the runtime when the operator returns, on the
+// stream that was current for it, which feeds them as known writes
+// (checker/check_write_after_read.cpp): a read on another stream not
+// ordered after such a write is a use before ready, such a write not
+// ordered after a read on another stream a write after read.
+//
+// Which operators write is decided once per operator, from the dispatcher's
+// schemas, never per call. Only those operators are intercepted: the
+// adapter registers a boxed kernel for each of them on a dispatch key of its
+// own (TESTING_ONLY_GenericMode, the dispatcher's one mode key nothing else
+// uses), with a fallthrough for every other operator, and includes that key
+// in each thread's dispatch keys (the installing thread, each thread the
+// runtime starts, and any other thread within a few operators, through a
+// sampled RecordFunction callback). An operator that writes nothing then
+// costs the dispatcher nothing: no RecordFunction, no boxing. Where that
+// key cannot be had (another library registered on it), a global
+// RecordFunction callback with boxed inputs does the same for every
+// operator, as before.
+//
+// CPU operators on pinned memory (host reads and writes) need every
+// operator's arguments: the RecordFunction callback for them is added only
+// once the process has pinned memory (the runtime says when).
 //
 // Only writes: each argument an operator reads is already a use through
 // its kernels' arguments, and a read of the whole tensor would claim bytes
@@ -16,16 +31,44 @@
 // zeros_like none).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "xstream_check/host_api.h"
 
 namespace xsc::torch_adapter {
 
-// Adds the callback (once). False, with *why, when this runtime does not
-// take operator writes or the callback cannot be added; true also when the
-// runtime was told not to want them (torch_op_access=0), in which case
-// nothing is added.
+// Installs the interception (once). False, with *why, when this runtime
+// does not take operator writes or nothing could be installed; true also
+// when the runtime was told not to want them (torch_op_access=0), in which
+// case nothing is installed.
 bool install_operator_access(const xsc_host_api* api, std::string* why);
+
+// The mechanism in use, for diagnostics and the benchmark: "dispatcher",
+// "record-function", or "none".
+const char* operator_access_mechanism();
+
+// Counters (monotonic, all threads): operators the writer kernels or the
+// callback followed, and the writes reported.
+struct OperatorAccessCounts {
+  std::uint64_t writer_calls = 0;   // writer operators intercepted
+  std::uint64_t followed = 0;       // of them, outermost on a device: followed
+  std::uint64_t fed = 0;            // operator_writes() calls made
+  std::uint64_t host_calls = 0;     // host operators followed (pinned memory)
+  std::uint64_t writer_operators = 0;  // operators with a writer kernel
+  std::uint64_t adopted_threads = 0;   // threads given the adapter's key
+};
+OperatorAccessCounts operator_access_counts();
+
+// Python, with the GIL held: lets torch's higher-order operators (torch.cond,
+// invoke_subgraph, ...) fall through the adapter's key, as they do for the
+// other keys that mark no tensor. No-op unless the dispatcher mechanism is
+// installed.
+void patch_higher_order_operators();
+
+// Gives this thread the adapter's key now (a thread the adapter meets in a
+// hook of its own before the sampled callback did). No-op unless the
+// dispatcher mechanism is installed.
+void adopt_current_thread();
 
 }  // namespace xsc::torch_adapter

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/torch/autograd_nodes.h"
 #include "runtime/torch/python_api.h"
 #include "runtime/torch/python_frames.h"
 #include "runtime/torch/trace_steps.h"
@@ -163,21 +164,37 @@ std::uint32_t note_frames(std::uint32_t id) {
 
 }  // namespace
 
+namespace {
+
+// A Python stack goes on record for the autograd nodes its operator may
+// create; no Python stack, on a thread evaluating a node, is that node's
+// backward (autograd_nodes.h).
+std::uint32_t forward_or_backward(std::uint32_t id) {
+  if (id != 0) {
+    note_forward_stack(id);
+    return id;
+  }
+  return backward_stack();
+}
+
+}  // namespace
+
 std::uint32_t PythonStacks::capture() {
-  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
+  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return backward_stack();
   // The allocator is mostly called from Python code, which holds the GIL.
-  if (PyGILState_Check && PyGILState_Check()) return note_frames(capture_holding_gil());
-  if (skip_frameless_thread()) return 0;
+  if (PyGILState_Check && PyGILState_Check())
+    return forward_or_backward(note_frames(capture_holding_gil()));
+  if (skip_frameless_thread()) return backward_stack();
   GilHold gil;
-  return note_frames(capture_holding_gil());
+  return forward_or_backward(note_frames(capture_holding_gil()));
 }
 
 std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
-  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return 0;
-  if (PyGILState_Check && PyGILState_Check()) return capture_holding_gil();
-  if (!may_take_gil || skip_frameless_thread()) return 0;
+  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return backward_stack();
+  if (PyGILState_Check && PyGILState_Check()) return forward_or_backward(capture_holding_gil());
+  if (!may_take_gil || skip_frameless_thread()) return backward_stack();
   GilHold gil;
-  return note_frames(capture_holding_gil());
+  return forward_or_backward(note_frames(capture_holding_gil()));
 }
 
 namespace {

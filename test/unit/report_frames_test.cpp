@@ -183,14 +183,15 @@ TEST(ReportFramesTest, TorchHookAutogradAndDynamoFramesAreSkipped) {
   EXPECT_EQ(locating_frame(frames), 4u);
 }
 
-// The user's own code in a directory named torch, and torch files outside
-// the machinery (a layer's forward), are the user's.
+// The user's own code in a directory named torch (outside the installed
+// torch package) is the user's; a layer's own forward in the package is
+// PyTorch's (the user changes the line that called the layer).
 TEST(ReportFramesTest, UserTorchDirectoriesAreNotTorch) {
   EXPECT_EQ(frame_role(py("Module._call_impl", "/home/me/proj/torch/nn/modules/module.py", 5)), "");
   EXPECT_EQ(frame_role(py("hook", "/home/me/torch/utils/hooks.py", 5)), "");
   EXPECT_EQ(frame_role(py("f", "/home/me/mytorch/autograd/x.py", 5)), "");
   EXPECT_EQ(frame_role(py("f", "/srv/site-packages/torchvision/autograd/x.py", 5)), "");
-  EXPECT_EQ(frame_role(py("Linear.forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 125)), "");
+  EXPECT_EQ(frame_role(py("Linear.forward", "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 125)), kTorchMachineryRole);
   // autograd's C++ sources in a native frame are not its Python machinery.
   EXPECT_EQ(frame_role(frame("torch::autograd::Engine::execute", "torch/csrc/autograd/engine.cpp", 1, 0x40)), "");
 }
@@ -216,6 +217,37 @@ TEST(ReportFramesTest, FallbackSkipsTheCheckerBeforeTorchMachinery) {
       py("Module._call_impl", "torch/nn/modules/module.py", 1784),
   };
   EXPECT_EQ(locating_frame(frames), 1u);
+}
+
+}  // namespace
+}  // namespace xsc
+
+namespace xsc {
+namespace {
+
+// A cuBLAS read inside a layer: torch/nn/modules/linear.py and the module
+// call machinery are PyTorch's; the model's line that called the layer
+// locates the report.
+TEST(ReportFramesTest, LayerForwardInTorchLocatesAtTheModelsLine) {
+  const std::string torch = "/venv/lib/python3.12/site-packages/torch/";
+  const std::vector<Frame> frames = {
+      py("Linear.forward", torch + "nn/modules/linear.py", 125),
+      py("Module._call_impl", torch + "nn/modules/module.py", 1784),
+      py("Module._wrapped_call_impl", torch + "nn/modules/module.py", 1773),
+      py("Net.forward", "/src/model.py", 12),
+  };
+  EXPECT_EQ(locating_frame(frames), 3u);
+  EXPECT_EQ(site_text(frames), "/src/model.py:12 in Net.forward");
+}
+
+// Work of a backward pass: the node frame, then its forward call.
+TEST(ReportFramesTest, AutogradNodeNamesTheForwardLine) {
+  Frame node;
+  node.function = "NllLossBackward0";
+  node.autograd_node = true;
+  const std::vector<Frame> frames = {node, py("train", "/src/train.py", 42)};
+  EXPECT_EQ(frame_role(frames[0]), kAutogradNodeRole);
+  EXPECT_EQ(site_text(frames), "/src/train.py:42 in train (backward of NllLossBackward0)");
 }
 
 }  // namespace

@@ -14,8 +14,9 @@ extern "C" {
 #endif
 
 /* Version 2 added the operator fields at the end of xsc_host_api, version 3
- * the host accesses of pinned memory. */
-#define XSC_HOST_API_VERSION 3
+ * the host accesses of pinned memory, version 4 the thread-start and
+ * pinned-memory hooks and backward stacks. */
+#define XSC_HOST_API_VERSION 4
 
 typedef struct xsc_frame {
   const char* function; /* may be NULL */
@@ -105,6 +106,21 @@ typedef struct xsc_host_api {
    * launch (through the launch stack hook) when `stack` is 0. */
   void (*host_access)(uint64_t addr, uint64_t size, int access, const char* name,
                       uint32_t stack);
+  /* Version 4 (read only when version >= 4). */
+  /* Registers a function the runtime calls on each thread it starts
+   * (pthread_create, interposed when the runtime is preloaded), in the new
+   * thread, before the thread's own start routine. NULL unregisters. */
+  void (*set_thread_start_hook)(void (*hook)(void));
+  /* Registers a function the runtime calls once, when the process first has
+   * pinned memory it tracks (pinned_memory_seen() turns nonzero), on the
+   * thread that allocated it, before the allocation is fed; at once when
+   * that happened already. */
+  void (*set_pinned_memory_hook)(void (*hook)(void));
+  /* A stack for work an autograd node's backward does: a frame naming the
+   * node (`node`, "NllLossBackward0"), then the frames of `forward_stack`,
+   * the stack of the forward call that created the node. 0 when either is
+   * missing. */
+  uint32_t (*backward_stack)(const char* node, uint32_t forward_stack);
 } xsc_host_api;
 
 /* Exported by libxstream_check.so: the table for producers that live in the

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Real training workloads, native against checked, interleaved, pair by pair.
+
+    python3 bench/real/run.py --build build [--pairs 5] [--workloads eager,hf,fsdp2,ddp]
+    python3 bench/real/run.py --build build --workloads compile
+    python3 bench/real/run.py --build build --profile --pairs 3 --workloads eager
+
+Each pair runs the workload (bench/real/train_step.py) natively and under
+the runtime (LD_PRELOAD, XSC_OPTIONS unset: every check on), in alternating
+order, and reads the program's steady state (median ms/step after its
+warm-up) and the whole process's wall time. Per workload it prints each
+pair's ratios and their median, and the warm-up (compilation) apart.
+
+--profile also runs, in each pair, the variants that split the checked
+cost (docs/performance-knobs.md), and prints where the steady-state time
+goes:
+  CUPTI        XSC_PROFILE=subscribe-only (callbacks return at once) - native
+  stacks       full - XSC_PROFILE=no-stacks
+  op hook      full - torch_op_access=0
+  interposers  full - cublas_access=0:cudnn_access=0
+  checker etc. full - native - the four above (event processing, locks)
+Expected run time on an H200: about 6 s per process for eager/hf/ddp/fsdp2
+(import, CUDA start-up, 10 + 100 steps), 20-40 s for compile (Inductor; its
+cache makes later processes faster): 5 pairs of eager,hf,fsdp2,ddp about
+4 minutes, 5 pairs of compile about 5 minutes, --profile --pairs 3 of one
+workload about 2 minutes.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STEP = os.path.join(HERE, "train_step.py")
+
+PROFILE_VARIANTS = {
+    "no-stacks": {"XSC_PROFILE": "no-stacks"},
+    "hook off": {"XSC_OPTIONS": "torch_op_access=0"},
+    "interposers off": {"XSC_OPTIONS": "cublas_access=0:cudnn_access=0"},
+    "subscribe-only": {"XSC_PROFILE": "subscribe-only", "XSC_OPTIONS": "launch_callbacks=driver"},
+}
+
+
+def run_once(workload, variant, build, steps, warmup):
+    env = dict(os.environ)
+    for key in ("LD_PRELOAD", "XSC_OPTIONS", "XSC_PROFILE"):
+        env.pop(key, None)
+    if variant != "native":
+        env["LD_PRELOAD"] = os.path.join(build, "lib", "libxstream_check.so")
+        env.update(PROFILE_VARIANTS.get(variant, {}))
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, STEP, workload, "--steps", str(steps), "--warmup",
+                           str(warmup)], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    match = re.search(r"XSC_STEP .*steady_ms=([0-9.]+) warmup_s=([0-9.]+)", proc.stdout)
+    if proc.returncode not in (0, 66) or match is None:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        sys.exit(f"run.py: {workload} ({variant}) failed, exit {proc.returncode}: {tail}")
+    findings = re.search(r"xstream-check: (\d+) finding", proc.stderr)
+    return {"steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
+            "findings": int(findings.group(1)) if findings else 0}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--workloads", default="eager,hf,fsdp2,ddp")
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    lib = os.path.join(args.build, "lib", "libxstream_check.so")
+    if not os.path.exists(lib):
+        print(f"run.py: {lib} not found (build xstream_check and xstream_torch first)",
+              file=sys.stderr)
+        return 2
+    variants = ["native", "checked"] + (list(PROFILE_VARIANTS) if args.profile else [])
+    rows = []
+    for workload in args.workloads.split(","):
+        runs = {v: [] for v in variants}
+        for pair in range(args.pairs):
+            # Alternate which goes first, so a drift does not favour one.
+            order = variants if pair % 2 == 0 else list(reversed(variants))
+            for v in order:
+                runs[v].append(run_once(workload, v, args.build, args.steps, args.warmup))
+        native = runs["native"]
+        print(f"\n== {workload}: {args.pairs} pairs, {args.steps} timed steps after {args.warmup}")
+        for v in variants:
+            steady = [r["steady_ms"] for r in runs[v]]
+            ratios = [r["steady_ms"] / n["steady_ms"] for r, n in zip(runs[v], native)]
+            walls = [r["wall_s"] / n["wall_s"] for r, n in zip(runs[v], native)]
+            warm = [r["warmup_s"] for r in runs[v]]
+            print(f"{v:>16}: steady {statistics.median(steady):8.3f} ms/step  pairs "
+                  + " ".join(f"{x:.3f}" for x in ratios)
+                  + f"  median {statistics.median(ratios):.3f}x; process "
+                  + f"{statistics.median(r['wall_s'] for r in runs[v]):.2f} s "
+                  + f"(median {statistics.median(walls):.3f}x); warm-up "
+                  + f"{statistics.median(warm):.2f} s; findings "
+                  + f"{max(r['findings'] for r in runs[v])}")
+            rows.append((workload, v, statistics.median(steady), statistics.median(ratios),
+                         statistics.median(walls), statistics.median(warm)))
+        if args.profile:
+            def med(v):
+                return statistics.median(r["steady_ms"] for r in runs[v])
+            full, nat = med("checked"), med("native")
+            parts = {"CUPTI": med("subscribe-only") - nat, "stacks": full - med("no-stacks"),
+                     "op hook": full - med("hook off"),
+                     "interposers": full - med("interposers off")}
+            parts["checker etc."] = full - nat - sum(parts.values())
+            print(f"  where the {full - nat:+.3f} ms/step go: "
+                  + ", ".join(f"{k} {val:+.3f} ms" for k, val in parts.items()))
+    print("\n| workload | tool | steady ms/step | × native (pairwise median) | process × native | warm-up s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for w, v, steady, ratio, wall, warm in rows:
+        print(f"| {w} | {v} | {steady:.3f} | {ratio:.3f} | {wall:.3f} | {warm:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Real training steps, timed in their steady state, for bench/real/run.py.
+
+    python3 train_step.py eager|compile|hf|fsdp2|ddp [--steps N] [--warmup N]
+
+eager    6 blocks Linear-GELU-Linear-LayerNorm, d=1024, batch 64x128 tokens,
+         bfloat16 autocast, AdamW (the issue's step)
+compile  the same model under torch.compile (default mode): the first
+         --warmup steps include compilation, reported apart
+hf       Hugging Face transformers GPT-2 (4 layers, d=256) built from a
+         GPT2Config (no download), AdamW
+fsdp2    the eager model with fully_shard per block and at the root, over a
+         one-rank NCCL group
+ddp      the eager model in DistributedDataParallel over a one-rank group
+
+Prints one line `XSC_STEP workload=... steady_ms=... warmup_s=...`:
+steady_ms is the median ms per step over the steps after the warm-up
+(each timed with a CUDA synchronization at its end), warmup_s the time of
+the warm-up steps (compilation for `compile`).
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "examples", "torch", "real"))
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(d, 4 * d)
+        self.fc2 = torch.nn.Linear(4 * d, d)
+        self.norm = torch.nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+
+
+def mlp(d=1024, blocks=6):
+    return torch.nn.Sequential(*[Block(d) for _ in range(blocks)])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", choices=["eager", "compile", "hf", "fsdp2", "ddp"])
+    parser.add_argument("--steps", type=int, default=100, help="timed steps after the warm-up")
+    parser.add_argument("--warmup", type=int, default=10)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("train_step.py: no CUDA device available", file=sys.stderr)
+        return 2
+    torch.manual_seed(0)
+    device = torch.device("cuda", 0)
+    finish = None
+    if args.workload in ("fsdp2", "ddp"):
+        from single_rank import finish, init_single_rank
+        device = init_single_rank("train_step.py")
+
+    if args.workload == "hf":
+        from transformers import GPT2Config, GPT2LMHeadModel
+        config = GPT2Config(vocab_size=4096, n_positions=256, n_embd=256, n_layer=4, n_head=4)
+        model = GPT2LMHeadModel(config).to(device)
+        batch = torch.randint(0, 4096, (32, 256), device=device)
+
+        def loss_of():
+            return model(input_ids=batch, labels=batch).loss
+    else:
+        model = mlp().to(device)
+        if args.workload == "fsdp2":
+            from torch.distributed.fsdp import fully_shard
+            for block in model:
+                fully_shard(block)
+            fully_shard(model)
+        elif args.workload == "ddp":
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
+        x = torch.randn(64, 128, 1024, device=device)
+        target = torch.randn(64, 128, 1024, device=device)
+        forward = torch.compile(model) if args.workload == "compile" else model
+
+        def loss_of():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return torch.nn.functional.mse_loss(forward(x).float(), target)
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    t0 = time.perf_counter()
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+    warmup_s = time.perf_counter() - t0
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        loss = step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    if not torch.isfinite(loss.detach()).item():
+        print("train_step.py: the loss is not finite", file=sys.stderr)
+        return 1
+    print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
+          f"warmup_s={warmup_s:.3f} steps={args.steps}", flush=True)
+    if finish is not None:
+        finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
