@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   XSC_EXAMPLE_CHECK(cudaStreamSynchronize(launch));
   XSC_EXAMPLE_CHECK(cudaStreamSynchronize(reader));
   std::printf("%s: done\n", mode.c_str());
+  std::fflush(stdout);  // before the report the runtime prints at exit
   XSC_EXAMPLE_CHECK(cudaGraphExecDestroy(exec));
   XSC_EXAMPLE_CHECK(cudaGraphDestroy(graph));
   if (scratch != nullptr) XSC_EXAMPLE_CHECK(cudaFree(scratch));
