@@ -701,7 +701,7 @@ class FunctionAnalysis(Rules, Ordering):
         found = self.m.resolve_callee(expr.func, self.f.class_name)
         if found is None or found[1] is None:
             return None
-        halves = self.m.context_halves(found[1])
+        halves = found[0].context_halves(found[1])
         return (found, halves) if halves is not None else None
 
     def stream_context(self, expr):
@@ -1087,8 +1087,11 @@ class FunctionAnalysis(Rules, Ordering):
                 continue
             if atom[1] in self.host_sites and (id(node), atom) not in self.copy_sources:
                 # An operator on host memory runs on the host: it reads what
-                # the copies wrote, and enqueues nothing.
-                self.host_read(frozenset((atom,)), node)
+                # the copies wrote, and enqueues nothing. What an unknown
+                # call does with it (an optimizer made around it) is not
+                # known to read it.
+                if id(node) not in self.unknown_use_nodes:
+                    self.host_read(frozenset((atom,)), node)
                 continue
             if ready and buf.writes:
                 for wsite, w in buf.writes.items():
@@ -1166,8 +1169,10 @@ class FunctionAnalysis(Rules, Ordering):
         for atom in tensor_atoms(value):
             buf = self.st.buffers.get(atom)
             if buf is not None:
+                buf = buf.copy()  # buffers are shared between states (State.copy)
                 buf.writes[site] = new_use(stream)
                 buf.uses[site] = new_use(stream)  # a later write on another stream must wait for it too
+                self.st.buffers[atom] = buf
         return value
 
 
@@ -1783,8 +1788,8 @@ class FunctionAnalysis(Rules, Ordering):
             return self.call_result(node)
         self.escape_functions(values)
         everything = frozenset().union(*values)
-        self.use(everything, node)
         self.unknown_use_nodes.add(id(node))
+        self.use(everything, node)
         self.mark_stored(everything)
         return EMPTY
 
@@ -2123,6 +2128,14 @@ class FunctionAnalysis(Rules, Ordering):
         mine = frozenset(tensor_atoms(recv))
         if meth in VIEW_METHODS:
             return mine
+        if mine and all(a[1] in self.host_sites for a in mine) and meth not in ("to", "cuda", "copy_") and \
+                meth not in HOST_SYNC_METHODS and not is_in_place(meth):
+            # An operator on host memory: the host runs it (reading what
+            # copies wrote there) and its result is host memory too.
+            self.host_read(mine, node)
+            made = self.alloc(node, None)
+            self.host_sites.add(next(iter(made))[1])
+            return made
         if meth in ("untyped_storage", "storage", "_typed_storage"):
             return mine  # the storage is the buffer itself
         if meth in METADATA_METHODS:
@@ -2165,7 +2178,7 @@ class FunctionAnalysis(Rules, Ordering):
         copy_stream = self.stream_keyword(node) if meth == "to" else None
         if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
             return mine | self.produced(self.alloc(node, self.ctx), node, copy_stream)
-        if meth in HOST_COPY_METHODS and "non_blocking" not in kwargs:
+        if (meth in HOST_COPY_METHODS or (meth == "to" and self.targets_host(node))) and "non_blocking" not in kwargs:
             made = self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
             self.host_sites.add(next(iter(made))[1])
             return made

@@ -65,20 +65,28 @@ class Buffer:
                       self.foreign)
 
     def join(self, other):
+        if self is other:
+            return self
         return Buffer(self.alloc | other.alloc, join_uses(self.uses, other.uses), self.recorded & other.recorded,
                       self.escaped or other.escaped, self.stored or other.stored,
                       join_uses(self.writes, other.writes),
                       max(self.foreign, other.foreign) if self.foreign and other.foreign else 0)
 
     def __eq__(self, other):
+        if self is other:
+            return True
         return (self.alloc == other.alloc and self.uses == other.uses and self.recorded == other.recorded
                 and self.escaped == other.escaped and self.stored == other.stored
                 and self.writes == other.writes and self.foreign == other.foreign)
 
 
 def join_uses(mine, other):
-    if not other:
-        return dict(mine)
+    # The dicts are never changed in place once a Buffer holds them
+    # (Buffer.copy copies them), so an identical one is shared.
+    if mine is other or not other:
+        return mine
+    if not mine:
+        return other
     uses = dict(mine)
     for site, use in other.items():
         have = uses.get(site)
@@ -120,7 +128,9 @@ class State:
         self.made = made if made is not None else {}
 
     def copy(self):
-        return State(dict(self.names), {k: b.copy() for k, b in self.buffers.items()},
+        # Buffers are copied on write (every change to one makes a new
+        # Buffer first), so two states share those they did not change.
+        return State(dict(self.names), dict(self.buffers),
                      dict(self.containers), dict(self.open), dict(self.made))
 
     def __eq__(self, other):
@@ -140,7 +150,7 @@ def join_states(states):
         join_dicts(out.containers, s.containers, frozenset.union)
         for key, buf in s.buffers.items():
             mine = out.buffers.get(key)
-            out.buffers[key] = buf.copy() if mine is None else mine.join(buf)
+            out.buffers[key] = buf if mine is None else mine.join(buf)
         join_dicts(out.open, s.open, Use.join)
         join_dicts(out.made, s.made, join_made)
     return out

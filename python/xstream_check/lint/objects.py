@@ -30,28 +30,6 @@ MAX_BASE_DEPTH = 4
 MAX_METHOD_LINES = 200
 
 
-def class_methods(module, class_name, depth=0, seen=None):
-    """[(module, def, class name)] of a class's methods, its own first, then
-    those of the bases the run defines that it does not override."""
-    seen = set() if seen is None else seen
-    out = []
-    for name, fn in module.classes.get(class_name, {}).items():
-        if name not in seen:
-            seen.add(name)
-            out.append((module, fn, class_name))
-    node = module.class_nodes.get(class_name)
-    if node is None or depth >= MAX_BASE_DEPTH:
-        return out
-    from .module import dotted
-    for base in node.bases:
-        name = dotted(base)
-        found = module.lookup_function(name) if name else None
-        if found is not None and found[1] is None:
-            m, _, cls = found
-            out.extend(class_methods(m, cls, depth + 1, seen))
-    return out
-
-
 def stored_attribute(func):
     """Whether a def stores to an attribute of self (`self.x = ...`,
     `self.x[k] = ...`, `self.x.append(...)`)."""
@@ -114,9 +92,54 @@ def waits_in(module, func):
     return any(i in ("wait_stream", "wait_event") or "wait" in i.lower() for i in idents)
 
 
+def own_facts(module, class_name):
+    """(attribute -> [streams, writers], waits) from the methods a class
+    defines itself, read once per class (a base's methods are read once
+    for all the classes that derive from it)."""
+    cache = module.__dict__.setdefault("_own_facts", {})
+    if class_name in cache:
+        return cache[class_name]
+    from .analysis import FunctionAnalysis, GaveUp
+    facts, waits = {}, set()
+    cache[class_name] = (facts, waits)
+    for fn in module.classes.get(class_name, {}).values():
+        # The methods that store on self, or wait (directly or in a helper
+        # they call) for a stream.
+        if not (stored_attribute(fn) or waits_in(module, fn)) or not module.deals_with_streams(fn, class_name) or \
+                (fn.end_lineno or fn.lineno) - fn.lineno > MAX_METHOD_LINES:
+            continue
+        analysis = FunctionAnalysis(module, fn, class_name, "%s.%s" % (class_name, fn.name))
+        analysis.collect = facts
+        analysis.collect_waits = waits
+        try:
+            analysis.run()
+        except (GaveUp, RecursionError):
+            continue
+    return facts, waits
+
+
+def class_lineage(module, class_name, depth=0, seen=None):
+    """[(module, class name)]: the class, then the bases the run defines."""
+    seen = set() if seen is None else seen
+    if (module.name, class_name) in seen:
+        return []
+    seen.add((module.name, class_name))
+    out = [(module, class_name)]
+    node = module.class_nodes.get(class_name)
+    if node is None or depth >= MAX_BASE_DEPTH:
+        return out
+    from .module import dotted
+    for base in node.bases:
+        name = dotted(base)
+        found = module.lookup_function(name) if name else None
+        if found is not None and found[1] is None:
+            out.extend(class_lineage(found[0], found[2], depth + 1, seen))
+    return out
+
+
 def stored_streams(module, class_name):
-    """The ObjectFacts of a class; NO_FACTS while another class's facts are
-    being collected."""
+    """The ObjectFacts of a class (its own methods' and its bases');
+    NO_FACTS while another class's facts are being collected."""
     cache = module.__dict__.setdefault("_stored_streams", {})
     if class_name in cache:
         return cache[class_name]
@@ -128,22 +151,15 @@ def stored_streams(module, class_name):
         program.collecting = True
     else:
         module._collecting = True
-    from .analysis import FunctionAnalysis, GaveUp
     facts, waits = {}, set()
     try:
-        for m, fn, cls in class_methods(module, class_name):
-            # The methods that store on self, or wait (directly or in a
-            # helper they call) for a stream.
-            if not (stored_attribute(fn) or waits_in(m, fn)) or not m.deals_with_streams(fn, cls) or \
-                    (fn.end_lineno or fn.lineno) - fn.lineno > MAX_METHOD_LINES:
-                continue
-            analysis = FunctionAnalysis(m, fn, cls, "%s.%s" % (cls, fn.name))
-            analysis.collect = facts
-            analysis.collect_waits = waits
-            try:
-                analysis.run()
-            except (GaveUp, RecursionError):
-                continue
+        for m, cls in class_lineage(module, class_name):
+            own, own_waits = own_facts(m, cls)
+            for attr, (streams, writers) in own.items():
+                mine = facts.setdefault(attr, [set(), set()])
+                mine[0] |= streams
+                mine[1] |= writers
+            waits |= own_waits
     finally:
         if program is not None:
             program.collecting = False
