@@ -2128,6 +2128,15 @@ class FunctionAnalysis(Rules, Ordering):
         mine = frozenset(tensor_atoms(recv))
         if meth in VIEW_METHODS:
             return mine
+        if mine and all(a[1] in self.host_sites for a in mine) and meth in ("numpy", "__array__", "__dlpack__"):
+            return mine  # a view of the same host memory, read later
+        if mine and all(a[1] in self.host_sites for a in mine) and meth in MAYBE_SELF_METHODS and \
+                meth not in ("to", "cuda"):
+            # `.float()`, `.contiguous()` of host memory: the tensor itself when
+            # nothing changes, else a host copy (read then).
+            made = self.alloc(node, None)
+            self.host_sites.add(next(iter(made))[1])
+            return mine | made
         if mine and all(a[1] in self.host_sites for a in mine) and meth not in ("to", "cuda", "copy_") and \
                 meth not in HOST_SYNC_METHODS and not is_in_place(meth):
             # An operator on host memory: the host runs it (reading what

@@ -149,6 +149,17 @@ class Rules:
         return root in self.param_names() or root in varargs or (
             ":" in root and root.partition(":")[0].isidentifier())
 
+    def own_state(self, atom):
+        """A tensor kept on self that no method of the class makes on a side
+        stream (objects.stored_streams): last written on the current stream,
+        as the caller's are (a gradient buffer backward fills, weights the
+        optimizer updates)."""
+        path = atom[1][2:] if isinstance(atom[1], str) and atom[1].startswith("p:") else None
+        if path is None or not path.startswith("self.") or self.class_name is None:
+            return False
+        buf = self.st.buffers.get(atom)
+        return buf is not None and buf.foreign == FOREIGN_TENSOR and not self.attribute_facts(path)
+
     def tensor_like_parameter(self, atom):
         """A parameter (or an element of one, `*inputs` included) not named
         like a device, a dtype, a module, an iterator, ...
@@ -228,8 +239,8 @@ class Rules:
                     first_stream in (ANY_STREAM, None):
                 return
             buf = self.st.buffers.get(atom)
-            if self.made_sites[first_site] == ENTRY and (not self.from_parameter(atom) or any(
-                    w in atom[1].lower() for w in HOST_DATA_WORDS)):
+            if self.made_sites[first_site] == ENTRY and (not (self.from_parameter(atom) or self.own_state(atom)) or
+                                                         any(w in atom[1].lower() for w in HOST_DATA_WORDS)):
                 # What the caller wrote is judged for the caller's own
                 # tensors: those of `self` (or a global) may have been
                 # written anywhere, by another method on another stream; a

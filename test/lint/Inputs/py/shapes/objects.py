@@ -300,3 +300,44 @@ def pinned_check_synced(x):
     done.record()
     done.synchronize()
     assert dst.sum() > 0
+
+
+def host_view_then_synced(x):
+    # numpy() of host memory is a view: nothing is read until after the sync.
+    host = x.to("cpu", non_blocking=True)
+    arr = host.numpy()
+    torch.cuda.current_stream().synchronize()
+    return arr.sum()
+
+
+def blocking_copy_read(x):
+    # A copy to the host without non_blocking has finished when it returns.
+    host = x.to("cpu")
+    return host.tolist()
+
+
+class GradBucketUnwaited:
+    """A tensor kept on self that no method makes on a side stream: written
+    on the current stream (backward fills it), read here on the side stream
+    with no wait for the current one."""
+
+    def __init__(self, grad_data):
+        self.comm_stream = torch.cuda.Stream()
+        self.grad_data = grad_data
+
+    def reduce(self, out):
+        with torch.cuda.stream(self.comm_stream):
+            torch.distributed.reduce_scatter_tensor(out, self.grad_data)  # CHECK: [[@LINE]]:13: warning: 'self.grad_data' is used on stream 'self.comm_stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        torch.cuda.current_stream().wait_stream(self.comm_stream)
+
+
+class GradBucketWaited:
+    def __init__(self, grad_data):
+        self.comm_stream = torch.cuda.Stream()
+        self.grad_data = grad_data
+
+    def reduce(self, out):
+        self.comm_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.comm_stream):
+            torch.distributed.reduce_scatter_tensor(out, self.grad_data)
+        torch.cuda.current_stream().wait_stream(self.comm_stream)
