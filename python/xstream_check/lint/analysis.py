@@ -29,12 +29,25 @@ from .vocabulary import (
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
-    HOST_READING_BUILTINS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
+    HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
+    PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
 from .module import dotted, flag_text, is_ordering_statement, none_test
 from .ordering import Ordering
 from .rules import Rules
+
+
+def platform_test(test):
+    """The value a test of the accelerator takes on CUDA
+    (`not get_accelerator().resolves_data_dependency()`: True), or None."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and not test.args and \
+            test.func.attr in PLATFORM_FALSE_ON_CUDA:
+        return negated
+    return None
 
 
 class GaveUp(Exception):
@@ -426,6 +439,8 @@ class FunctionAnalysis(Rules, Ordering):
     def exec_if(self, s):
         self.eval(s.test)
         assumed = self.assumed(s.test)
+        if assumed is None:
+            assumed = platform_test(s.test)
         if assumed is not None:
             # One run of the function per value of a flag it tests twice
             # (see repeated_flag): only the branch that value takes.
@@ -1849,7 +1864,8 @@ class FunctionAnalysis(Rules, Ordering):
                 self.saved_tensor_hooks(hooks[0], hooks[1], node)
             return EMPTY
         args, kwargs = self.eval_args(node)
-        values = list(args) + list(kwargs.values())
+        # dtype=, device=, ...: never a tensor the operator reads.
+        values = list(args) + [v for k, v in kwargs.items() if k not in NON_TENSOR_KEYWORDS]
         everything = frozenset().union(*values) if values else EMPTY
         if canon.startswith(DIST_PREFIX):
             # Collectives: enqueued on the current stream; most write their
@@ -1874,7 +1890,7 @@ class FunctionAnalysis(Rules, Ordering):
             return self.unknown_call(node, args, kwargs)
         out = kwargs.pop("out", None)
         if out is not None:
-            everything = frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY
+            everything = frozenset().union(*args, *(v for k, v in kwargs.items() if k not in NON_TENSOR_KEYWORDS))
         everything = self.materialize(everything)
         if short not in LIKE_FACTORIES:
             self.use(everything, node)  # `empty_like(x)` reads only x's shape

@@ -446,6 +446,27 @@ class Module:
         self._stream_cache[key] = result
         return result
 
+    def current_stream_attributes(self, class_name):
+        """Attributes of self that every assignment in the class binds to
+        the current or the default stream (`self.compute_stream =
+        torch.cuda.current_stream()`): names of the current stream."""
+        key = ("current-attrs", class_name)
+        if key in self._subtree:
+            return self._subtree[key]
+        assigned = {}
+        node = self.class_nodes.get(class_name)
+        for n in ast.walk(node) if node is not None else ():
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        value = n.value
+                        current = isinstance(value, ast.Call) and not value.args and \
+                            (dotted(value.func) or "").rpartition(".")[2] in ("current_stream", "default_stream")
+                        assigned[t.attr] = assigned.get(t.attr, True) and current
+        result = frozenset("self." + a for a, current in assigned.items() if current)
+        self._subtree[key] = result
+        return result
+
     def context_halves(self, func):
         """A @contextmanager function split at its one yield: (a def of the
         code before it, which returns the stream a `with

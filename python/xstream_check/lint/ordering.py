@@ -163,6 +163,10 @@ class Ordering:
             return keys
         paths = {a[1] for a in value if a[0] == "p"}
         if len(paths) == 1:
+            path = next(iter(paths))
+            if path.startswith("self.") and self.class_name is not None and \
+                    path in self.root.current_stream_attributes(self.class_name):
+                return {CURRENT}  # self.s0 = torch.cuda.default_stream()
             return paths
         return set()
 

@@ -263,7 +263,7 @@ def functions_of(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = prefix + node.name
                 out.append((node, class_name, qual))
-                visit(node.body, qual + ".", None)
+                visit(node.body, qual + ".", class_name)  # a closure's self is its method's
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, prefix + node.name + ".", node.name)
             elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):

@@ -164,6 +164,14 @@ PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", 
 HOST_READING_BUILTINS = {"print", "repr", "str", "format", "int", "float", "bool", "sum", "any", "all", "min",
                          "max", "abs", "round"}
 
+# Keyword arguments of torch operators that are never tensors.
+NON_TENSOR_KEYWORDS = {"dtype", "device", "layout", "requires_grad", "pin_memory", "memory_format",
+                       "non_blocking", "generator", "dim", "keepdim", "size", "names", "copy"}
+
+# Predicates of DeepSpeed's accelerator abstraction (and alike) that are
+# False on CUDA: a branch they guard is taken or not as CUDA takes it.
+PLATFORM_FALSE_ON_CUDA = {"resolves_data_dependency", "is_synchronized_device", "handles_memory_backpressure"}
+
 # Calls that return their second argument as it is.
 TYPE_CASTS = {"typing.cast", "typing_extensions.cast"}
 
