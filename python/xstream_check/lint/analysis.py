@@ -299,7 +299,7 @@ class FunctionAnalysis(Rules, Ordering):
         if self.collect is None or text is None or not text.startswith("self.") or not self.f.self_outer:
             return
         attr = text[5:].partition(".")[0].partition("[")[0]
-        streams, writers = set(), set()
+        streams, writers, made = set(), set(), False
         for a in self.reachable(value):
             if a[0] == "t":
                 buf = self.st.buffers.get(a)
@@ -308,6 +308,7 @@ class FunctionAnalysis(Rules, Ordering):
                 if buf is not None:
                     streams |= buf.alloc
                     writers |= {w.stream for w in buf.writes.values()}
+                    made = made or not buf.foreign  # an operator's tensor
             elif a[0] == "p" and a[1] in self.side_made:
                 streams.add(self.side_made[a[1]])
                 writers.add(self.side_made[a[1]])
@@ -315,8 +316,10 @@ class FunctionAnalysis(Rules, Ordering):
         def kept(keys):
             return {s for s in keys if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
         if kept(streams):
-            self.collect.setdefault(attr, [set(), set()])[0].update(kept(streams))
-            self.collect[attr][1].update(kept(writers))
+            entry = self.collect.setdefault(attr, [set(), set(), False])
+            entry[0].update(kept(streams))
+            entry[1].update(kept(writers))
+            entry[2] = entry[2] or made
 
     def run_stages(self, stages):
         """One object across the calls a framework makes of it, in their
@@ -545,7 +548,13 @@ class FunctionAnalysis(Rules, Ordering):
         saved, self.st = self.st, st
 
         def same(use):
-            if use.stream == stream or stream in use.ordered:
+            if use.stream == stream:
+                # A stream left None is most often a device without
+                # streams (a CPU run): what ran "on" it is not held against
+                # the others on this branch.
+                if ANY_STREAM not in use.ordered:
+                    return use._replace(ordered=use.ordered | {CURRENT, ANY_STREAM})
+            elif stream in use.ordered:
                 if CURRENT not in use.ordered:
                     return use._replace(ordered=use.ordered | {CURRENT})
             elif use.ordered_on(CURRENT) and stream not in use.ordered:
@@ -1115,6 +1124,13 @@ class FunctionAnalysis(Rules, Ordering):
                                 id(node) not in self.copies_to_host:
                             # A copy to the device of a tensor not made here:
                             # its source may be host memory the host filled.
+                            continue
+                        if isinstance(self.made_sites.get(wsite), tuple) and id(node) in self.unknown_use_nodes \
+                                and isinstance(atom[1], str) and \
+                                self.attribute_of(atom[1][2:]) not in self.object_facts().tensors:
+                            # What an object keeps and only unknown calls made
+                            # (a context object), handed to an unknown call:
+                            # not known to be read by a kernel there.
                             continue
                         self.race("ready", atom, wsite, w.stream, site, stream)
             buf = buf.copy()

@@ -28,10 +28,19 @@ class Use(NamedTuple):
             return other
         if self is other:
             return self
-        return Use(self.stream, self.ordered & other.ordered, self.captures & other.captures, False)
+        return Use(self.stream, meet(self.ordered, other.ordered), self.captures & other.captures, False)
 
     def ordered_on(self, stream):
         return self.host or stream in self.ordered or ANY_STREAM in self.ordered
+
+
+def meet(mine, theirs):
+    """The streams ordered on both paths; ANY_STREAM stands for all of them."""
+    if ANY_STREAM in mine:
+        return theirs | mine if ANY_STREAM in theirs else theirs
+    if ANY_STREAM in theirs:
+        return mine
+    return mine & theirs
 
 
 def new_use(stream):

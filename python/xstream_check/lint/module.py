@@ -54,12 +54,16 @@ def index_calls_in(func):
     return order_lines, calls
 
 
-def ordered_after_a_call(index, name, orderers, before=False):
+def ordered_after_a_call(index, name, orderers, before=False, skip=()):
     """Whether, in one module's call index, a call of `name` is followed in
     its caller by an ordering call, or by a call of a function that makes
     one (`orderers`): textually after it, or anywhere in a loop around it.
-    `before`: preceded instead of followed."""
+    `before`: preceded instead of followed. `skip`: (name, line) of calls
+    not to count."""
     for (order_lines, calls), line, spans in index[0].get(name, ()):
+        if (name, line) in skip:
+            continue
+
         def later(at):
             return (at < line if before else at > line) or any(lo <= at <= hi for lo, hi in spans)
         if any(later(o) for o in order_lines):
@@ -642,6 +646,17 @@ class Module:
                     for line, name, spans in calls:
                         callers.setdefault(name, []).append((entry, line, spans))
             cached = self._stream_cache["calls"] = (callers, orderers)
+        return cached
+
+    def self_call_lines(self):
+        """(name, line) of the calls `self.name(...)` here: a method of this
+        module's classes, never another module's."""
+        cached = self._stream_cache.get("self-calls")
+        if cached is None:
+            cached = frozenset((n.func.attr, n.lineno) for n in ast.walk(self.tree)
+                               if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                               isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
+            self._stream_cache["self-calls"] = cached
         return cached
 
     def streamy(self):

@@ -57,10 +57,11 @@ class ObjectFacts:
     that reads what an earlier one made on a stream finds those streams
     ordered after it, as the methods that ran in between ordered them."""
 
-    def __init__(self, streams=None, writers=None, waiters=None):
+    def __init__(self, streams=None, writers=None, waiters=None, tensors=frozenset()):
         self.streams = streams or {}
         self.writers = writers or {}  # attribute -> the streams whose work last wrote it
         self.waiters = waiters or {}
+        self.tensors = tensors  # attributes that hold tensors operators made (not only calls' results)
 
 
 NO_FACTS = ObjectFacts()
@@ -155,10 +156,11 @@ def stored_streams(module, class_name):
     try:
         for m, cls in class_lineage(module, class_name):
             own, own_waits = own_facts(m, cls)
-            for attr, (streams, writers) in own.items():
-                mine = facts.setdefault(attr, [set(), set()])
+            for attr, (streams, writers, made) in own.items():
+                mine = facts.setdefault(attr, [set(), set(), False])
                 mine[0] |= streams
                 mine[1] |= writers
+                mine[2] = mine[2] or made
             waits |= own_waits
     finally:
         if program is not None:
@@ -166,7 +168,7 @@ def stored_streams(module, class_name):
         else:
             module._collecting = False
     # Only what says more than the default: a stream other than the current.
-    kept = [attr for attr, (streams, writers) in facts.items() if any(s != CURRENT for s in streams | writers)]
+    kept = [attr for attr, (streams, writers, _) in facts.items() if any(s != CURRENT for s in streams | writers)]
     streams = {attr: frozenset(facts[attr][0]) for attr in kept}
     # Writes on the current stream are left out: the default for what a
     # method did not make, judged only for its caller's tensors (the entry
@@ -174,6 +176,7 @@ def stored_streams(module, class_name):
     # current stream on one path and on a side stream on another (a flag
     # the methods test apart) would be taken as written on both.
     writers = {attr: frozenset(facts[attr][1] - {CURRENT}) for attr in kept}
-    result = ObjectFacts(streams, writers, closure(waits)) if streams else NO_FACTS
+    tensors = frozenset(attr for attr in kept if facts[attr][2])
+    result = ObjectFacts(streams, writers, closure(waits), tensors) if streams else NO_FACTS
     cache[class_name] = result
     return result

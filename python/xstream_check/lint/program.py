@@ -66,7 +66,7 @@ class Program:
                 return "stream" in m.source_text or "Stream" in m.source_text
         return False
 
-    def a_caller_orders(self, name, before=False):
+    def a_caller_orders(self, name, before=False, own=None):
         """Whether some call of `name` in the run is followed in its caller
         by an ordering, or by a call of a function that makes one
         (analysis.ordered_after_a_call); `before`: preceded by one. The run's functions that order are
@@ -89,10 +89,14 @@ class Program:
         orderers = self._orderers
         for m in replaced:
             orderers = orderers | m.call_index()[1]
+        # With `own` (a method's module), `self.name(...)` in another module
+        # calls another class's method of that name.
+        def skip(m):
+            return m.self_call_lines() if own is not None and m is not own and m.name != own.name else ()
         for mod_name in self._callers.get(name, ()):
             m = self.modules.get(mod_name)
             if m is self._indexed.get(mod_name) and name in m.call_index()[0] and \
-                    ordered_after_a_call(m.call_index(), name, orderers, before):
+                    ordered_after_a_call(m.call_index(), name, orderers, before, skip(m)):
                 return True
-        return any(name in m.call_index()[0] and ordered_after_a_call(m.call_index(), name, orderers, before)
+        return any(name in m.call_index()[0] and ordered_after_a_call(m.call_index(), name, orderers, before, skip(m))
                    for m in replaced)

@@ -112,9 +112,10 @@ class Rules:
         if self.pending:
             program = self.root.program
             fn = self.func.name
-            # A method's callers are taken from its own module (see
-            # entry_races_at_callers).
-            if program.a_caller_orders(fn) if program is not None and self.class_name is None else \
+            # A method's callers through self are taken from its own module
+            # (see entry_races_at_callers).
+            own = self.root if self.class_name is not None else None
+            if program.a_caller_orders(fn, own=own) if program is not None else \
                     ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
                 self.pending = {}
 
@@ -183,10 +184,11 @@ class Rules:
         fn = getattr(self.func, "name", None)
         if fn is None:
             return
-        # A method is called through self or an instance of its class, most
-        # often in its own module: a function of the same name elsewhere in
-        # the run is not its caller.
-        if program.a_caller_orders(fn, before=True) if program is not None and self.class_name is None else \
+        # A method is called through self in its own module, or through an
+        # instance anywhere: `self.f(...)` in another module calls another
+        # class's f.
+        own = self.root if self.class_name is not None else None
+        if program.a_caller_orders(fn, before=True, own=own) if program is not None else \
                 ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], before=True):
             for key in self.entry_races:
                 self.races.pop(key, None)
