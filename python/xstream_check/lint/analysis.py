@@ -30,7 +30,7 @@ from .vocabulary import (
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
-    PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
+    GRAPH_CAPTURE_CONTEXTS, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
 from .module import dotted, flag_text, is_ordering_statement, none_test
@@ -676,6 +676,12 @@ class FunctionAnalysis(Rules, Ordering):
         pushed = 0
         exits = []
         for item in s.items:
+            if self.captures_a_graph(item.context_expr):
+                # torch.cuda.graph(g) synchronizes the device on entry
+                # (torch/cuda/graphs.py, graph.__enter__).
+                self.eval(item.context_expr)
+                self.host_sync(lambda u: True)
+                continue
             managed = self.generator_context(item.context_expr)
             if managed is not None:
                 # A @contextmanager of the run: its code before the yield
@@ -716,6 +722,14 @@ class FunctionAnalysis(Rules, Ordering):
             if self.st is None:
                 break
             self.inline(after, node, args, kwargs, self_node, module=module, class_name=cls)
+
+    def captures_a_graph(self, expr):
+        """`torch.cuda.graph(g)`, DeepSpeed's `capture_to_graph(g)`."""
+        if not isinstance(expr, ast.Call):
+            return False
+        name = as_cuda(self.m.canonical(dotted(expr.func) or ""))
+        return name in GRAPH_CAPTURE_CONTEXTS or (isinstance(expr.func, ast.Attribute) and
+                                                 expr.func.attr == "capture_to_graph")
 
     def generator_context(self, expr):
         """((module, def, class), (before, after, enters a stream)) when
@@ -1882,6 +1896,8 @@ class FunctionAnalysis(Rules, Ordering):
         args, kwargs = self.eval_args(node)
         # dtype=, device=, ...: never a tensor the operator reads.
         values = list(args) + [v for k, v in kwargs.items() if k not in NON_TENSOR_KEYWORDS]
+        if canon.startswith("torch.") and canon[len("torch."):] in TENSOR_FACTORIES:
+            values = []  # torch.rand(dim, dim): sizes, not tensors
         everything = frozenset().union(*values) if values else EMPTY
         if canon.startswith(DIST_PREFIX):
             # Collectives: enqueued on the current stream; most write their

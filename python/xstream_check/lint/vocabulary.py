@@ -164,6 +164,10 @@ PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", 
 HOST_READING_BUILTINS = {"print", "repr", "str", "format", "int", "float", "bool", "sum", "any", "all", "min",
                          "max", "abs", "round"}
 
+# Context managers that capture a CUDA graph: entering one synchronizes the
+# device first.
+GRAPH_CAPTURE_CONTEXTS = {"torch.cuda.graph", "torch.cuda.graphs.graph"}
+
 # Keyword arguments of torch operators that are never tensors.
 NON_TENSOR_KEYWORDS = {"dtype", "device", "layout", "requires_grad", "pin_memory", "memory_format",
                        "non_blocking", "generator", "dim", "keepdim", "size", "names", "copy"}
