@@ -341,3 +341,72 @@ class GradBucketWaited:
         with torch.cuda.stream(self.comm_stream):
             torch.distributed.reduce_scatter_tensor(out, self.grad_data)
         torch.cuda.current_stream().wait_stream(self.comm_stream)
+
+
+def warm_up_then_write(model, static_input):
+    # The warm-up stream reads static_input; the write after it is not
+    # ordered after that read.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        model(static_input)
+    static_input.mul_(2)  # CHECK: [[@LINE]]:5: warning: 'static_input' is written on the current stream while stream 'side' may still be using it{{.*}}[xstream-write-after-read]
+
+
+def warm_up_then_capture(model, static_input, graph):
+    # torch.cuda.graph() synchronizes the device before it captures.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        model(static_input)
+    with torch.cuda.graph(graph):
+        static_input.mul_(2)
+
+
+class OffloadOnDefault:
+    """self.s0 is the default stream: a copy on it is on the current stream."""
+
+    def __init__(self, use_streams):
+        self.use_streams = use_streams
+        self.s0 = torch.cuda.default_stream()
+        self.s1 = torch.cuda.Stream()
+
+    def pack(self, activation):
+        if self.use_streams:
+            self.s1.wait_stream(self.s0)
+        stream = self.s1 if self.use_streams else self.s0
+        with torch.cuda.stream(stream):
+            host = activation.to("cpu", non_blocking=True)
+        return host
+
+
+def reduce_guarded(grad, out, accel, copy_streams):
+    # resolves_data_dependency() is False on CUDA: the waits are made.
+    stream = torch.cuda.Stream()
+    if not accel.resolves_data_dependency():
+        producers = copy_streams or {torch.cuda.current_stream()}
+        for producer in producers:
+            stream.wait_stream(producer)
+    with torch.cuda.stream(stream):
+        torch.distributed.reduce_scatter_tensor(out, grad)
+    torch.cuda.current_stream().wait_stream(stream)
+
+
+def reduce_misguarded(grad, out, accel):
+    stream = torch.cuda.Stream()
+    if accel.resolves_data_dependency():
+        stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.distributed.reduce_scatter_tensor(out, grad)  # CHECK: [[@LINE]]:9: warning: 'grad' is used on stream 'stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+    torch.cuda.current_stream().wait_stream(stream)
+
+
+def fill_on_side(dim):
+    # torch.rand(dim, dim): sizes, not tensors the caller wrote.
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x = torch.rand(dim, dim, device="cuda")
+        y = x * 2
+    torch.cuda.current_stream().wait_stream(side)
+    y.record_stream(torch.cuda.current_stream())
+    return y
