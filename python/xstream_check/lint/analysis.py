@@ -2370,7 +2370,10 @@ class FunctionAnalysis(Rules, Ordering):
         (with its enclosing frame's names), a function passed in. None when
         it is not inlined (too deep, recursive, too long, a generator)."""
         module = module or self.m
-        if (self.f.depth >= MAX_INLINE_DEPTH and not stage) or any(fr.func is callee for fr in self.frames):
+        # Reading a class's methods for facts (objects.py) follows helpers
+        # two calls deep, not three: what a method stores on self is near it.
+        limit = MAX_INLINE_DEPTH - 1 if self.collect is not None else MAX_INLINE_DEPTH
+        if (self.f.depth >= limit and not stage) or any(fr.func is callee for fr in self.frames):
             return None
         if isinstance(callee, ast.AsyncFunctionDef):
             return None
