@@ -166,9 +166,11 @@ ProfileMode read_profile_mode() {
   if (std::strcmp(value, "subscribe-only") == 0) return ProfileMode::kSubscribeOnly;
   if (std::strcmp(value, "subscribe-bare") == 0) return ProfileMode::kSubscribeBare;
   if (std::strcmp(value, "no-stacks") == 0) return ProfileMode::kNoStacks;
+  // Read by the PyTorch adapter alone (runtime/torch/autograd_nodes.cpp).
+  if (std::strcmp(value, "no-backward-stacks") == 0) return ProfileMode::kNormal;
   std::fprintf(stderr,
                "xstream-check: XSC_PROFILE: unknown value '%s' (subscribe-only, subscribe-bare, "
-               "no-stacks); ignored\n",
+               "no-stacks, no-backward-stacks); ignored\n",
                value);
   return ProfileMode::kNormal;
 }

@@ -42,6 +42,10 @@ PROFILE_VARIANTS = {
     "interposers off": {"XSC_OPTIONS": "cublas_access=0:cudnn_access=0"},
     "subscribe-only": {"XSC_PROFILE": "subscribe-only", "XSC_OPTIONS": "launch_callbacks=driver"},
 }
+# Variants run only when asked for (--variants).
+EXTRA_VARIANTS = {
+    "no-backward-stacks": {"XSC_PROFILE": "no-backward-stacks"},
+}
 
 
 def run_once(workload, variant, build, steps, warmup):
@@ -50,7 +54,7 @@ def run_once(workload, variant, build, steps, warmup):
         env.pop(key, None)
     if variant != "native":
         env["LD_PRELOAD"] = os.path.join(build, "lib", "libxstream_check.so")
-        env.update(PROFILE_VARIANTS.get(variant, {}))
+        env.update(PROFILE_VARIANTS.get(variant, EXTRA_VARIANTS.get(variant, {})))
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, STEP, workload, "--steps", str(steps), "--warmup",
                            str(warmup)], env=env, capture_output=True, text=True)
@@ -72,13 +76,21 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--variants", default="",
+                        help="comma-separated variants to run beside native and checked (e.g. no-backward-stacks)")
     args = parser.parse_args()
     lib = os.path.join(args.build, "lib", "libxstream_check.so")
     if not os.path.exists(lib):
         print(f"run.py: {lib} not found (build xstream_check and xstream_torch first)",
               file=sys.stderr)
         return 2
-    variants = ["native", "checked"] + (list(PROFILE_VARIANTS) if args.profile else [])
+    extra = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in extra if v not in PROFILE_VARIANTS and v not in EXTRA_VARIANTS]
+    if unknown:
+        print(f"run.py: unknown variant {unknown[0]}", file=sys.stderr)
+        return 2
+    variants = ["native", "checked"] + (list(PROFILE_VARIANTS) if args.profile else []) + \
+        [v for v in extra if not (args.profile and v in PROFILE_VARIANTS)]
     rows = []
     for workload in args.workloads.split(","):
         runs = {v: [] for v in variants}

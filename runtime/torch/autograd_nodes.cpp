@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -89,6 +91,11 @@ thread_local std::unordered_map<PairKey, std::uint32_t, PairHash>* t_composed = 
 }  // namespace
 
 void init_autograd_nodes(const xsc_host_api* api) {
+  // XSC_PROFILE=no-backward-stacks (a measurement variant,
+  // docs/performance-knobs.md): forward stacks are not remembered, and a
+  // backward use keeps its native stack.
+  const char* profile = std::getenv("XSC_PROFILE");
+  if (profile != nullptr && std::strcmp(profile, "no-backward-stacks") == 0) return;
   if (api->version >= 4 && api->backward_stack != nullptr) g_api = api;
 }
 
