@@ -30,7 +30,7 @@ from .vocabulary import (
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
-    GRAPH_CAPTURE_CONTEXTS, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
+    GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
 from .module import dotted, flag_text, is_ordering_statement, none_test
@@ -138,6 +138,10 @@ class FunctionAnalysis(Rules, Ordering):
         self.own_sites = set()  # sites in the analyzed function itself, not in a helper
         self.host_sites = set()  # allocation sites of host tensors
         self.unknown_use_nodes = set()  # calls of unknown functions (what they do with a tensor is not known)
+        # calls of the run's own functions left uninterpreted (too deep, too
+        # long, recursive): they may wait before they read
+        self.uninlined = set()
+        self.harmless_calls = set()  # copy.copy(x) and alike: no kernel reads x
         self.exit_names = {}
         self.copy_sources = set()  # (call id, tensor atom): what a copy reads from
         self.copies_to_host = set()  # call ids of copies whose destination is host memory
@@ -901,7 +905,7 @@ class FunctionAnalysis(Rules, Ordering):
             k = self.attr_key(base, target.attr, path)
             fpath = self.foreign_path(base, target.attr)
             if fpath is not None:
-                self.release_value(self.st.names.get(k) if k else None, stmt, fpath, "rebind", k)
+                self.release_value(self.st.names.get(k) if k else None, stmt, fpath, "rebind", k, value)
             if k is not None:
                 self.st.names[k] = value
         elif t is ast.Subscript:
@@ -919,7 +923,7 @@ class FunctionAnalysis(Rules, Ordering):
                 if path is not None:
                     # d[k] = other, lst[i] = other: the element it held goes.
                     k = self.key(path)
-                    self.release_value(self.st.names.get(k), stmt, path, "rebind", k)
+                    self.release_value(self.st.names.get(k), stmt, path, "rebind", k, value)
                     self.st.names[k] = value
         elif t is ast.Starred:
             self.assign(target.value, value, stmt)
@@ -1131,7 +1135,7 @@ class FunctionAnalysis(Rules, Ordering):
                 if id(node) not in self.unknown_use_nodes:
                     self.host_read(frozenset((atom,)), node)
                 continue
-            if ready and buf.writes:
+            if ready and buf.writes and id(node) not in self.uninlined and id(node) not in self.harmless_calls:
                 for wsite, w in buf.writes.items():
                     if wsite != site and not w.ordered_on(stream):
                         if wsite in self.made_sites and (id(node), atom) in self.copy_sources and \
@@ -1635,13 +1639,17 @@ class FunctionAnalysis(Rules, Ordering):
                 return  # `g = p.grad; p.grad = None`: g still holds it
         self.free(atom, self.site(stmt, "free"), path, how)
 
-    def release_value(self, old, stmt, path, how, key):
-        """A binding at an attribute or element path is replaced or deleted."""
+    def release_value(self, old, stmt, path, how, key, new=EMPTY):
+        """A binding at an attribute or element path is replaced (by `new`)
+        or deleted. What the new value still holds (`self.x =
+        helper(self.x)` returning it) is not released."""
+        kept = self.reachable(new) if new else set()
         if old is None:
-            self.release_path(path, stmt, how, key)
+            if ("t", "p:" + path, 0) not in kept and ("p", path) not in kept:
+                self.release_path(path, stmt, how, key)
             return
         for a in old:
-            if a[0] == "t" and isinstance(a[1], str):
+            if a[0] == "t" and isinstance(a[1], str) and a not in kept:
                 self.release_path(a[1][2:], stmt, how, key)
 
     def foreign_path(self, base, attr):
@@ -1764,6 +1772,7 @@ class FunctionAnalysis(Rules, Ordering):
                              self_value=self_value)
         if result is not None:
             return result
+        self.uninlined.add(id(node))
         return self.unknown_call(node, args, kwargs)
 
     def use_quietly(self, args, kwargs, node):
@@ -1792,6 +1801,7 @@ class FunctionAnalysis(Rules, Ordering):
                                      outer_fid=outer_fid, self_outer=self_outer, stage=node is None)
                 if result is not None:
                     return result
+                self.uninlined.add(id(node))
         if node is None:
             return EMPTY
         return self.unknown_call(node, args, kwargs)
@@ -1849,6 +1859,8 @@ class FunctionAnalysis(Rules, Ordering):
 
     def call_module_function(self, canon, node, hint):
         canon = as_cuda(canon)
+        if canon in OBJECT_COPIES:
+            self.harmless_calls.add(id(node))
         if canon in TYPE_CASTS and len(node.args) == 2:
             # cast(T, x) is x.
             return self.eval_args(node)[0][1]
@@ -1990,6 +2002,7 @@ class FunctionAnalysis(Rules, Ordering):
                 result = self.inline(callee, node, args, kwargs, recv_node, module=module, class_name=cls)
                 if result is not None:
                     return result
+                self.uninlined.add(id(node))
                 return self.unknown_call(node, args, kwargs)
         recv = self.eval(recv_node)
         if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node))) \
@@ -2007,6 +2020,7 @@ class FunctionAnalysis(Rules, Ordering):
                                      self_value=recv)
                 if result is not None:
                     return result
+                self.uninlined.add(id(node))
                 return self.unknown_call(node, args, kwargs)
         if has_kind(recv, "p") and not tensor_atoms(recv) and self.m.program is not None:
             # pkg.mod.f through a module object bound to a name (import pkg.mod).

@@ -176,6 +176,9 @@ NON_TENSOR_KEYWORDS = {"dtype", "device", "layout", "requires_grad", "pin_memory
 # False on CUDA: a branch they guard is taken or not as CUDA takes it.
 PLATFORM_FALSE_ON_CUDA = {"resolves_data_dependency", "is_synchronized_device", "handles_memory_backpressure"}
 
+# Copies of a Python object: no kernel reads a tensor they are handed.
+OBJECT_COPIES = {"copy.copy"}
+
 # Calls that return their second argument as it is.
 TYPE_CASTS = {"typing.cast", "typing_extensions.cast"}
 
