@@ -648,6 +648,31 @@ class Module:
             cached = self._stream_cache["calls"] = (callers, orderers)
         return cached
 
+    def enclosing_parameters(self, func):
+        """The parameters of the defs around a nested def (a closure reads
+        them as its caller's tensors)."""
+        parents = self._subtree.get("parents")
+        if parents is None:
+            parents = {}
+            stack = [(self.tree, None)]
+            while stack:
+                node, fn = stack.pop()
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                        parents[child] = fn
+                        stack.append((child, child))
+                    else:
+                        stack.append((child, fn))
+            self._subtree["parents"] = parents
+        out = set()
+        outer = parents.get(func)
+        while outer is not None:
+            a = outer.args
+            out |= {x.arg for x in a.args + a.kwonlyargs + a.posonlyargs} | \
+                {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+            outer = parents.get(outer)
+        return out - {"self", "cls"}
+
     def self_call_lines(self):
         """(name, line) of the calls `self.name(...)` here: a method of this
         module's classes, never another module's."""

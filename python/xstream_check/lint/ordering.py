@@ -186,8 +186,12 @@ class Ordering:
         """Streams named only by an attribute this module never assigns (a
         base class's, a framework's): which stream it is, the current one
         or another, is unknown."""
+        # A call's result named for a stream (`cls.d2h_stream()`, a lazily
+        # made side stream) is a stream of its own.
         return bool(keys) and not has_kind(value, "s") and all(
-            "." in k and "%s =" % k.rpartition(".")[2] not in self.m.source_text for k in keys)
+            "." in k and "%s =" % k.rpartition(".")[2] not in self.m.source_text and
+            not (k.startswith("<") and "stream" in k.lower() and "current" not in k.lower() and
+                 "default" not in k.lower()) for k in keys)
 
 
     def stream_of(self, node):

@@ -147,8 +147,10 @@ class Rules:
         root = path.partition(".")[0].partition("[")[0]
         args = getattr(self.func, "args", None)
         varargs = {a.arg for a in (args.vararg,) if a is not None} if args is not None else set()
-        return root in self.param_names() or root in varargs or (
-            ":" in root and root.partition(":")[0].isidentifier())
+        if root in self.param_names() or root in varargs or (":" in root and root.partition(":")[0].isidentifier()):
+            return True
+        # A closure's free name that is a parameter of a def around it.
+        return root not in self.root.bound_names(self.func) and root in self.root.enclosing_parameters(self.func)
 
     def own_state(self, atom):
         """A tensor kept on self that no method of the class makes on a side
