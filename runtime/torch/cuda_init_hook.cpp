@@ -82,34 +82,13 @@ bool queue_cuda_init_hook(const std::string& adapter_path, std::string* why) {
     *why = "no Python interpreter on this thread";
     return false;
   }
-  int gil = PyGILState_Ensure();
-  bool ok = false;
-  _object* globals = PyDict_New();
-  if (globals != nullptr) {
-    // Pass the path as source text: it is the adapter's own file name, so
-    // quote it with repr-safe escaping of backslashes and quotes.
-    std::string quoted = "'";
-    for (char ch : adapter_path) {
-      if (ch == '\\' || ch == '\'') quoted += '\\';
-      quoted += ch;
-    }
-    quoted += "'";
-    std::string source = "_xsc_adapter_path = " + quoted + "\n" + kHookSource;
-    _object* result = PyRun_StringFlags(source.c_str(), kPyFileInput, globals, globals, nullptr);
-    if (result != nullptr) {
-      ok = true;
-      Py_DecRef(result);
-    } else {
-      PyErr_Clear();
-      *why = "torch.cuda could not be asked for a call after CUDA initialization";
-    }
-    Py_DecRef(globals);
-  } else {
-    PyErr_Clear();
-    *why = "out of memory in Python";
+  // The path goes in as source text: it is the adapter's own file name.
+  const std::string source = "_xsc_adapter_path = " + python_quoted(adapter_path) + "\n" + kHookSource;
+  if (!run_python_source(source)) {
+    *why = "torch.cuda could not be asked for a call after CUDA initialization";
+    return false;
   }
-  PyGILState_Release(gil);
-  return ok;
+  return true;
 }
 
 }  // namespace xsc::torch_adapter

@@ -145,22 +145,5 @@ extern "C" __attribute__((visibility("default"))) void xsc_torch_install_host_vi
   const std::string path = own_path();
   if (path.empty()) return;
   trace_step("wrapping Tensor.numpy, __array__, tolist, __dlpack__ and torch.from_numpy");
-  const int gil = PyGILState_Ensure();
-  _object* globals = PyDict_New();
-  if (globals != nullptr) {
-    std::string quoted = "'";
-    for (char ch : path) {
-      if (ch == '\\' || ch == '\'') quoted += '\\';
-      quoted += ch;
-    }
-    quoted += "'";
-    const std::string source = "_xsc_adapter_path = " + quoted + "\n" + kViewsSource;
-    _object* result = PyRun_StringFlags(source.c_str(), kPyFileInput, globals, globals, nullptr);
-    if (result != nullptr) Py_DecRef(result);
-    else PyErr_Clear();
-    Py_DecRef(globals);
-  } else {
-    PyErr_Clear();
-  }
-  PyGILState_Release(gil);
+  run_python_source("_xsc_adapter_path = " + python_quoted(path) + "\n" + kViewsSource);
 }

@@ -662,17 +662,7 @@ _xsc_patch()
 )PY";
   const std::string source =
       "_xsc_key = " + std::to_string(static_cast<unsigned>(kKey)) + "\n" + kSource;
-  const int gil = PyGILState_Ensure();
-  _object* globals = PyDict_New();
-  if (globals != nullptr) {
-    _object* result = PyRun_StringFlags(source.c_str(), kPyFileInput, globals, globals, nullptr);
-    if (result != nullptr) Py_DecRef(result);
-    else PyErr_Clear();
-    Py_DecRef(globals);
-  } else {
-    PyErr_Clear();
-  }
-  PyGILState_Release(gil);
+  run_python_source(source);
 }
 
 }  // namespace xsc::torch_adapter

@@ -13,6 +13,8 @@
 // the version.
 #pragma once
 
+#include <string>
+
 extern "C" {
 
 struct _object;
@@ -66,5 +68,12 @@ bool python_usable();
 
 // True when the functions needed to run Python source are present.
 bool python_can_run_source();
+
+// Runs `source` (Python statements) in fresh globals, holding the GIL;
+// false when it raised (the error is cleared) or no dict could be made.
+bool run_python_source(const std::string& source);
+
+// `text` as a Python string literal ('...', backslashes and quotes escaped).
+std::string python_quoted(const std::string& text);
 
 }  // namespace xsc::torch_adapter

@@ -32,6 +32,36 @@ bool python_can_run_source() {
   return python_usable() && PyDict_New && PyRun_StringFlags;
 }
 
+bool run_python_source(const std::string& source) {
+  const int gil = PyGILState_Ensure();
+  bool ok = false;
+  _object* globals = PyDict_New();
+  if (globals != nullptr) {
+    _object* result = PyRun_StringFlags(source.c_str(), kPyFileInput, globals, globals, nullptr);
+    if (result != nullptr) {
+      ok = true;
+      Py_DecRef(result);
+    } else {
+      PyErr_Clear();
+    }
+    Py_DecRef(globals);
+  } else {
+    PyErr_Clear();
+  }
+  PyGILState_Release(gil);
+  return ok;
+}
+
+std::string python_quoted(const std::string& text) {
+  std::string quoted = "'";
+  for (char ch : text) {
+    if (ch == '\\' || ch == '\'') quoted += '\\';
+    quoted += ch;
+  }
+  quoted += "'";
+  return quoted;
+}
+
 namespace {
 
 constexpr std::size_t kMaxFrames = 64;
