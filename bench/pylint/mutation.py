@@ -13,9 +13,13 @@ parsed and indexed once; each mutant re-checks its own file against the
 rest of the tree (helpers in other modules keep their unmutated text).
 
 Per tree it prints the lines, the deletions by kind, those caught (a new
-warning anywhere in the mutated file, and at the deletion's function:
-inside the def that holds it, or at a call of that def), and the warnings
-of the unmutated tree, which each need a verdict in docs/static-check.md.
+warning anywhere in the mutated file or in a file of the tree that calls
+the mutated function, each checked again with the mutated text in view;
+and at the deletion's function: inside the def that holds it, at a call of
+that def, or in a function whose check interpreted that def at a call), and
+the warnings of the unmutated tree, which each need a verdict in
+docs/static-check.md. `--only hazard` (with --verdicts) mutates only the
+deletions judged to leave a hazard, for a quicker recall run.
 With --verdicts (bench/pylint/verdicts.json: for each deletion of the
 trees measured in docs/static-check.md, whether it leaves a hazard by the
 three rules, decided by reading the code around it, and why), the recall is

@@ -30,7 +30,8 @@ from .vocabulary import (
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
-    GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
+    GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
+    STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
 from .module import dotted, flag_text, is_ordering_statement, none_test
@@ -732,8 +733,8 @@ class FunctionAnalysis(Rules, Ordering):
         if not isinstance(expr, ast.Call):
             return False
         name = as_cuda(self.m.canonical(dotted(expr.func) or ""))
-        return name in GRAPH_CAPTURE_CONTEXTS or (isinstance(expr.func, ast.Attribute) and
-                                                 expr.func.attr == "capture_to_graph")
+        return name in GRAPH_CAPTURE_CONTEXTS or (
+            isinstance(expr.func, ast.Attribute) and expr.func.attr == "capture_to_graph")
 
     def generator_context(self, expr):
         """((module, def, class), (before, after, enters a stream)) when

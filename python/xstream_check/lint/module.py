@@ -356,34 +356,6 @@ class Module:
             self._subtree[key] = cached
         return cached
 
-    def recorded_attributes(self):
-        """attribute name -> (def, class) of the methods holding
-        `x.<name>.record_stream(s)`: record_stream protects a storage until
-        it is freed, whichever call frees it, so `p.grad` freed in one method
-        may be protected by the record_stream another method of its class
-        made."""
-        cached = self._subtree.get("recorded")
-        if cached is None:
-            cached = {}
-            stack = [(self.tree, None, None)]
-            while stack:
-                node, fn, cls = stack.pop()
-                if isinstance(node, ast.ClassDef):
-                    cls = node.name
-                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    fn = node
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                        node.func.attr == "record_stream":
-                    target = node.func.value
-                    if isinstance(target, ast.Attribute) and target.attr == "data":
-                        target = target.value
-                    if isinstance(target, ast.Attribute) and cls is not None:
-                        cached.setdefault(target.attr, set()).add((fn, cls))
-                for child in ast.iter_child_nodes(node):
-                    stack.append((child, fn, cls))
-            self._subtree["recorded"] = cached
-        return cached
-
     def kept_by_closures(self, func):
         """Names of this function that a decorated nested def or a nested
         class names: such closures may be kept anywhere."""

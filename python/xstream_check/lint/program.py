@@ -89,6 +89,7 @@ class Program:
         orderers = self._orderers
         for m in replaced:
             orderers = orderers | m.call_index()[1]
+
         # With `own` (a method's module), `self.name(...)` in another module
         # calls another class's method of that name.
         def skip(m):
