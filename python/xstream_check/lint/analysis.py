@@ -905,10 +905,15 @@ class FunctionAnalysis(Rules, Ordering):
                 return
             k = self.attr_key(base, target.attr, path)
             fpath = self.foreign_path(base, target.attr)
+            old = self.st.names.get(k) if k else None
             if fpath is not None:
-                self.release_value(self.st.names.get(k) if k else None, stmt, fpath, "rebind", k, value)
+                self.release_value(old, stmt, fpath, "rebind", k, value)
             if k is not None:
                 self.st.names[k] = value
+                if old:
+                    # `self.x = None` drops a tensor this analysis made and
+                    # stored there, once nothing else holds it.
+                    self.drop_stored(old - value, stmt, path or target.attr)
         elif t is ast.Subscript:
             base = self.eval(target.value)
             self.eval(target.slice)
@@ -1018,6 +1023,19 @@ class FunctionAnalysis(Rules, Ordering):
                 del self.st.buffers[atom]
                 continue
             self.free(atom, self.site(stmt, "free"), name, how)
+
+    def drop_stored(self, value, stmt, name):
+        """An attribute no longer holds `value`: the tensors made here that
+        it held, stored nowhere else now, are freed."""
+        made = [a for a in self.reachable(value) if a[0] == "t" and isinstance(a[1], int)]
+        if not made:
+            return
+        held = self.held()
+        for atom in made:
+            buf = self.st.buffers.get(atom)
+            if atom in held or buf is None or buf.stored or atom[1] in self.host_sites:
+                continue
+            self.free(atom, self.site(stmt, "free"), name, "rebind")
 
     def escape(self, value):
         reached = self.reachable(value)

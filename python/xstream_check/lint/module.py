@@ -580,7 +580,9 @@ class Module:
         """The calls a framework makes of one object, in order, for the
         classes whose life this analysis follows (FunctionAnalysis.run_stages):
         a context manager's __enter__ then __exit__, an autograd Function's
-        forward then backward. [(def, argument values, self node)] or None."""
+        forward then backward, a module's forward pre-hook, forward and
+        forward hook when it registers them on itself. [(def, argument
+        values, self node)] or None."""
         methods = self.classes.get(class_name, {})
         self_node = ast.Name(id="self", ctx=ast.Load())
         if "__enter__" in methods and "__exit__" in methods:
@@ -597,7 +599,42 @@ class Module:
                 args = [ctx] + [frozenset((("p", "%s:%s" % (name, q)),)) for q in params[1:]]
                 out.append((fn, args, None))
             return out
+        if "forward" in methods and self.derives_from(class_name, "Module"):
+            hooks = self.own_forward_hooks(class_name)
+            if hooks.get("pre") in methods or hooks.get("post") in methods:
+                # A module's forward pre-hook, forward and forward hook, as
+                # nn.Module.__call__ runs them: pre(module, args), forward(...),
+                # post(module, args, output), each a method of the module.
+                out = []
+                if hooks.get("pre") in methods:
+                    out.append((methods[hooks["pre"]], [frozenset((("p", "pre:module"),)),
+                                                        frozenset((("p", "pre:args"),))], self_node))
+                fwd = methods["forward"]
+                params = [a.arg for a in fwd.args.posonlyargs + fwd.args.args][1:]
+                out.append((fwd, [frozenset((("p", "forward:%s" % q),)) for q in params], self_node))
+                if hooks.get("post") in methods:
+                    out.append((methods[hooks["post"]], [frozenset((("p", "post:module"),)),
+                                                         frozenset((("p", "post:args"),)),
+                                                         frozenset((("p", "post:output"),))], self_node))
+                return out
         return None
+
+    def own_forward_hooks(self, class_name):
+        """{"pre": name, "post": name} of the methods a module registers on
+        itself (`self.register_forward_pre_hook(self._pre)`,
+        `self.register_forward_hook(self._post)`)."""
+        out = {}
+        node = self.class_nodes.get(class_name)
+        for n in ast.walk(node) if node is not None else ():
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args and \
+                    isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and \
+                    isinstance(n.args[0], ast.Attribute) and isinstance(n.args[0].value, ast.Name) and \
+                    n.args[0].value.id == "self":
+                if n.func.attr == "register_forward_pre_hook":
+                    out["pre"] = n.args[0].attr
+                elif n.func.attr == "register_forward_hook":
+                    out["post"] = n.args[0].attr
+        return out
 
     def call_index(self):
         """(callee name -> [(order lines, calls) of each function calling

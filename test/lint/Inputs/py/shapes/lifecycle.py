@@ -113,3 +113,50 @@ class PrefetchScopeWaited:
         # Made on the side stream and kept by the object: its free, whenever
         # it comes, must not run ahead of this use.
         self.staged.record_stream(torch.cuda.current_stream())
+
+
+class PrefetchHooksUnordered(torch.nn.Module):
+    """A forward pre-hook copies the weights in on a side stream, forward
+    reads them, the forward hook drops them: nothing orders the side stream
+    after forward's read."""
+
+    def __init__(self, host_weight):
+        super().__init__()
+        self.host_weight = host_weight
+        self.side = torch.cuda.Stream()
+        self.register_forward_pre_hook(self._fetch)
+        self.register_forward_hook(self._drop)
+
+    def _fetch(self, module, args):
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            self.weight = self.host_weight.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.side)
+
+    def forward(self, x):
+        return x @ self.weight
+
+    def _drop(self, module, args, output):
+        self.weight = None  # CHECK: [[@LINE]]:9: warning: 'self.weight' is freed by this assignment on stream 'self.side' while the current stream may still be using it{{.*}}[xstream-unordered-free]
+
+
+class PrefetchHooksRecorded(torch.nn.Module):
+    def __init__(self, host_weight):
+        super().__init__()
+        self.host_weight = host_weight
+        self.side = torch.cuda.Stream()
+        self.register_forward_pre_hook(self._fetch)
+        self.register_forward_hook(self._drop)
+
+    def _fetch(self, module, args):
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            self.weight = self.host_weight.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.side)
+        self.weight.record_stream(torch.cuda.current_stream())
+
+    def forward(self, x):
+        return x @ self.weight
+
+    def _drop(self, module, args, output):
+        self.weight = None
