@@ -7,8 +7,9 @@ another (`self._model(self.batches[0])`), one training step later. Without
 this a tensor kept on `self` is taken as allocated on the current stream of
 the method that reads it.
 
-The facts come from interpreting each method that deals with streams
-(with its helpers, as any analyzed function) and noting, at each store to
+The facts come from interpreting each short method (200 lines or less)
+that deals with streams and stores on `self` or waits, once per class that
+defines it (with its helpers, two calls deep), and noting, at each store to
 `self`, the allocation streams of the tensors stored (the current stream,
 or a stream kept on `self`: another method's local stream names nothing
 here), and at each wait which stream waits for which: what one call of the
@@ -50,12 +51,14 @@ def stored_attribute(func):
 class ObjectFacts:
     """streams: attribute -> frozenset of stream keys (CURRENT, or
     `self.<stream>`) the tensors the class's methods store there were
-    allocated on; writers: the streams whose work last wrote them (a
-    buffer allocated on the current stream and filled by a copy on the
-    memcpy stream is the memcpy stream's to wait for). waiters: stream -> the streams some method of the class
-    makes wait for it (directly or through others): an object's later call
-    that reads what an earlier one made on a stream finds those streams
-    ordered after it, as the methods that ran in between ordered them."""
+    allocated on; writers: the streams whose work last wrote them (a buffer
+    allocated on the current stream and filled by a copy on the memcpy
+    stream is the memcpy stream's to wait for); waiters: stream -> the
+    streams some method of the class makes wait for it (directly or through
+    others): an object's later call that reads what an earlier one made on
+    a stream finds those streams ordered after it, as the methods that ran
+    in between ordered them; tensors: the attributes that hold tensors
+    operators made (not only unknown calls' results)."""
 
     def __init__(self, streams=None, writers=None, waiters=None, tensors=frozenset()):
         self.streams = streams or {}
