@@ -30,7 +30,7 @@ from .vocabulary import (
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
-    GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
+    DIST_NON_TENSOR_KEYWORDS, DIST_TENSOR_CALLS, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
     STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
@@ -1930,15 +1930,21 @@ class FunctionAnalysis(Rules, Ordering):
         if canon.startswith("torch.") and canon[len("torch."):] in TENSOR_FACTORIES:
             values = []  # torch.rand(dim, dim): sizes, not tensors
         everything = frozenset().union(*values) if values else EMPTY
+        if canon.startswith(DIST_PREFIX) and canon.rpartition(".")[2] not in DIST_TENSOR_CALLS:
+            return EMPTY  # get_rank(group), new_group(...), barrier(), _coalescing_manager(group): no tensor
         if canon.startswith(DIST_PREFIX):
             # Collectives: enqueued on the current stream; most write their
-            # first argument (in place, or the output).
+            # first argument (in place, or the output). Their group=, op=,
+            # async_op=, src= ... are no tensors.
+            tensor_kwargs = {k: v for k, v in kwargs.items() if k not in DIST_NON_TENSOR_KEYWORDS}
             if canon.rpartition(".")[2] in DIST_WRITES_FIRST and args:
-                rest = frozenset().union(*args[1:], *kwargs.values()) if len(args) > 1 or kwargs else EMPTY
+                rest = frozenset().union(*args[1:], *tensor_kwargs.values()) if len(args) > 1 or tensor_kwargs \
+                    else EMPTY
                 self.use(self.materialize(rest), node)
                 self.write(self.materialize(args[0]), node)
             else:
-                self.use(self.materialize(everything), node)
+                self.use(self.materialize(frozenset().union(*args, *tensor_kwargs.values())
+                                          if args or tensor_kwargs else EMPTY), node)
             # An async collective's handle: work.wait() makes the stream
             # current then wait for the collective, so for what preceded it
             # on the stream it was issued on.

@@ -120,6 +120,12 @@ DIST_WRITES_FIRST = {"all_reduce", "broadcast", "reduce", "all_gather_into_tenso
                      "all_to_all_single", "recv", "irecv", "_all_gather_base", "_reduce_scatter_base",
                      "all_gather", "reduce_scatter", "all_to_all", "scatter", "gather"}
 
+# torch.distributed's calls that run a collective or a point-to-point
+# transfer on tensors (get_rank, new_group, barrier, ... take none).
+DIST_TENSOR_CALLS = DIST_WRITES_FIRST | {"send", "isend", "batch_isend_irecv", "P2POp", "all_reduce_coalesced",
+                                         "all_gather_coalesced", "reduce_scatter_tensor_coalesced",
+                                         "all_gather_into_tensor_coalesced"}
+
 
 # Tensor methods that only read metadata (no kernel, no new tensor).
 METADATA_METHODS = {"size", "numel", "dim", "ndimension", "stride", "storage_offset", "data_ptr",
@@ -175,6 +181,10 @@ NON_TENSOR_KEYWORDS = {"dtype", "device", "layout", "requires_grad", "pin_memory
 # Predicates of DeepSpeed's accelerator abstraction (and alike) that are
 # False on CUDA: a branch they guard is taken or not as CUDA takes it.
 PLATFORM_FALSE_ON_CUDA = {"resolves_data_dependency", "is_synchronized_device", "handles_memory_backpressure"}
+
+# Keyword arguments of torch.distributed's collectives that are no tensors.
+DIST_NON_TENSOR_KEYWORDS = {"group", "op", "async_op", "src", "dst", "tag", "group_src", "group_dst",
+                            "group_rank", "device_ids", "timeout", "output_split_sizes", "input_split_sizes"}
 
 # Copies of a Python object: no kernel reads a tensor they are handed.
 OBJECT_COPIES = {"copy.copy"}
