@@ -30,7 +30,7 @@ from .vocabulary import (
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
-    DIST_NON_TENSOR_KEYWORDS, DIST_TENSOR_CALLS, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
+    DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
     STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
@@ -45,9 +45,28 @@ def platform_test(test):
     negated = False
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, not negated
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and not test.args and \
-            test.func.attr in PLATFORM_FALSE_ON_CUDA:
+    if isinstance(test, ast.Call) and isinstance(test.func, (ast.Attribute, ast.Name)) and not test.args and \
+            (getattr(test.func, "attr", None) or getattr(test.func, "id", None)) in PLATFORM_FALSE_ON_CUDA:
         return negated
+    # `t.device.type not in ["cuda", ...]`, `t.device.type != "cuda"`: the
+    # device is CUDA's in what this check is about.
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute) and \
+            test.left.attr == "type" and isinstance(test.left.value, ast.Attribute) and \
+            test.left.value.attr == "device":
+        right = test.comparators[0]
+        if isinstance(right, ast.Constant) and isinstance(right.value, str):
+            values = {right.value}
+        elif isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+            values = {e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if "cuda" not in values and len(values) != len(right.elts):
+                return None  # another element may be "cuda"
+        else:
+            return None
+        op = test.ops[0]
+        if isinstance(op, (ast.Eq, ast.In)):
+            return ("cuda" in values) != negated
+        if isinstance(op, (ast.NotEq, ast.NotIn)):
+            return ("cuda" not in values) != negated
     return None
 
 
@@ -1490,6 +1509,10 @@ class FunctionAnalysis(Rules, Ordering):
                 out |= a[2][a[1].index(node.attr)]
         if node.attr in VIEW_ATTRIBUTES:
             out.update(tensor_atoms(base))
+            if node.attr == "data" and len(base) == 1 and next(iter(base))[0] == "p":
+                # `p.grad.data` of something not made here: the same storage
+                # as `p.grad`, not a tensor of its own.
+                out.update(base)
         if out:
             return frozenset(out)
         if len(base) == 1:
@@ -1930,8 +1953,9 @@ class FunctionAnalysis(Rules, Ordering):
         if canon.startswith("torch.") and canon[len("torch."):] in TENSOR_FACTORIES:
             values = []  # torch.rand(dim, dim): sizes, not tensors
         everything = frozenset().union(*values) if values else EMPTY
-        if canon.startswith(DIST_PREFIX) and canon.rpartition(".")[2] not in DIST_TENSOR_CALLS:
-            return EMPTY  # get_rank(group), new_group(...), barrier(), _coalescing_manager(group): no tensor
+        if canon.startswith(DIST_PREFIX) and canon.rpartition(".")[2] in DIST_QUERIES:
+            self.eval_args(node)
+            return EMPTY  # get_rank(group), get_world_size(group), new_group(...): no tensor
         if canon.startswith(DIST_PREFIX):
             # Collectives: enqueued on the current stream; most write their
             # first argument (in place, or the output). Their group=, op=,

@@ -22,6 +22,10 @@ def is_ordering_statement(stmt):
     return False
 
 
+# Ordering calls that make a stream or the host wait.
+WAITING_CALLS = {"wait_stream", "wait_event", "wait", "synchronize"}
+
+
 def ordering_call_name(call):
     f = call.func
     name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
@@ -29,8 +33,8 @@ def ordering_call_name(call):
 
 
 def index_calls_in(func):
-    """(lines of ordering calls, [(line, callee name, loop spans around it)])
-    of the calls in `func`, not in its nested defs."""
+    """([(line, whether it waits) of ordering calls], [(line, callee name,
+    loop spans around it)]) of the calls in `func`, not in its nested defs."""
     order_lines = []
     calls = []
 
@@ -43,7 +47,9 @@ def index_calls_in(func):
                 spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
             if isinstance(child, ast.Call):
                 if ordering_call_name(child):
-                    order_lines.append(child.lineno)
+                    f = child.func
+                    called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+                    order_lines.append((child.lineno, called in WAITING_CALLS))
                 f = child.func
                 name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
                 if name is not None:
@@ -58,15 +64,16 @@ def ordered_after_a_call(index, name, orderers, before=False, skip=()):
     """Whether, in one module's call index, a call of `name` is followed in
     its caller by an ordering call, or by a call of a function that makes
     one (`orderers`): textually after it, or anywhere in a loop around it.
-    `before`: preceded instead of followed. `skip`: (name, line) of calls
-    not to count."""
+    `before`: preceded instead of followed, by a wait (a record before the
+    call orders nothing the call does). `skip`: (name, line) of calls not
+    to count."""
     for (order_lines, calls), line, spans in index[0].get(name, ()):
         if (name, line) in skip:
             continue
 
         def later(at):
             return (at < line if before else at > line) or any(lo <= at <= hi for lo, hi in spans)
-        if any(later(o) for o in order_lines):
+        if any(later(o) for o, waits in order_lines if waits or not before):
             return True
         if any(later(at) and callee in orderers and callee != name for at, callee, _ in calls):
             return True

@@ -120,11 +120,9 @@ DIST_WRITES_FIRST = {"all_reduce", "broadcast", "reduce", "all_gather_into_tenso
                      "all_to_all_single", "recv", "irecv", "_all_gather_base", "_reduce_scatter_base",
                      "all_gather", "reduce_scatter", "all_to_all", "scatter", "gather"}
 
-# torch.distributed's calls that run a collective or a point-to-point
-# transfer on tensors (get_rank, new_group, barrier, ... take none).
-DIST_TENSOR_CALLS = DIST_WRITES_FIRST | {"send", "isend", "batch_isend_irecv", "P2POp", "all_reduce_coalesced",
-                                         "all_gather_coalesced", "reduce_scatter_tensor_coalesced",
-                                         "all_gather_into_tensor_coalesced"}
+# torch.distributed's queries and group makers: no tensor.
+DIST_QUERIES = {"get_rank", "get_world_size", "get_global_rank", "get_group_rank", "new_group", "new_subgroups",
+                "get_backend", "is_initialized", "is_available", "_coalescing_manager", "get_process_group_ranks"}
 
 
 # Tensor methods that only read metadata (no kernel, no new tensor).
@@ -179,8 +177,11 @@ NON_TENSOR_KEYWORDS = {"dtype", "device", "layout", "requires_grad", "pin_memory
                        "non_blocking", "generator", "dim", "keepdim", "size", "names", "copy"}
 
 # Predicates of DeepSpeed's accelerator abstraction (and alike) that are
-# False on CUDA: a branch they guard is taken or not as CUDA takes it.
-PLATFORM_FALSE_ON_CUDA = {"resolves_data_dependency", "is_synchronized_device", "handles_memory_backpressure"}
+# False on CUDA, and torch's "compiling now" predicates, False in the eager
+# code this check reads: a branch they guard is taken or not as CUDA's eager
+# run takes it.
+PLATFORM_FALSE_ON_CUDA = {"resolves_data_dependency", "is_synchronized_device", "handles_memory_backpressure",
+                          "is_torchdynamo_compiling", "is_compiling", "is_dynamo_compiling"}
 
 # Keyword arguments of torch.distributed's collectives that are no tensors.
 DIST_NON_TENSOR_KEYWORDS = {"group", "op", "async_op", "src", "dst", "tag", "group_src", "group_dst",
