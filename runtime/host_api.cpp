@@ -78,7 +78,7 @@ std::uint32_t api_intern_deferred(xsc_deferred_stack stack) {
 
 void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int alloc_kind,
                std::uint32_t stack) {
-  const TimedScope scope(note_adapter_event_time);  // verbosity=2
+  const PartScope part(Part::kAdapterEvents);
   if (addr == 0 || !enabled() || alloc_kind < 0 || alloc_kind > 3) return;
   if (alloc_kind == XSC_ALLOC_PINNED_HOST) note_pinned_memory();
   Event event;
@@ -93,7 +93,7 @@ void api_alloc(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int
 
 void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int deferred,
               std::uint32_t stack) {
-  const TimedScope scope(note_adapter_event_time);  // verbosity=2
+  const PartScope part(Part::kAdapterEvents);
   if (addr == 0 || !enabled() || free_kind < 0 || free_kind > 3) return;
   Event event;
   event.kind = EventKind::kFree;
@@ -123,7 +123,7 @@ void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int defer
 }
 
 void api_free_completed(std::uint64_t addr, std::uint32_t stack) {
-  const TimedScope scope(note_adapter_event_time);  // verbosity=2
+  const PartScope part(Part::kAdapterEvents);
   if (addr == 0 || !enabled()) return;
   Event event;
   event.kind = EventKind::kFreeCompleted;
@@ -134,7 +134,7 @@ void api_free_completed(std::uint64_t addr, std::uint32_t stack) {
 
 void emit_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int access,
               const char* name, std::uint32_t stack, UseWhat what) {
-  const TimedScope scope(note_adapter_event_time);  // verbosity=2
+  const PartScope part(Part::kAdapterEvents);
   if (addr == 0 || !enabled()) return;
   Session* session = session_unlocked();
   if (session == nullptr) return;
@@ -221,6 +221,19 @@ std::uint32_t api_backward_stack(const char* node, std::uint32_t forward_stack) 
   return session->stacks().intern_frames(std::move(frames));
 }
 
+int api_parts_timed() { return callback_timing_on.load(std::memory_order_relaxed) ? 1 : 0; }
+
+int api_part_enter(int part) {
+  if (part != XSC_PART_OPERATOR_HOOK && part != XSC_PART_CONTEXT_RECORDER)
+    return PartScope::kOff;
+  return xsc::rt::part_enter(static_cast<Part>(part));
+}
+
+void api_part_leave(int outer) { xsc::rt::part_leave(outer); }
+
+static_assert(XSC_PART_OPERATOR_HOOK == static_cast<int>(Part::kOperatorHook));
+static_assert(XSC_PART_CONTEXT_RECORDER == static_cast<int>(Part::kContextRecorder));
+
 const xsc_host_api kHostApi = {
     XSC_HOST_API_VERSION,
     api_intern_frames,
@@ -241,6 +254,9 @@ const xsc_host_api kHostApi = {
     api_set_thread_start_hook,
     api_set_pinned_memory_hook,
     api_backward_stack,
+    api_parts_timed,
+    api_part_enter,
+    api_part_leave,
 };
 
 std::string own_directory() {

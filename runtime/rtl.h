@@ -37,9 +37,11 @@ enum class ProfileMode : int {
   kSubscribeOnly,  // subscribed, callbacks enabled, each returns at once
   kSubscribeBare,  // subscribed, no callback enabled
   kNoStacks,       // everything but host stack capture
+  kParts,          // everything, each part of the runtime timed (timing.h)
 };
 extern ProfileMode profile_mode_value;
 inline ProfileMode profile_mode() { return profile_mode_value; }
+inline bool profile_parts() { return profile_mode_value == ProfileMode::kParts; }
 
 // Holds the session mutex; creates the Session on first use so that a
 // process that never touches CUDA writes no trace and prints nothing.

@@ -143,7 +143,10 @@ void finish_at_exit() {
     notice(timing_summary());
     notice(timing_points());
     notice(timing_stacks());
+    notice(timing_parts());
     notice(timing_symbolizer());
+  } else if (profile_parts()) {
+    notice(timing_parts());
   }
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {
@@ -166,11 +169,12 @@ ProfileMode read_profile_mode() {
   if (std::strcmp(value, "subscribe-only") == 0) return ProfileMode::kSubscribeOnly;
   if (std::strcmp(value, "subscribe-bare") == 0) return ProfileMode::kSubscribeBare;
   if (std::strcmp(value, "no-stacks") == 0) return ProfileMode::kNoStacks;
+  if (std::strcmp(value, "parts") == 0) return ProfileMode::kParts;
   // Read by the PyTorch adapter alone (runtime/torch/autograd_nodes.cpp).
   if (std::strcmp(value, "no-backward-stacks") == 0) return ProfileMode::kNormal;
   std::fprintf(stderr,
                "xstream-check: XSC_PROFILE: unknown value '%s' (subscribe-only, subscribe-bare, "
-               "no-stacks, no-backward-stacks); ignored\n",
+               "no-stacks, no-backward-stacks, parts); ignored\n",
                value);
   return ProfileMode::kNormal;
 }
@@ -216,7 +220,11 @@ void stop_checking() { state().enabled.store(false); }
 
 void notice(const std::string& message) { write_report_text("xstream-check: " + message + "\n"); }
 
-Locked::Locked() : lock_(state().mu) {
+Locked::Locked() : lock_(state().mu, std::defer_lock) {
+  {
+    const PartScope wait(Part::kLockWait);
+    lock_.lock();
+  }
   ++thread_state().session_locks;
   State& s = state();
   if (s.finished.load(std::memory_order_relaxed) || !s.enabled.load(std::memory_order_relaxed))
@@ -243,7 +251,10 @@ bool session_started() { return state().published.load(std::memory_order_acquire
 
 bool holding_session_lock() { return thread_state().session_locks > 0; }
 
-void Locked::emit_raw(const Event& event) { session_->on_event(event); }
+void Locked::emit_raw(const Event& event) {
+  const PartScope part(Part::kChecker);
+  session_->on_event(event);
+}
 
 namespace {
 std::atomic<bool> caching_blocks_fed{false};
@@ -270,6 +281,7 @@ AddressSpan tracked_address_span() {
 }
 
 void Locked::emit(Event event) {
+  const PartScope part(Part::kChecker);
   if (event.kind == EventKind::kAlloc) note_allocation(event);
   ThreadState& thread = thread_state();
   event.thread = current_thread();

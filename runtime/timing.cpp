@@ -7,12 +7,26 @@
 namespace xsc::rt {
 namespace {
 
-std::atomic<std::uint64_t> callbacks_timed{0};
-std::atomic<std::uint64_t> callback_ns{0};
+constexpr int kParts = static_cast<int>(Part::kCount);
+std::atomic<std::uint64_t> part_ns[kParts] = {};
+std::atomic<std::uint64_t> part_count[kParts] = {};
 std::atomic<std::uint64_t> stacks_by_how[static_cast<int>(StackHow::kCount)] = {};
-std::atomic<std::uint64_t> stack_ns{0};
-std::atomic<std::uint64_t> adapter_events{0};
-std::atomic<std::uint64_t> adapter_event_ns{0};
+
+// The part this thread is in (-1: none) and since when its clock runs.
+struct PartClock {
+  int current = -1;
+  std::uint64_t since = 0;
+};
+constinit thread_local PartClock part_clock __attribute__((tls_model("initial-exec")));
+
+double part_ms(Part part) {
+  return static_cast<double>(part_ns[static_cast<int>(part)].load(std::memory_order_relaxed)) /
+         1e6;
+}
+
+unsigned long long part_scopes(Part part) {
+  return part_count[static_cast<int>(part)].load(std::memory_order_relaxed);
+}
 std::atomic<std::uint64_t> symbolizer_setup_ns{0};
 std::atomic<std::uint64_t> frames_symbolized{0};
 std::atomic<std::uint64_t> frames_looked_up{0};
@@ -40,9 +54,50 @@ StartupTimes& startup_times() {
   return *times;
 }
 
-void note_callback_time(std::uint64_t ns) {
-  callback_ns.fetch_add(ns, std::memory_order_relaxed);
-  callbacks_timed.fetch_add(1, std::memory_order_relaxed);
+const char* part_name(Part part) {
+  switch (part) {
+    case Part::kCallbacks: return "callbacks";
+    case Part::kLockWait: return "lock_wait";
+    case Part::kChecker: return "checker";
+    case Part::kNativeStacks: return "native_stacks";
+    case Part::kPythonStacks: return "python_stacks";
+    case Part::kAdapterEvents: return "adapter_events";
+    case Part::kInterposers: return "interposers";
+    case Part::kOperatorHook: return "operator_hook";
+    case Part::kContextRecorder: return "context_recorder";
+    case Part::kCount: break;
+  }
+  return "?";
+}
+
+int part_enter(Part part) {
+  if (!callback_timing_on.load(std::memory_order_relaxed)) return PartScope::kOff;
+  const std::uint64_t now = monotonic_ns();
+  PartClock& clock = part_clock;
+  const int outer = clock.current;
+  if (outer >= 0) part_ns[outer].fetch_add(now - clock.since, std::memory_order_relaxed);
+  clock.current = static_cast<int>(part);
+  clock.since = now;
+  part_count[static_cast<int>(part)].fetch_add(1, std::memory_order_relaxed);
+  return outer;
+}
+
+void part_leave(int outer) {
+  if (outer == PartScope::kOff) return;
+  const std::uint64_t now = monotonic_ns();
+  PartClock& clock = part_clock;
+  if (clock.current >= 0) part_ns[clock.current].fetch_add(now - clock.since, std::memory_order_relaxed);
+  clock.current = outer;
+  clock.since = now;
+}
+
+PartTotals part_totals() {
+  PartTotals totals;
+  for (int i = 0; i < kParts; ++i) {
+    totals.ns[i] = part_ns[i].load(std::memory_order_relaxed);
+    totals.count[i] = part_count[i].load(std::memory_order_relaxed);
+  }
+  return totals;
 }
 
 void note_stack(StackHow how) {
@@ -50,12 +105,6 @@ void note_stack(StackHow how) {
   stacks_by_how[static_cast<int>(how)].fetch_add(1, std::memory_order_relaxed);
 }
 
-void note_stack_time(std::uint64_t ns) { stack_ns.fetch_add(ns, std::memory_order_relaxed); }
-
-void note_adapter_event_time(std::uint64_t ns) {
-  adapter_event_ns.fetch_add(ns, std::memory_order_relaxed);
-  adapter_events.fetch_add(1, std::memory_order_relaxed);
-}
 
 void note_symbolizer_setup_time(std::uint64_t ns) {
   symbolizer_setup_ns.fetch_add(ns, std::memory_order_relaxed);
@@ -75,8 +124,7 @@ std::string timing_summary() {
                 "handled in %.1f ms, report at exit %.1f ms",
                 ms_between(t.constructor_begin, t.constructor_end),
                 ms_between(t.cupti_begin, t.cupti_end),
-                static_cast<unsigned long long>(callbacks_timed.load(std::memory_order_relaxed)),
-                static_cast<double>(callback_ns.load(std::memory_order_relaxed)) / 1e6,
+                part_scopes(Part::kCallbacks), part_ms(Part::kCallbacks),
                 ms_between(t.exit_begin, t.exit_end));
   return text;
 }
@@ -106,10 +154,21 @@ std::string timing_stacks() {
                 "timing: host stacks: %llu Python, %llu native by shape, %llu native unwound, "
                 "in %.1f ms; %llu frees needed none; %llu adapter events handled in %.1f ms",
                 count(StackHow::kPython), count(StackHow::kShapeHit), count(StackHow::kUnwind),
-                static_cast<double>(stack_ns.load(std::memory_order_relaxed)) / 1e6,
-                count(StackHow::kSkipped),
-                static_cast<unsigned long long>(adapter_events.load(std::memory_order_relaxed)),
-                static_cast<double>(adapter_event_ns.load(std::memory_order_relaxed)) / 1e6);
+                part_ms(Part::kNativeStacks) + part_ms(Part::kPythonStacks),
+                count(StackHow::kSkipped), part_scopes(Part::kAdapterEvents),
+                part_ms(Part::kAdapterEvents));
+  return text;
+}
+
+std::string timing_parts() {
+  std::string text = "timing: each part's own time:";
+  for (int i = 0; i < kParts; ++i) {
+    char item[96];
+    std::snprintf(item, sizeof item, "%s %s %.1f ms (%llu)", i == 0 ? "" : ",",
+                  part_name(static_cast<Part>(i)), part_ms(static_cast<Part>(i)),
+                  part_scopes(static_cast<Part>(i)));
+    text += item;
+  }
   return text;
 }
 
@@ -126,3 +185,20 @@ std::string timing_symbolizer() {
 }
 
 }  // namespace xsc::rt
+
+extern "C" __attribute__((visibility("default"))) int xsc_runtime_parts(const char** names,
+                                                                     std::uint64_t* ns,
+                                                                     std::uint64_t* count,
+                                                                     int capacity) {
+  using namespace xsc::rt;
+  if (!callback_timing_on.load(std::memory_order_relaxed)) return 0;
+  const PartTotals totals = part_totals();
+  const int n = capacity < static_cast<int>(Part::kCount) ? capacity
+                                                          : static_cast<int>(Part::kCount);
+  for (int i = 0; i < n; ++i) {
+    if (names != nullptr) names[i] = part_name(static_cast<Part>(i));
+    if (ns != nullptr) ns[i] = totals.ns[i];
+    if (count != nullptr) count[i] = totals.count[i];
+  }
+  return n;
+}

@@ -29,28 +29,58 @@ struct StartupTimes {
 };
 StartupTimes& startup_times();
 
-// Callback handling is timed only when asked (set once, at subscription):
-// two clock reads per callback are a measurable part of a launch.
+// The runtime's parts are timed only when asked (verbosity=2 or
+// XSC_PROFILE=parts, set once at subscription): two clock reads per scope
+// are a measurable part of a launch.
 extern std::atomic<bool> callback_timing_on;
-void note_callback_time(std::uint64_t ns);
 
-// Adds the time of its scope to `note` when callback timing is on: one
-// clock read on each side, none otherwise.
-class TimedScope {
+// Where the runtime's host time goes. Each part's time is its own: while a
+// part runs inside another on the same thread (the checker inside a
+// callback, a stack inside an adapter event), the outer one's clock stops.
+// Parts the PyTorch adapter runs are timed through the host API
+// (part_enter/part_leave), so they nest the same way.
+enum class Part : int {
+  kCallbacks,        // CUPTI callbacks handled (argument scan, bookkeeping)
+  kLockWait,         // waiting for the session mutex
+  kChecker,          // events fed to the session (checks, trace, graphs)
+  kNativeStacks,     // native stacks captured (unwind, shape cache)
+  kPythonStacks,     // Python stacks at launches (the adapter's hook)
+  kAdapterEvents,    // events reported through the host API (allocator, uses)
+  kInterposers,      // cuBLAS, cuBLASLt, cuDNN, NCCL: reading a call's operands
+  kOperatorHook,     // the PyTorch operator-write hook's own work
+  kContextRecorder,  // the PyTorch allocator's context recorder (its stacks)
+  kCount,
+};
+const char* part_name(Part part);
+
+// Enters `part` on this thread (pausing the part it is in) and returns
+// the part to go back to; part_leave ends `part` and resumes `outer`.
+// Both do nothing but return when timing is off.
+int part_enter(Part part);
+void part_leave(int outer);
+
+// Times its scope as `part` when timing is on.
+class PartScope {
  public:
-  explicit TimedScope(void (*note)(std::uint64_t))
-      : note_(note),
-        begin_(callback_timing_on.load(std::memory_order_relaxed) ? monotonic_ns() : 0) {}
-  ~TimedScope() {
-    if (begin_ != 0) note_(monotonic_ns() - begin_);
+  explicit PartScope(Part part)
+      : outer_(callback_timing_on.load(std::memory_order_relaxed) ? part_enter(part) : kOff) {}
+  ~PartScope() {
+    if (outer_ != kOff) part_leave(outer_);
   }
-  TimedScope(const TimedScope&) = delete;
-  TimedScope& operator=(const TimedScope&) = delete;
+  PartScope(const PartScope&) = delete;
+  PartScope& operator=(const PartScope&) = delete;
+  static constexpr int kOff = -2;
 
  private:
-  void (*note_)(std::uint64_t);
-  std::uint64_t begin_;
+  int outer_;
 };
+
+// Totals so far, per part: nanoseconds and scopes entered.
+struct PartTotals {
+  std::uint64_t ns[static_cast<int>(Part::kCount)] = {};
+  std::uint64_t count[static_cast<int>(Part::kCount)] = {};
+};
+PartTotals part_totals();
 
 // Host stacks (counted only with callback timing on): captures by how they
 // were had, and the time spent in them.
@@ -62,9 +92,6 @@ enum class StackHow : int {
   kCount,
 };
 void note_stack(StackHow how);
-void note_stack_time(std::uint64_t ns);
-// Events reported through the host API (the PyTorch allocator adapter's).
-void note_adapter_event_time(std::uint64_t ns);
 // The report's symbolization: setting the symbolizer up (loading elfutils,
 // reading the process's modules) and turning each frame into a name.
 void note_symbolizer_setup_time(std::uint64_t ns);
@@ -73,10 +100,11 @@ void note_symbolized_frame_time(std::uint64_t ns, bool looked_up);
 
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
 // split and the points in time, then the host stacks and adapter events,
-// then the report's symbolization.
+// then each part's own time, then the report's symbolization.
 std::string timing_summary();
 std::string timing_points();
 std::string timing_stacks();
+std::string timing_parts();
 std::string timing_symbolizer();
 
 }  // namespace xsc::rt

@@ -45,6 +45,9 @@ PROFILE_VARIANTS = {
 # Variants run only when asked for (--variants).
 EXTRA_VARIANTS = {
     "no-backward-stacks": {"XSC_PROFILE": "no-backward-stacks"},
+    # Every check on, each part of the runtime's host time counted inside
+    # the process (runtime/timing.h): train_step.py prints it per step.
+    "parts": {"XSC_PROFILE": "parts"},
 }
 
 
@@ -64,8 +67,13 @@ def run_once(workload, variant, build, steps, warmup):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         sys.exit(f"run.py: {workload} ({variant}) failed, exit {proc.returncode}: {tail}")
     findings = re.search(r"xstream-check: (\d+) finding", proc.stderr)
+    parts = re.search(r"^XSC_PARTS (.*)$", proc.stdout, re.M)
     return {"steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
-            "findings": int(findings.group(1)) if findings else 0}
+            "findings": int(findings.group(1)) if findings else 0,
+            # part -> (µs per step, scopes per step)
+            "parts": {k: tuple(float(x) for x in v.split("/"))
+                      for k, v in (item.split("=") for item in parts.group(1).split())}
+            if parts else {}}
 
 
 def main() -> int:
@@ -115,6 +123,15 @@ def main() -> int:
                   + f"{max(r['findings'] for r in runs[v])}")
             rows.append((workload, v, statistics.median(steady), statistics.median(ratios),
                          statistics.median(walls), statistics.median(warm)))
+        if "parts" in runs and runs["parts"][0]["parts"]:
+            names = list(runs["parts"][0]["parts"])
+            us = {k: statistics.median(r["parts"][k][0] for r in runs["parts"]) for k in names}
+            per = {k: statistics.median(r["parts"][k][1] for r in runs["parts"]) for k in names}
+            added = 1e3 * (statistics.median(r["steady_ms"] for r in runs["parts"])
+                           - statistics.median(r["steady_ms"] for r in native))
+            print(f"  the runtime's own host time per step (medians, XSC_PROFILE=parts): "
+                  + ", ".join(f"{k} {us[k]:.0f} us ({per[k]:.0f})" for k in names)
+                  + f"; sum {sum(us.values()):.0f} us, step {added:+.0f} us over native")
         if args.profile:
             def med(v):
                 return statistics.median(r["steady_ms"] for r in runs[v])

@@ -15,9 +15,13 @@ ddp      the eager model in DistributedDataParallel over a one-rank group
 Prints one line `XSC_STEP workload=... steady_ms=... warmup_s=...`:
 steady_ms is the median ms per step over the steps after the warm-up
 (each timed with a CUDA synchronization at its end), warmup_s the time of
-the warm-up steps (compilation for `compile`).
+the warm-up steps (compilation for `compile`). Under the runtime with
+XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
+runtime's own host time per timed step (xsc_runtime_parts, read before and
+after the timed steps).
 """
 import argparse
+import ctypes
 import os
 import statistics
 import sys
@@ -42,6 +46,20 @@ class Block(torch.nn.Module):
 
 def mlp(d=1024, blocks=6):
     return torch.nn.Sequential(*[Block(d) for _ in range(blocks)])
+
+
+def runtime_parts():
+    """{part: (ns, count)} of the preloaded runtime's timed parts, or None."""
+    try:
+        read = ctypes.CDLL(None).xsc_runtime_parts
+    except (AttributeError, OSError):
+        return None
+    capacity = 16
+    names = (ctypes.c_char_p * capacity)()
+    ns = (ctypes.c_uint64 * capacity)()
+    count = (ctypes.c_uint64 * capacity)()
+    n = read(names, ns, count, capacity)
+    return {names[i].decode(): (ns[i], count[i]) for i in range(n)} or None
 
 
 def main() -> int:
@@ -99,6 +117,7 @@ def main() -> int:
         step()
     torch.cuda.synchronize()
     warmup_s = time.perf_counter() - t0
+    parts_before = runtime_parts()
     times = []
     for _ in range(args.steps):
         start = time.perf_counter()
@@ -108,8 +127,15 @@ def main() -> int:
     if not torch.isfinite(loss.detach()).item():
         print("train_step.py: the loss is not finite", file=sys.stderr)
         return 1
+    parts_after = runtime_parts()
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
           f"warmup_s={warmup_s:.3f} steps={args.steps}", flush=True)
+    if parts_before and parts_after:
+        per_step = " ".join(
+            f"{name}={(parts_after[name][0] - ns) / 1e3 / args.steps:.1f}"
+            f"/{(parts_after[name][1] - count) / args.steps:.0f}"
+            for name, (ns, count) in parts_before.items())
+        print(f"XSC_PARTS {per_step}", flush=True)
     if finish is not None:
         finish()
     return 0

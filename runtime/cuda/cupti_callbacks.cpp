@@ -303,11 +303,11 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     handle_callback(domain, cbid, raw);
     return;
   }
-  const std::uint64_t start = monotonic_ns();
   std::uint64_t none = 0;
-  startup_times().first_callback.compare_exchange_strong(none, start, std::memory_order_relaxed);
+  startup_times().first_callback.compare_exchange_strong(none, monotonic_ns(),
+                                                         std::memory_order_relaxed);
+  const PartScope part(Part::kCallbacks);
   handle_callback(domain, cbid, raw);
-  note_callback_time(monotonic_ns() - start);
 }
 
 // Once subscribed, CUPTI pre-allocates buffers for Activity API records
@@ -367,7 +367,7 @@ bool subscribe_cupti() {
   times.cupti_begin = monotonic_ns();
   // Callback handling is timed only when asked: two clock reads per callback
   // are a measurable part of a launch.
-  callback_timing_on.store(options().verbosity >= 2, std::memory_order_relaxed);
+  callback_timing_on.store(options().verbosity >= 2 || profile_parts(), std::memory_order_relaxed);
   if (!load_cupti(&api)) {
     if (!driver_installed()) return true;
     std::fprintf(stderr,

@@ -141,7 +141,7 @@ bool enqueued_since(StreamId stream, std::uint64_t mark) {
 
 void on_operator_writes(const char* name, StreamId stream, std::uint64_t mark,
                         const OperatorWrite* writes, std::size_t n) {
-  const TimedScope scope(note_adapter_event_time);  // verbosity=2
+  const PartScope part(Part::kOperatorHook);
   if (n == 0 || !enabled() || !enqueued_since(stream, mark)) return;
   // Writes a copy of the operator's made already: left out.
   const EnqueueLog& log = enqueue_log();

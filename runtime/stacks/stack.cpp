@@ -520,10 +520,10 @@ StackId capture_native(Session* session, int depth) {
   return stack_from_raw(session, raw, n, depth);
 }
 
-// Times `capture` when callback timing is on (verbosity=2).
+// Times `capture` as `part` when timing is on.
 template <typename Capture>
-StackId timed(Capture&& capture) {
-  const TimedScope scope(note_stack_time);
+StackId timed(Part part, Capture&& capture) {
+  const PartScope scope(part);
   return capture();
 }
 
@@ -535,7 +535,7 @@ StackId capture_stack() {
   if (depth <= 0) return kNoStack;
   Session* session = session_unlocked();
   if (session == nullptr) return kNoStack;
-  return timed([&] { return capture_native(session, depth); });
+  return timed(Part::kNativeStacks, [&] { return capture_native(session, depth); });
 }
 
 int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, capacity); }
@@ -543,7 +543,7 @@ int raw_backtrace(void** buffer, int capacity) { return backtrace_fn()(buffer, c
 StackId capture_launch_stack() {
   if (profile_mode() == ProfileMode::kNoStacks) return kNoStack;
   if (auto hook = launch_stack_hook.load(std::memory_order_acquire)) {
-    const StackId python = timed(hook);
+    const StackId python = timed(Part::kPythonStacks, hook);
     if (python != kNoStack) {
       note_stack(StackHow::kPython);
       return python;

@@ -12,6 +12,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/csrc/profiler/combined_traceback.h>
 
+#include "runtime/torch/adapter_parts.h"
 #include "runtime/torch/python_api.h"
 #include "runtime/torch/python_stacks.h"
 #include "runtime/torch/trace_steps.h"
@@ -23,6 +24,7 @@ namespace alloc_ns = c10::cuda::CUDACachingAllocator;
 using c10::CachingDeviceAllocator::TraceEntry;
 
 const xsc_host_api* g_api = nullptr;
+const xsc_host_api* g_parts = nullptr;  // adapter_parts.h
 PythonStacks* g_stacks = nullptr;
 std::mutex g_install_mu;
 std::atomic<bool> g_installed{false};
@@ -77,6 +79,7 @@ int traced_contexts = 0;
 int traced_entries = 0;
 
 std::shared_ptr<c10::GatheredContext> record_context() {
+  const AdapterPart part(g_parts, XSC_PART_CONTEXT_RECORDER);
   // gettid is a system call: asked for only when tracing.
   if (tracing_steps())
     trace_first(&traced_contexts, 8, "context: capturing on thread",
@@ -136,6 +139,7 @@ InstallResult install_allocator_hooks(const xsc_host_api* api, PythonStacks* sta
     // initialization there are no devices to attach to.
     if (!allocator->initialized()) return InstallResult::kNotInitialized;
     g_api = api;
+    g_parts = parts_api(api);
     g_stacks = stacks;
     trace_step("allocator initialized");
     // XSC_PROFILE=no-stacks (a measurement variant, docs/performance-knobs.md)

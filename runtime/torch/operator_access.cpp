@@ -23,6 +23,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
 
+#include "runtime/torch/adapter_parts.h"
 #include "runtime/torch/host_views.h"
 #include "runtime/torch/python_api.h"
 #include "runtime/torch/trace_steps.h"
@@ -31,6 +32,8 @@ namespace xsc::torch_adapter {
 namespace {
 
 const xsc_host_api* g_api = nullptr;
+// g_api when the runtime times its parts (adapter_parts.h), else null.
+const xsc_host_api* g_parts = nullptr;
 
 // The dispatch key the writer kernels are registered on: a mode key (the
 // threads that run operators include it in their dispatch keys), above every
@@ -223,6 +226,7 @@ class WriterKernel final : public c10::OperatorKernel {
     DeviceCall call;
     bool followed = false;
     if (t_depth == 0 && stack->size() >= writes_->written.size()) {
+      const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
       const std::size_t n = writes_->written.size();
       followed = begin_device_call(
           *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &call);
@@ -233,7 +237,10 @@ class WriterKernel final : public c10::OperatorKernel {
     }
     struct End {
       const DeviceCall& call;
-      ~End() { end_device_call(call); }
+      ~End() {
+        const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+        end_device_call(call);
+      }
     } end{call};
     op.redispatchBoxed(below, stack);
   }
@@ -587,6 +594,7 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
   static bool installed = false;
   std::call_once(once, [&] {
     g_api = api;
+    g_parts = parts_api(api);
     if (const char* device = std::getenv("XSC_TORCH_OP_DEVICE");
         device != nullptr && std::strcmp(device, "cpu") == 0)
       g_device = c10::DeviceType::CPU;

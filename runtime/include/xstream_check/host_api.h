@@ -15,8 +15,13 @@ extern "C" {
 
 /* Version 2 added the operator fields at the end of xsc_host_api, version 3
  * the host accesses of pinned memory, version 4 the thread-start and
- * pinned-memory hooks and backward stacks. */
-#define XSC_HOST_API_VERSION 4
+ * pinned-memory hooks and backward stacks, version 5 the timing of an
+ * adapter's own parts. */
+#define XSC_HOST_API_VERSION 5
+
+/* The parts of an adapter's own work the runtime times (part_enter). */
+#define XSC_PART_OPERATOR_HOOK 7
+#define XSC_PART_CONTEXT_RECORDER 8
 
 typedef struct xsc_frame {
   const char* function; /* may be NULL */
@@ -121,7 +126,21 @@ typedef struct xsc_host_api {
    * the stack of the forward call that created the node. 0 when either is
    * missing. */
   uint32_t (*backward_stack)(const char* node, uint32_t forward_stack);
+  /* Version 5 (read only when version >= 5). */
+  /* Nonzero when the runtime times its parts (XSC_PROFILE=parts or
+   * verbosity=2); fixed before any adapter attaches. */
+  int (*parts_timed)(void);
+  /* Starts timing the calling thread's work as `part` (XSC_PART_*),
+   * pausing the part it was in; returns what part_leave takes to end it. */
+  int (*part_enter)(int part);
+  void (*part_leave)(int outer);
 } xsc_host_api;
+
+/* Exported by libxstream_check.so, for measurement: each part's own time
+ * so far (ns) and how many times it ran, for up to `capacity` parts, named
+ * in `names` (static strings); returns the number of parts, 0 when parts
+ * are not timed (XSC_PROFILE=parts or XSC_OPTIONS verbosity=2 times them). */
+int xsc_runtime_parts(const char** names, uint64_t* ns, uint64_t* count, int capacity);
 
 /* Exported by libxstream_check.so: the table for producers that live in the
  * runtime's own process image (NCCL interposers, annotations). NULL while

@@ -48,6 +48,7 @@
 #include "runtime/libs/cublas/blas_uses.h"
 #include "runtime/libs/real_symbol.h"
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 #define XSC_CUBLAS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -184,7 +185,10 @@ cublasStatus_t interpose(RealSymbol& real, Describe describe, Args... args) {
   if (!blas::wanted()) return call_real<Fn>(real, args...);
   const OuterCall call;
   const cublasStatus_t status = call_real<Fn>(real, args...);
-  if (status == CUBLAS_STATUS_SUCCESS && call.outer()) feed(describe());
+  if (status == CUBLAS_STATUS_SUCCESS && call.outer()) {
+    const PartScope part(Part::kInterposers);
+    feed(describe());
+  }
   return status;
 }
 

@@ -36,6 +36,7 @@
 #include "runtime/libs/cublas/blas_uses.h"
 #include "runtime/libs/real_symbol.h"
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 #define XSC_CUBLASLT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -212,6 +213,7 @@ XSC_CUBLASLT_EXPORT cublasStatus_t cublasLtMatmul(
       call_real<MatmulFn>(real_Matmul, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
                           C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
   if (status != CUBLAS_STATUS_SUCCESS || !call.outer()) return status;
+  const PartScope part(Part::kInterposers);
   blas::check_release();
   // Asked now, outside any CUPTI callback, through the real library.
   blas::Touch t[4];

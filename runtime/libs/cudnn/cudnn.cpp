@@ -81,6 +81,7 @@
 #include "runtime/libs/cudnn/cudnn_tensors.h"
 #include "runtime/libs/real_symbol.h"
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 #define XSC_CUDNN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -348,7 +349,10 @@ cudnnStatus_t interpose(RealSymbol& real, Describe describe, Args... args) {
   if (!wanted()) return call_real<Fn>(real, args...);
   const OuterCall call;
   const cudnnStatus_t status = call_real<Fn>(real, args...);
-  if (status == CUDNN_STATUS_SUCCESS && call.outer()) feed(describe());
+  if (status == CUDNN_STATUS_SUCCESS && call.outer()) {
+    const PartScope part(Part::kInterposers);
+    feed(describe());
+  }
   return status;
 }
 

@@ -76,6 +76,7 @@
 #include "runtime/libs/cudnn/cudnn_tensors.h"
 #include "runtime/libs/real_symbol.h"
 #include "runtime/rtl.h"
+#include "runtime/timing.h"
 
 #define XSC_CUDNN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -562,6 +563,7 @@ XSC_CUDNN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   const cudnnStatus_t status =
       rt::call_real<Fn>(rt::real_Execute, handle, executionPlan, variantPack);
   if (status != CUDNN_STATUS_SUCCESS || !call.outer()) return status;
+  const rt::PartScope part(rt::Part::kInterposers);
   std::vector<rt::blas::Touch> touches = rt::execute_touches(executionPlan, variantPack);
   xsc::StreamId stream = xsc::kLegacyStream;
   if (touches.empty() || !rt::cudnn::handle_stream(handle, &stream)) return status;
