@@ -68,8 +68,10 @@ def run_once(workload, variant, build, steps, warmup):
         sys.exit(f"run.py: {workload} ({variant}) failed, exit {proc.returncode}: {tail}")
     findings = re.search(r"xstream-check: (\d+) finding", proc.stderr)
     parts = re.search(r"^XSC_PARTS (.*)$", proc.stdout, re.M)
+    host = re.search(r"XSC_STEP .*host_ms=([0-9.]+)", proc.stdout)
     return {"steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
+            "host_ms": float(host.group(1)) if host else float("nan"),
             # part -> (µs per step, scopes per step)
             "parts": {k: tuple(float(x) for x in v.split("/"))
                       for k, v in (item.split("=") for item in parts.group(1).split())}
@@ -116,7 +118,8 @@ def main() -> int:
             warm = [r["warmup_s"] for r in runs[v]]
             print(f"{v:>16}: steady {statistics.median(steady):8.3f} ms/step  pairs "
                   + " ".join(f"{x:.3f}" for x in ratios)
-                  + f"  median {statistics.median(ratios):.3f}x; process "
+                  + f"  median {statistics.median(ratios):.3f}x; host "
+                  + f"{statistics.median(r['host_ms'] for r in runs[v]):.3f} ms/step; process "
                   + f"{statistics.median(r['wall_s'] for r in runs[v]):.2f} s "
                   + f"(median {statistics.median(walls):.3f}x); warm-up "
                   + f"{statistics.median(warm):.2f} s; findings "

@@ -15,7 +15,8 @@ ddp      the eager model in DistributedDataParallel over a one-rank group
 Prints one line `XSC_STEP workload=... steady_ms=... warmup_s=...`:
 steady_ms is the median ms per step over the steps after the warm-up
 (each timed with a CUDA synchronization at its end), warmup_s the time of
-the warm-up steps (compilation for `compile`). Under the runtime with
+the warm-up steps (compilation for `compile`), host_ms the median time
+until step() returned (its work enqueued, not finished). Under the runtime with
 XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
 runtime's own host time per timed step (xsc_runtime_parts, read before and
 after the timed steps).
@@ -119,9 +120,11 @@ def main() -> int:
     warmup_s = time.perf_counter() - t0
     parts_before = runtime_parts()
     times = []
+    host = []  # until the step's work is enqueued
     for _ in range(args.steps):
         start = time.perf_counter()
         loss = step()
+        host.append((time.perf_counter() - start) * 1e3)
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
     if not torch.isfinite(loss.detach()).item():
@@ -129,7 +132,7 @@ def main() -> int:
         return 1
     parts_after = runtime_parts()
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
-          f"warmup_s={warmup_s:.3f} steps={args.steps}", flush=True)
+          f"warmup_s={warmup_s:.3f} steps={args.steps} host_ms={statistics.median(host):.3f}", flush=True)
     if parts_before and parts_after:
         per_step = " ".join(
             f"{name}={(parts_after[name][0] - ns) / 1e3 / args.steps:.1f}"

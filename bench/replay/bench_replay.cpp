@@ -385,6 +385,42 @@ void BM_ReadTraceOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kMillisecond);
 
+// The engine fed one event at a time, as the runtime feeds it, with the
+// events of a trace recorded from a real program (XSC_BENCH_TRACE=FILE,
+// e.g. `XSC_OPTIONS=record=FILE` around bench/real/train_step.py): the
+// checker's share of a checked process, without the trace's parsing.
+// Skipped when XSC_BENCH_TRACE is unset.
+void BM_CheckerOnRecordedTrace(benchmark::State& state) {
+  const char* path = std::getenv("XSC_BENCH_TRACE");
+  if (path == nullptr || *path == '\0') {
+    state.SkipWithError("XSC_BENCH_TRACE is not set");
+    return;
+  }
+  static NameTable names;
+  static StackDepot stacks;
+  static std::vector<Event>* recorded = nullptr;
+  if (recorded == nullptr) {
+    recorded = new std::vector<Event>;
+    std::string error;
+    TraceHeader header;
+    if (!read_trace(path, names, stacks, [&](const Event& e) { recorded->push_back(e); },
+                    &header, &error)) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+  }
+  std::size_t findings = 0;
+  for (auto _ : state) {
+    Checker checker;
+    for (const Event& e : *recorded) checker.on_event(e);
+    findings = checker.findings().size();
+    benchmark::DoNotOptimize(findings);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * recorded->size()));
+  state.counters["findings"] = static_cast<double>(findings);
+}
+BENCHMARK(BM_CheckerOnRecordedTrace)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace xsc
 
