@@ -343,7 +343,12 @@ class Rules:
         # Another method of the class orders the two streams (the object's
         # own protocol across calls, which one analysis does not see whole):
         # not known to be unordered.
-        if second_stream is not None and self.class_orders_later(second_stream, first_stream):
+        # Not for what a pack hook was just handed: autograd calls it right
+        # after the forward wrote the tensor, with no method of the object in
+        # between.
+        if second_stream is not None and self.class_orders_later(second_stream, first_stream) and not (
+                self.made_sites.get(first_site) == ENTRY and self.from_parameter(atom) and
+                getattr(self.func, "name", None) in self.root.pack_hooks()):
             return
         # Streams that signal each other through device memory (a kernel
         # spinning on a flag another stream writes): the order is in the
