@@ -181,6 +181,7 @@ class FunctionAnalysis(Rules, Ordering):
         # attribute -> set of stream keys, filled while a class's methods are
         # read for what they store on self (objects.stored_streams)
         self.collect = None
+        self.returned = set()  # tensor atoms the analyzed function returns
         self.collect_waits = None  # (waiter, waited) stream pairs, likewise
         self.record_streams = {}  # record site -> the streams its event may be recorded on
         self._object_facts = None
@@ -248,8 +249,9 @@ class FunctionAnalysis(Rules, Ordering):
                     if k.startswith(prefix) and "." not in k:
                         for a in val:
                             self.exit_names.setdefault(a, k[len(prefix):])
-            self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
+            returned = self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
             if self.st is not None:
+                self.returned = {a for a in self.reachable(returned) if a[0] == "t"}
                 self.pending_at_return(body[-1] if body else self.func)
             self.entry_races_at_callers()
         return self.found, self.late
@@ -1473,14 +1475,15 @@ class FunctionAnalysis(Rules, Ordering):
             self.use(operands, node)
             operands = self.resolve_foreign(operands)
             if tensor_atoms(operands):
-                return self.alloc(node, self.ctx)
+                return self.produced(self.alloc(node, self.ctx), node)
         if not tensor_atoms(operands):
             if has_kind(operands, "c") and isinstance(node, ast.BinOp):
                 # [None] * depth, a + b: a list of what they hold
                 return self.new_container(node, self.elements(operands))
             return EMPTY
         self.use(operands, node)
-        return self.alloc(node, self.ctx)
+        # A new tensor, written by the operator's kernel.
+        return self.produced(self.alloc(node, self.ctx), node)
 
     def attr_key(self, base, attr, path):
         """The binding key of `base.attr`: an attribute of something not made

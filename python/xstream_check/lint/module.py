@@ -583,6 +583,26 @@ class Module:
         node = self.class_nodes.get(class_name)
         return node is not None and any((dotted(b) or "").rpartition(".")[2] == base_name for b in node.bases)
 
+    def pack_hooks(self):
+        """Names of the functions handed to autograd as saved-tensor pack
+        hooks: the first argument of `saved_tensors_hooks(pack, unpack)` or
+        of a subclass's `super().__init__(pack, unpack)`. Autograd calls one
+        with a tensor the forward has just written, nothing in between."""
+        cached = self._stream_cache.get("pack_hooks")
+        if cached is None:
+            cached = set()
+            for node in ast.walk(self.tree) if "saved_tensors_hooks" in "\n".join(self.lines) else ():
+                if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Name):
+                    continue
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name == "saved_tensors_hooks" or (
+                        name == "__init__" and isinstance(f.value, ast.Call) and
+                        getattr(f.value.func, "id", None) == "super"):
+                    cached.add(node.args[0].id)
+            self._stream_cache["pack_hooks"] = cached
+        return cached
+
     def stages(self, class_name):
         """The calls a framework makes of one object, in order, for the
         classes whose life this analysis follows (FunctionAnalysis.run_stages):

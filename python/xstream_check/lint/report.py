@@ -156,6 +156,17 @@ def pending_for(analysis, loc, path):
         seen.add((line, col))
         buf = "'%s'" % p.buffer
         us, fs = stream_name(p.use_stream), stream_name(p.alloc_stream)
+        if p.write:
+            f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
+                        "%s is written on %s here and handed back when '%s' returns, with nothing making %s wait "
+                        "for this write; its next reader on %s may read it before it is written" % (
+                            buf, us, analysis.func.name, fs, fs), [], analysis.qualname, buf, us, fs)
+            f.notes.append(Note(path, *loc(p.exit_site),
+                                "'%s' returns here; make %s wait for %s (%s.wait_stream(%s)) before returning" % (
+                                    analysis.func.name, fs, us, stream_expr(p.alloc_stream),
+                                    stream_expr(p.use_stream))))
+            out.append(f)
+            continue
         f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
                     "%s is used on %s here and is still held when '%s' returns, with nothing ordering %s (where "
                     "it was allocated) after this use; whoever frees it later frees it while %s may still be "

@@ -26,9 +26,10 @@ class RawPending:
     """A tensor the analyzed function leaves behind (its caller's, or
     stored where it outlives the call) with a use on a stream its
     allocation stream is not ordered after, and nothing recorded."""
-    __slots__ = ("buffer", "use_site", "use_stream", "alloc_stream", "exit_site")
+    __slots__ = ("buffer", "use_site", "use_stream", "alloc_stream", "exit_site", "write")
 
-    def __init__(self, buffer, use_site, use_stream, alloc_stream, exit_site):
+    def __init__(self, buffer, use_site, use_stream, alloc_stream, exit_site, write=False):
+        self.write = write  # a write on use_stream the current stream does not wait for
         self.buffer = buffer
         self.use_site = use_site
         self.use_stream = use_stream
@@ -109,6 +110,7 @@ class Rules:
                             label = self.exit_names.get(atom, label)
                         self.pending[site] = RawPending(label, site, us, fs,
                                                         self.site(end_node, "exit"))
+        self.writes_pending_at_return(end_node)
         if self.pending:
             program = self.root.program
             fn = self.func.name
@@ -119,6 +121,84 @@ class Rules:
                     ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
                 self.pending = {}
 
+
+    def writes_pending_at_return(self, end_node):
+        """What the function hands back written on another stream: a tensor
+        it did not make (its caller's, or one an object keeps), or one it
+        returns or stores where it outlives the call, last written on a
+        stream other than the current one, with nothing making the current
+        stream wait for that write (no wait_stream, no wait of an event
+        recorded after it, no host synchronize). Whoever reads it next, on
+        the current stream, may read it before it is written. The same
+        exceptions as the pending uses: judged at the callers when one of
+        them orders something after the call, and not for a stream passed
+        in or one another method of the class makes the current stream
+        wait for."""
+        if getattr(self.func, "name", None) is None or self.signals_through_memory():
+            return
+        passed_in = self.passed_in
+        for atom, buf in self.st.buffers.items():
+            if atom[1] in self.host_sites or not (buf.foreign or buf.escaped or atom in self.returned):
+                continue
+            if buf.recorded:
+                # Recorded on a stream: its life across streams is handed to
+                # the allocator, and its readers are taken as ordered with it.
+                continue
+            for site, w in buf.writes.items():
+                ws = w.stream
+                # Only the writes made here: one that came with the tensor
+                # (an object's state, an unknown call's result) is judged
+                # where it is read.
+                if ws in (ANY_STREAM, None, CURRENT) or w.host or w.ordered_on(CURRENT) or passed_in(ws) or \
+                        site in self.pending or site in self.made_sites:
+                    continue
+                if w.captures or self.ordered_elsewhere(ws):
+                    continue
+                label = self.buffer_name(atom)
+                if label == "tensor":
+                    label = self.exit_names.get(atom, label)
+                self.pending[site] = RawPending(label, site, ws, CURRENT, self.site(end_node, "exit"), write=True)
+
+    def ordered_elsewhere(self, stream):
+        """Whether code outside the analyzed function may make the current
+        stream (or the host) wait for `stream`: another method of the class
+        orders the two (class_orders_later), or the class (for an attribute
+        of self) or the module (for a module-level name) synchronizes with
+        it, waits for it, records an event on it or hands it to a call other
+        than a stream context (`_wait_for_batch(batch, self._memcpy_stream)`).
+        A stream the function does not name itself (a closure's, one an
+        unknown call returned) may be the caller's current one."""
+        if self.class_orders_later(CURRENT, stream):
+            return True
+        name = stream.lstrip("~")
+        root = name.partition(".")[0].partition("[")[0]
+        if not root.isidentifier():
+            return True
+        if root == "self":
+            node = self.root.class_nodes.get(self.class_name) if self.class_name is not None else None
+            if node is None:
+                return True
+            text = "\n".join(self.root.lines[node.lineno - 1:node.end_lineno or node.lineno])
+            # A stream the class does not make itself (set by a base, or
+            # handed to the constructor: `self.s = stream`) belongs to the
+            # protocol of whoever made it.
+            made = [m.group(1) for m in re.finditer(re.escape(name) + r"\s*(?::[^=\n]*)?=(?!=)\s*([^\n]*)", text)]
+            if not made or any(re.match(r"(?!None\b)[\w.]+\s*(#.*)?$", m) for m in made):
+                return True
+        else:
+            text = "\n".join(self.root.lines)
+            if root not in self.root.bound_names(self.func) and \
+                    not re.search(r"^%s\s*[:=]" % re.escape(root), text, re.M):
+                return True
+        k = re.escape(name)
+        if re.search(k + r"\s*\.\s*(synchronize|record_event|query)\(", text) or \
+                re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or \
+                re.search(r"\.record\(\s*(stream\s*=\s*)?" + k + r"\s*\)", text):
+            return True
+        for m in re.finditer(r"([\w.]+)\s*\(([^()]*[,(]\s*|\s*)(\w+\s*=\s*)?" + k + r"\s*[,)]", text):
+            if "stream" not in m.group(1).rpartition(".")[2].lower():
+                return True
+        return False
 
     def param_names(self):
         if self._params is None:
@@ -263,7 +343,12 @@ class Rules:
         # Another method of the class orders the two streams (the object's
         # own protocol across calls, which one analysis does not see whole):
         # not known to be unordered.
-        if second_stream is not None and self.class_orders_later(second_stream, first_stream):
+        # Not for what a pack hook was just handed: autograd calls it right
+        # after the forward wrote the tensor, with no method of the object in
+        # between.
+        if second_stream is not None and self.class_orders_later(second_stream, first_stream) and not (
+                self.made_sites.get(first_site) == ENTRY and self.from_parameter(atom) and
+                getattr(self.func, "name", None) in self.root.pack_hooks()):
             return
         # Streams that signal each other through device memory (a kernel
         # spinning on a flag another stream writes): the order is in the

@@ -242,6 +242,7 @@ class NodeUnacquired:
 
     def backward(self, grad):
         with torch.cuda.stream(self.stream):
+            # CHECK: [[@LINE+1]]:19: warning: 'out' is written on stream 'self.stream' here and handed back when 'backward' returns{{.*}}[xstream-pending-at-return]
             out = grad * 2  # CHECK: [[@LINE]]:19: warning: 'grad' is used on stream 'self.stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
         return out
 
