@@ -7,6 +7,43 @@ import os
 from .vocabulary import FUNCTION_NODES, MAX_INLINE_DEPTH, ORDERING_METHODS
 
 
+_AST = ast.AST
+
+
+def child_nodes(node):
+    """ast.iter_child_nodes(node) as a list, in its order (without its
+    generators: the indexes below walk every node of a run)."""
+    out = []
+    for name in node._fields:
+        v = getattr(node, name, None)
+        if isinstance(v, _AST):
+            out.append(v)
+        elif type(v) is list:
+            for x in v:
+                if isinstance(x, _AST):
+                    out.append(x)
+    return out
+
+
+def walk(node):
+    """ast.walk(node) as a list, in its order (breadth first)."""
+    out = [node]
+    append = out.append
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, _AST):
+                append(v)
+            elif type(v) is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        append(x)
+    return out
+
+
 # Names that make a function worth checking although it names no stream: a
 # pinned buffer a copy fills, an event the host waits on.
 HOST_ORDER_WORDS = {"pin_memory", "Event"}
@@ -39,7 +76,7 @@ def index_calls_in(func):
     calls = []
 
     def visit(node, loop_spans):
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
             spans = loop_spans
@@ -58,6 +95,48 @@ def index_calls_in(func):
 
     visit(func, ())
     return order_lines, calls
+
+
+def index_module_calls(tree):
+    """Module.call_index in one pass over the module: index_calls_in of
+    every def, nested ones and methods included (the calls in a lambda or
+    a class body belong to no def's index; a def's own decorators and
+    defaults are its own)."""
+    callers, orderers = {}, set()
+    function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
+    loop_types = (ast.For, ast.AsyncFor, ast.While)
+    call_type, attr_type, name_type = ast.Call, ast.Attribute, ast.Name
+    entries = []
+    stack = [(tree, None, ())]
+    while stack:
+        node, entry, loop_spans = stack.pop()
+        for child in child_nodes(node):
+            t = type(child)
+            if t in function_types:
+                inner = ([], [])
+                entries.append((child.name, inner))
+                stack.append((child, inner, ()))
+                continue
+            if t is ast.Lambda or t is ast.ClassDef:
+                stack.append((child, None, ()))
+                continue
+            spans = loop_spans
+            if t in loop_types:
+                spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
+            if t is call_type and entry is not None:
+                f = child.func
+                name = f.attr if type(f) is attr_type else f.id if type(f) is name_type else None
+                if name in ORDERING_METHODS or name == "synchronize":
+                    entry[0].append((child.lineno, name in WAITING_CALLS))
+                if name is not None:
+                    entry[1].append((child.lineno, name, spans))
+            stack.append((child, entry, spans))
+    for name, entry in entries:
+        if entry[0]:
+            orderers.add(name)
+        for line, callee, spans in entry[1]:
+            callers.setdefault(callee, []).append((entry, line, spans))
+    return callers, orderers
 
 
 def ordered_after_a_call(index, name, orderers, before=False, skip=()):
@@ -87,13 +166,13 @@ def flag_text(node):
     return text if text and text.count(".") <= 2 else None
 
 
-def repeated_flag(func):
+def repeated_flag(func, nodes=None):
     """A flag that decides two branches of `func` (`if self.use_streams:`
     ... `s1 if self.use_streams else s0`), never assigned in it: one path
     through the function takes both branches alike, so it is run once per
     value and the two runs' findings are reported together."""
     tests, assigned = {}, {}
-    for node in ast.walk(func):
+    for node in walk(func) if nodes is None else nodes:
         test = node.test if isinstance(node, (ast.If, ast.IfExp)) else None
         if test is not None:
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -136,7 +215,7 @@ def none_test(test):
 STREAM_USES = {"wait_stream", "wait_event", "record_event", "synchronize", "query"}
 
 
-def none_tested_stream(func):
+def none_tested_stream(func, nodes=None):
     """A stream the function tests against None (`if self._stream is not
     None:`) and also uses as a stream (`torch.cuda.stream(x)`, a context
     manager given it alone, `x.wait_stream(...)`), never assigned in it:
@@ -144,7 +223,7 @@ def none_tested_stream(func):
     current, so the function is run once with it None and once not (the
     tests and the stream contexts then agree), as for repeated_flag."""
     tested, used, assigned = set(), set(), set()
-    for node in ast.walk(func):
+    for node in walk(func) if nodes is None else nodes:
         if isinstance(node, (ast.If, ast.IfExp, ast.While)):
             found = none_test(node.test)
             if found is not None:
@@ -203,7 +282,10 @@ def index_module(tree):
     aliases = {}
     scopes = {tree: Scope()}
     stack = [(tree, scopes[tree])]
-    iter_children = ast.iter_child_nodes
+    push = stack.append
+    name_type = ast.Name
+    # Load, Store, Del: leaves nothing here reads.
+    contexts = (ast.Load, ast.Store, ast.Del)
     while stack:
         node, scope = stack.pop()
         t = type(node)
@@ -237,8 +319,20 @@ def index_module(tree):
                         aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
         elif t is ast.Global or t is ast.Nonlocal:
             scope.declared.update(node.names)
-        for child in iter_children(node):
-            stack.append((child, scope))
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                for x in v:
+                    if type(x) is name_type:
+                        scope.identifiers.add(x.id)
+                        scope.names.add(x.id)
+                    elif isinstance(x, _AST):
+                        push((x, scope))
+            elif type(v) is name_type:
+                scope.identifiers.add(v.id)
+                scope.names.add(v.id)
+            elif isinstance(v, _AST) and type(v) not in contexts:
+                push((v, scope))
     return aliases, scopes
 
 
@@ -358,7 +452,7 @@ class Module:
                     continue
                 elif isinstance(n, ast.Lambda):
                     continue
-                stack.extend(ast.iter_child_nodes(n))
+                stack.extend(child_nodes(n))
             cached -= self.scopes[func].declared if func in self.scopes else set()
             self._subtree[key] = cached
         return cached
@@ -379,11 +473,11 @@ class Module:
             while stack:
                 n = stack.pop()
                 if isinstance(n, ast.ClassDef):
-                    for c in ast.walk(n):
+                    for c in walk(n):
                         if isinstance(c, ast.Name):
                             cached.add(c.id)
                 elif not isinstance(n, FUNCTION_NODES):
-                    stack.extend(ast.iter_child_nodes(n))
+                    stack.extend(child_nodes(n))
             self._subtree[key] = cached
         return cached
 
@@ -438,7 +532,7 @@ class Module:
             return self._subtree[key]
         assigned = {}
         node = self.class_nodes.get(class_name)
-        for n in ast.walk(node) if node is not None else ():
+        for n in walk(node) if node is not None else ():
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -466,7 +560,7 @@ class Module:
             return None
 
         def has_yield(stmt):
-            return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt))
+            return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(stmt))
 
         def split(body):
             """(before, after, stream expression or None) of a block holding the yield."""
@@ -505,7 +599,7 @@ class Module:
                 fn.type_params = []
             ast.copy_location(fn, func)
             fn.end_lineno = func.end_lineno
-            for n in ast.walk(fn):
+            for n in walk(fn):
                 if not hasattr(n, "lineno") and isinstance(n, (ast.stmt, ast.expr)):
                     ast.copy_location(n, func)
             self.scopes.setdefault(fn, self.scopes.get(func))
@@ -524,7 +618,7 @@ class Module:
                 if isinstance(n, (ast.Yield, ast.YieldFrom)):
                     cached = True
                 elif not isinstance(n, FUNCTION_NODES):
-                    stack.extend(ast.iter_child_nodes(n))
+                    stack.extend(child_nodes(n))
             self._subtree[key] = cached
         return cached
 
@@ -632,7 +726,7 @@ class Module:
         `self.register_forward_hook(self._post)`)."""
         out = {}
         node = self.class_nodes.get(class_name)
-        for n in ast.walk(node) if node is not None else ():
+        for n in walk(node) if node is not None else ():
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args and \
                     isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and \
                     isinstance(n.args[0], ast.Attribute) and isinstance(n.args[0].value, ast.Name) and \
@@ -652,16 +746,7 @@ class Module:
         Program.a_caller_orders)."""
         cached = self._stream_cache.get("calls")
         if cached is None:
-            callers, orderers = {}, set()
-            for node in ast.walk(self.tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    order_lines, calls = index_calls_in(node)
-                    if order_lines:
-                        orderers.add(node.name)
-                    entry = (order_lines, calls)
-                    for line, name, spans in calls:
-                        callers.setdefault(name, []).append((entry, line, spans))
-            cached = self._stream_cache["calls"] = (callers, orderers)
+            cached = self._stream_cache["calls"] = index_module_calls(self.tree)
         return cached
 
     def enclosing_parameters(self, func):
@@ -673,7 +758,7 @@ class Module:
             stack = [(self.tree, None)]
             while stack:
                 node, fn = stack.pop()
-                for child in ast.iter_child_nodes(node):
+                for child in child_nodes(node):
                     if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                         parents[child] = fn
                         stack.append((child, child))
@@ -694,7 +779,7 @@ class Module:
         module's classes, never another module's."""
         cached = self._stream_cache.get("self-calls")
         if cached is None:
-            cached = frozenset((n.func.attr, n.lineno) for n in ast.walk(self.tree)
+            cached = frozenset((n.func.attr, n.lineno) for n in walk(self.tree)
                                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                                isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
             self._stream_cache["self-calls"] = cached

@@ -21,6 +21,7 @@ are interpreted no facts are consulted (no recursion)."""
 
 import ast
 
+from .module import walk
 from .vocabulary import CONTAINER_ADD, CURRENT
 
 # Bases followed, as Module.method does.
@@ -34,7 +35,7 @@ MAX_METHOD_LINES = 200
 def stored_attribute(func):
     """Whether a def stores to an attribute of self (`self.x = ...`,
     `self.x[k] = ...`, `self.x.append(...)`)."""
-    for node in ast.walk(func):
+    for node in walk(func):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
         for t in targets:

@@ -2,12 +2,14 @@
 (clang-plugin/analysis/analyzer.cpp): one warning per free, at the free, with
 notes at the unordered uses, or at the late wait and the use."""
 import ast
+import gc
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .analysis import FunctionAnalysis, GaveUp
-from .module import Module, none_tested_stream, repeated_flag
+from .module import Module, none_tested_stream, repeated_flag, walk
 from .facts import ENTRY
 from .vocabulary import CURRENT
 from .program import Program
@@ -308,8 +310,9 @@ def check_tree(tree, path, source, stats=None, module=None):
     for target in targets:
         func, class_name, qual = target[:3]
         single = len(target) == 3 and func is not tree
-        flag = repeated_flag(func) if single else None
-        maybe_none = none_tested_stream(func) if single else None
+        nodes = walk(func) if single else None
+        flag = repeated_flag(func, nodes) if single else None
+        maybe_none = none_tested_stream(func, nodes) if single else None
         # One run per value of a flag tested twice, and per None-ness of a
         # stream tested against None (module.repeated_flag,
         # none_tested_stream); their findings are reported together.
@@ -379,6 +382,10 @@ class Linter:
     harness, bench/pylint/mutation.py)."""
 
     def __init__(self, paths):
+        with collector_paused():
+            self._read(paths)
+
+    def _read(self, paths):
         self.paths = list(paths)
         self._sources = {}
         self._trees = {}
@@ -413,10 +420,12 @@ class Linter:
         tree = self._trees.get(path)
         if tree is None:
             return []
-        return check_tree(tree, path, self._sources[path], stats, self._modules[path])
+        with collector_paused():
+            return check_tree(tree, path, self._sources[path], stats, self._modules[path])
 
     def check_all(self, stats=None):
-        return {p: self.check(p, stats) for p in self.paths}
+        with collector_paused():
+            return {p: self.check(p, stats) for p in self.paths}
 
     def recheck(self, path, source, also=()):
         """The findings of `path` with `source` standing in for its text;
@@ -433,7 +442,8 @@ class Linter:
         self.program.modules[module.name] = module
         self.program.text_replaced = True
         try:
-            found = check_tree(tree, path, source, None, module)
+            with collector_paused():
+                found = check_tree(tree, path, source, None, module)
             if not also:
                 return found
             out = {path: found}
@@ -445,6 +455,21 @@ class Linter:
             self.program.text_replaced = False
             if old is not None:
                 self.program.modules[module.name] = old
+
+
+@contextmanager
+def collector_paused():
+    """The cyclic garbage collector off while a run parses and checks: the
+    run keeps every module's tree alive, which each full collection would
+    walk again, and makes little cyclic garbage (it is collected when the
+    collector is back on)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def read_source(path):
