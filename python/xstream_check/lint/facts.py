@@ -43,8 +43,15 @@ def meet(mine, theirs):
     return mine & theirs
 
 
+_NEW_USES = {}
+
+
 def new_use(stream):
-    return Use(stream, frozenset((stream,)), frozenset())
+    # Uses are immutable: one per stream serves every site.
+    use = _NEW_USES.get(stream)
+    if use is None:
+        use = _NEW_USES[stream] = Use(stream, frozenset((stream,)), frozenset())
+    return use
 
 
 class Buffer:

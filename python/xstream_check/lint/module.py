@@ -251,16 +251,22 @@ def none_tested_stream(func, nodes=None):
     return None
 
 
+_NOT_YET = object()
+
+
 def dotted(node):
-    """'a.b.c' for a chain of names and attributes, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    """'a.b.c' for a chain of names and attributes, else None (kept on the
+    attribute's node: the interpreter asks again at every visit)."""
+    t = type(node)
+    if t is ast.Name:
+        return node.id
+    if t is not ast.Attribute:
         return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    text = getattr(node, "_xsc_dotted", _NOT_YET)
+    if text is _NOT_YET:
+        inner = dotted(node.value)
+        text = node._xsc_dotted = None if inner is None else inner + "." + node.attr
+    return text
 
 
 class Scope:
@@ -486,9 +492,13 @@ class Module:
         scope = self.scopes.get(func)
         if scope is None:
             return set(), set()
-        captured = set()
-        for child in scope.children:
-            captured |= self.subtree(child)[1]
+        key = ("captured", func)
+        captured = self._subtree.get(key)
+        if captured is None:
+            captured = set()
+            for child in scope.children:
+                captured |= self.subtree(child)[1]
+            self._subtree[key] = captured
         return scope.declared, captured
 
     def deals_with_streams(self, func, class_name, depth=0):

@@ -384,6 +384,16 @@ class Linter:
     def __init__(self, paths):
         with collector_paused():
             self._read(paths)
+            # The trees and modules live as long as the run: moved out of
+            # the collector's generations, no collection walks them again.
+            gc.freeze()
+
+    def __del__(self):
+        # A module and the program refer to each other: frozen, that cycle
+        # would never be collected; without it the run's objects go when
+        # the linter does.
+        for m in list(getattr(self, "_modules", {}).values()):
+            m.program = None
 
     def _read(self, paths):
         self.paths = list(paths)
