@@ -108,29 +108,41 @@ def index_module_calls(tree):
     call_type, attr_type, name_type = ast.Call, ast.Attribute, ast.Name
     entries = []
     stack = [(tree, None, ())]
+    # Names and their contexts hold no call.
+    leaves = (ast.Name, ast.Load, ast.Store, ast.Del, ast.Constant)
     while stack:
         node, entry, loop_spans = stack.pop()
-        for child in child_nodes(node):
-            t = type(child)
-            if t in function_types:
-                inner = ([], [])
-                entries.append((child.name, inner))
-                stack.append((child, inner, ()))
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                children = v
+            elif isinstance(v, _AST):
+                children = (v,)
+            else:
                 continue
-            if t is ast.Lambda or t is ast.ClassDef:
-                stack.append((child, None, ()))
-                continue
-            spans = loop_spans
-            if t in loop_types:
-                spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
-            if t is call_type and entry is not None:
-                f = child.func
-                name = f.attr if type(f) is attr_type else f.id if type(f) is name_type else None
-                if name in ORDERING_METHODS or name == "synchronize":
-                    entry[0].append((child.lineno, name in WAITING_CALLS))
-                if name is not None:
-                    entry[1].append((child.lineno, name, spans))
-            stack.append((child, entry, spans))
+            for child in children:
+                t = type(child)
+                if t in leaves or not isinstance(child, _AST):
+                    continue
+                if t in function_types:
+                    inner = ([], [])
+                    entries.append((child.name, inner))
+                    stack.append((child, inner, ()))
+                    continue
+                if t is ast.Lambda or t is ast.ClassDef:
+                    stack.append((child, None, ()))
+                    continue
+                spans = loop_spans
+                if t in loop_types:
+                    spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
+                if t is call_type and entry is not None:
+                    f = child.func
+                    name = f.attr if type(f) is attr_type else f.id if type(f) is name_type else None
+                    if name in ORDERING_METHODS or name == "synchronize":
+                        entry[0].append((child.lineno, name in WAITING_CALLS))
+                    if name is not None:
+                        entry[1].append((child.lineno, name, spans))
+                stack.append((child, entry, spans))
     for name, entry in entries:
         if entry[0]:
             orderers.add(name)
@@ -272,7 +284,7 @@ def dotted(node):
 class Scope:
     """What one function (or the module) contains, nested functions apart."""
 
-    __slots__ = ("identifiers", "names", "calls", "declared", "children")
+    __slots__ = ("identifiers", "names", "calls", "declared", "children", "classes")
 
     def __init__(self):
         self.identifiers = set()  # Name ids and attribute names
@@ -280,26 +292,35 @@ class Scope:
         self.calls = []
         self.declared = set()  # global / nonlocal
         self.children = []  # nested functions
+        self.classes = []  # class statements (nested functions apart)
 
 
 def index_module(tree):
     """One walk over the module: imports (local name -> canonical dotted
-    name) and, per function, what it names and calls."""
+    name) and, per function, what it names and calls; per class statement,
+    every Name id in it (its methods' too)."""
     aliases = {}
     scopes = {tree: Scope()}
-    stack = [(tree, scopes[tree])]
+    class_names = {}
+    stack = [(tree, scopes[tree], ())]
     push = stack.append
     name_type = ast.Name
     # Load, Store, Del: leaves nothing here reads.
     contexts = (ast.Load, ast.Store, ast.Del)
     while stack:
-        node, scope = stack.pop()
+        node, scope, classes = stack.pop()
         t = type(node)
         if t is ast.Name:
             scope.identifiers.add(node.id)
             scope.names.add(node.id)
+            for names in classes:
+                names.add(node.id)
             continue
-        if t is ast.Attribute:
+        if t is ast.ClassDef:
+            scope.classes.append(node)
+            names = class_names[node] = set()
+            classes = classes + (names,)
+        elif t is ast.Attribute:
             scope.identifiers.add(node.attr)
         elif t is ast.Call:
             scope.calls.append(node)
@@ -332,14 +353,54 @@ def index_module(tree):
                     if type(x) is name_type:
                         scope.identifiers.add(x.id)
                         scope.names.add(x.id)
+                        for names in classes:
+                            names.add(x.id)
                     elif isinstance(x, _AST):
-                        push((x, scope))
+                        push((x, scope, classes))
             elif type(v) is name_type:
                 scope.identifiers.add(v.id)
                 scope.names.add(v.id)
+                for names in classes:
+                    names.add(v.id)
             elif isinstance(v, _AST) and type(v) not in contexts:
-                push((v, scope))
-    return aliases, scopes
+                push((v, scope, classes))
+    return aliases, scopes, class_names
+
+
+# The nodes an import statement can be in.
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def import_aliases(tree):
+    """The aliases of index_module without its walk of every expression:
+    imports are statements, so only statements (and the handlers and
+    cases holding them) are visited, in index_module's order (the same
+    depth-first order, so a name imported twice ends up the same)."""
+    aliases = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Import:
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    aliases[root] = root
+        elif t is ast.ImportFrom:
+            base = "." * node.level + (node.module or "")
+            if base:
+                for a in node.names:
+                    if a.name != "*":
+                        aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, _BLOCKS):
+                        stack.append(x)
+    return aliases
 
 
 def module_name(path):
@@ -376,7 +437,10 @@ class Module:
         self.lines = lines
         self.name = name or module_name(path)
         self.program = program  # the other modules of the run (program.py), or None
-        self.aliases, self.scopes = index_module(tree)
+        self.aliases = import_aliases(tree)
+        self._scopes = None  # see scopes
+        self._class_names = None  # class statement -> every Name id in it (index_module)
+        self._made = set()  # the defs context_halves made
         package = self.name.rpartition(".")[0] if not path.endswith("__init__.py") else self.name
         for local, target in list(self.aliases.items()):
             if target.startswith("."):
@@ -400,6 +464,15 @@ class Module:
         self._stream_cache = {}
         self.class_text = {}  # class name -> its source (Module.class_orders_later)
         self.source_text = "\n".join(lines)
+
+    @property
+    def scopes(self):
+        """What each function names and calls (index_module), made when
+        first asked: most modules of a run are only looked into for the
+        names they define and import."""
+        if self._scopes is None:
+            _, self._scopes, self._class_names = index_module(self.tree)
+        return self._scopes
 
     def _is_record_class(self, node):
         for base in node.bases:
@@ -475,6 +548,13 @@ class Module:
                 if isinstance(child, ast.AsyncFunctionDef) or (
                         isinstance(child, ast.FunctionDef) and child.decorator_list):
                     cached |= self.subtree(child)[1]
+            if scope is not None and func not in self._made:
+                # The class statements of its body, outside nested defs,
+                # are its scope's (index_module).
+                for node in scope.classes:
+                    cached |= self._class_names[node]
+                self._subtree[key] = cached
+                return cached
             stack = list(func.body) if isinstance(func.body, list) else []
             while stack:
                 n = stack.pop()
@@ -613,6 +693,7 @@ class Module:
                 if not hasattr(n, "lineno") and isinstance(n, (ast.stmt, ast.expr)):
                     ast.copy_location(n, func)
             self.scopes.setdefault(fn, self.scopes.get(func))
+            self._made.add(fn)
             return fn
         halves = (make(before, stream), make(after, None), stream is not None)
         self._subtree[key] = halves
