@@ -284,7 +284,7 @@ def dotted(node):
 class Scope:
     """What one function (or the module) contains, nested functions apart."""
 
-    __slots__ = ("identifiers", "names", "calls", "declared", "children", "classes")
+    __slots__ = ("identifiers", "names", "calls", "declared", "children", "classes", "yields")
 
     def __init__(self):
         self.identifiers = set()  # Name ids and attribute names
@@ -293,6 +293,7 @@ class Scope:
         self.declared = set()  # global / nonlocal
         self.children = []  # nested functions
         self.classes = []  # class statements (nested functions apart)
+        self.yields = []  # yield and yield from expressions (nested functions apart)
 
 
 def index_module(tree):
@@ -324,6 +325,8 @@ def index_module(tree):
             scope.identifiers.add(node.attr)
         elif t is ast.Call:
             scope.calls.append(node)
+        elif t is ast.Yield or t is ast.YieldFrom:
+            scope.yields.append(node)
         elif t in FUNCTION_NODES and node is not tree:
             inner = Scope()
             scopes[node] = inner
@@ -368,7 +371,7 @@ def index_module(tree):
 
 
 # The nodes an import statement can be in.
-_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+STATEMENT_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def import_aliases(tree):
@@ -398,7 +401,7 @@ def import_aliases(tree):
             v = getattr(node, field, None)
             if type(v) is list:
                 for x in v:
-                    if isinstance(x, _BLOCKS):
+                    if isinstance(x, STATEMENT_BLOCKS):
                         stack.append(x)
     return aliases
 
@@ -702,6 +705,13 @@ class Module:
     def is_generator(self, func):
         key = ("gen", func)
         cached = self._subtree.get(key)
+        scope = self.scopes.get(func) if cached is None and func not in self._made else None
+        if scope is not None and isinstance(func.body, list) and func.body:
+            # Its scope's yields, less those of its decorators, defaults and
+            # annotations (the enclosing function's): those before its body.
+            start = (func.body[0].lineno, func.body[0].col_offset)
+            cached = any((y.lineno, y.col_offset) >= start for y in scope.yields)
+            self._subtree[key] = cached
         if cached is None:
             stack, cached = list(func.body), False
             while stack and not cached:
