@@ -186,4 +186,7 @@ def tensor_atoms(value):
 
 
 def has_kind(value, kind):
-    return any(a[0] == kind for a in value)
+    for a in value:
+        if a[0] == kind:
+            return True
+    return False
