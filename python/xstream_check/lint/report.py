@@ -312,7 +312,9 @@ def check_tree(tree, path, source, stats=None, module=None):
         single = len(target) == 3 and func is not tree
         nodes = walk(func) if single else None
         flag = repeated_flag(func, nodes) if single else None
-        maybe_none = none_tested_stream(func, nodes) if single else None
+        # Such a stream's name names a stream (none_tested_stream).
+        maybe_none = none_tested_stream(func, nodes) if single and any(
+            "stream" in name.lower() for name in module.subtree(func)[0]) else None
         # One run per value of a flag tested twice, and per None-ness of a
         # stream tested against None (module.repeated_flag,
         # none_tested_stream); their findings are reported together.
