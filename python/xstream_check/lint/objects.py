@@ -126,7 +126,8 @@ def own_facts(module, class_name):
     for fn in module.classes.get(class_name, {}).values():
         # The methods that store on self, or wait (directly or in a helper
         # they call) for a stream.
-        if not (stored_attribute(fn, module) or waits_in(module, fn)) or not module.deals_with_streams(fn, class_name) or \
+        if not (stored_attribute(fn, module) or waits_in(module, fn)) or \
+                not module.deals_with_streams(fn, class_name) or \
                 (fn.end_lineno or fn.lineno) - fn.lineno > MAX_METHOD_LINES:
             continue
         analysis = FunctionAnalysis(module, fn, class_name, "%s.%s" % (class_name, fn.name))
