@@ -123,6 +123,7 @@ class Frame:
         # The buffers that existed when the helper was entered: the caller's.
         self.entry_buffers = frozenset()
         self.stage = False
+        self.keys = {}  # name -> binding key (FunctionAnalysis.key): fixed for the frame
 
 
 class FunctionAnalysis(Rules, Ordering):
@@ -218,15 +219,21 @@ class FunctionAnalysis(Rules, Ordering):
 
     def key(self, name):
         """The binding key of a local name or attribute path."""
+        f = self.frames[-1]
+        k = f.keys.get(name)
+        if k is not None:
+            return k
         root = name.partition(".")[0].partition("[")[0]
-        f = self.f
         if root in f.globals:
-            return "g:" + name
-        if root == "self" and f.self_outer:
-            return "0:" + name
-        if f.outer_fid is not None and root not in f.own_names:
-            return "%d:%s" % (f.outer_fid, name)
-        return "%d:%s" % (f.fid, name)
+            k = "g:" + name
+        elif root == "self" and f.self_outer:
+            k = "0:" + name
+        elif f.outer_fid is not None and root not in f.own_names:
+            k = "%d:%s" % (f.outer_fid, name)
+        else:
+            k = "%d:%s" % (f.fid, name)
+        f.keys[name] = k
+        return k
 
     @property
     def ctx(self):
@@ -1002,20 +1009,22 @@ class FunctionAnalysis(Rules, Ordering):
 
     def reachable(self, roots):
         """Every atom reachable from `roots` through tuples and containers."""
-        seen = set()
-        stack = list(roots)
+        seen = set(roots)
+        stack = [a for a in seen if a[0] == "tup" or a[0] == "c"]
+        if not stack:
+            return seen
         containers = self.st.containers
         while stack:
             a = stack.pop()
-            if a in seen:
-                continue
-            seen.add(a)
-            kind = a[0]
-            if kind == "tup":
-                for elem in a[2]:
-                    stack.extend(elem)
-            elif kind == "c":
-                stack.extend(containers.get(a, EMPTY))
+            if a[0] == "tup":
+                inner = [e for elem in a[2] for e in elem if e not in seen]
+            else:
+                inner = [e for e in containers.get(a, EMPTY) if e not in seen]
+            for e in inner:
+                if e not in seen:
+                    seen.add(e)
+                    if e[0] == "tup" or e[0] == "c":
+                        stack.append(e)
         return seen
 
     def held(self):
@@ -1023,6 +1032,18 @@ class FunctionAnalysis(Rules, Ordering):
         for v in self.st.names.values():
             roots.extend(v)
         return self.reachable(roots)
+
+    def holds(self, atom):
+        """Whether `atom` is in self.held(), without making all of it: a
+        name holds it, or a tuple or container a name holds reaches it."""
+        compound = set()
+        for v in self.st.names.values():
+            if atom in v:
+                return True
+            for a in v:
+                if a[0] == "tup" or a[0] == "c":
+                    compound.add(a)
+        return bool(compound) and atom in self.reachable(compound)
 
     def drop(self, value, stmt, name, how):
         """A binding to `value` went: free what nothing else reaches."""
@@ -1091,19 +1112,26 @@ class FunctionAnalysis(Rules, Ordering):
                     (keep_roots if "." in k else local_roots).extend(val)
                 else:
                     keep_roots.extend(val)
-            keep = self.reachable(keep_roots)
-            names = {}
-            for k, val in st.names.items():
-                if k.startswith(prefix) and "." not in k:
-                    for a in self.reachable(val):
-                        names.setdefault(a, k[len(prefix):])
-            for atom in sorted(self.reachable(local_roots) - keep, key=repr):
-                if atom[0] != "t":
-                    continue
-                buf = st.buffers.get(atom)
-                if buf is None or buf.escaped or buf.stored or buf.foreign or frame.stage:
-                    continue  # a stage's own locals: its own analysis reports them
-                self.free(atom, self.site(node, "exit"), names.get(atom, "tensor"), "exit")
+            # The tensors only the frame's locals hold, of those it may free
+            # (a stage's own locals: its own analysis reports them).
+            candidates = []
+            if not frame.stage:
+                for atom in self.reachable(local_roots):
+                    if atom[0] == "t":
+                        buf = st.buffers.get(atom)
+                        if not (buf is None or buf.escaped or buf.stored or buf.foreign):
+                            candidates.append(atom)
+            if candidates:
+                keep = self.reachable(keep_roots)
+                candidates = [a for a in candidates if a not in keep]
+            if candidates:
+                names = {}
+                for k, val in st.names.items():
+                    if k.startswith(prefix) and "." not in k:
+                        for a in self.reachable(val):
+                            names.setdefault(a, k[len(prefix):])
+                for atom in sorted(candidates, key=repr):
+                    self.free(atom, self.site(node, "exit"), names.get(atom, "tensor"), "exit")
             for k in [k for k in st.names if k.startswith(prefix)]:
                 del st.names[k]
             outs.append(self.st)
@@ -1121,7 +1149,7 @@ class FunctionAnalysis(Rules, Ordering):
         st = self.st
         if new in st.buffers:
             old = ("t", site, 1)
-            if new in self.held():
+            if self.holds(new):
                 moved = st.buffers.pop(new)
                 prev = st.buffers.get(old)
                 st.buffers[old] = moved if prev is None else prev.join(moved)
@@ -1133,7 +1161,8 @@ class FunctionAnalysis(Rules, Ordering):
 
     def rename(self, old, new):
         def sub(value):
-            if not any(a == old or a[0] in ("tup", "c") for a in value):
+            # Only `old` itself, or a tuple that may hold it, changes.
+            if old not in value and not any(a[0] == "tup" for a in value):
                 return value
             out = set()
             for a in value:
@@ -2451,7 +2480,7 @@ class FunctionAnalysis(Rules, Ordering):
         cls = class_name if class_name is not None else self.f.class_name
         values = list(args) + list(kwargs.values())
         if not stage and not is_lambda and not module.deals_with_streams(callee, cls) and not any(
-                self.reachable(v) & set(self.st.buffers) for v in values) \
+                not self.st.buffers.keys().isdisjoint(self.reachable(v)) for v in values) \
                 and not self.ctx_is_side():
             # Nothing of ours goes in and no stream is named: a plain call.
             return None

@@ -43,8 +43,15 @@ def meet(mine, theirs):
     return mine & theirs
 
 
+_NEW_USES = {}
+
+
 def new_use(stream):
-    return Use(stream, frozenset((stream,)), frozenset())
+    # Uses are immutable: one per stream serves every site.
+    use = _NEW_USES.get(stream)
+    if use is None:
+        use = _NEW_USES[stream] = Use(stream, frozenset((stream,)), frozenset())
+    return use
 
 
 class Buffer:
@@ -104,6 +111,8 @@ def join_uses(mine, other):
 
 
 def join_dicts(into, other, join_value):
+    if other.items() <= into.items():
+        return  # each of its entries is already there, equal: joined, the same
     for key, value in other.items():
         mine = into.get(key)
         if mine is None:
@@ -157,9 +166,10 @@ def join_states(states):
     for s in live[1:]:
         join_dicts(out.names, s.names, frozenset.union)
         join_dicts(out.containers, s.containers, frozenset.union)
-        for key, buf in s.buffers.items():
-            mine = out.buffers.get(key)
-            out.buffers[key] = buf if mine is None else mine.join(buf)
+        if not s.buffers.items() <= out.buffers.items():
+            for key, buf in s.buffers.items():
+                mine = out.buffers.get(key)
+                out.buffers[key] = buf if mine is None else mine.join(buf)
         join_dicts(out.open, s.open, Use.join)
         join_dicts(out.made, s.made, join_made)
     return out
@@ -179,4 +189,7 @@ def tensor_atoms(value):
 
 
 def has_kind(value, kind):
-    return any(a[0] == kind for a in value)
+    for a in value:
+        if a[0] == kind:
+            return True
+    return False

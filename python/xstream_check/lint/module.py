@@ -7,6 +7,43 @@ import os
 from .vocabulary import FUNCTION_NODES, MAX_INLINE_DEPTH, ORDERING_METHODS
 
 
+_AST = ast.AST
+
+
+def child_nodes(node):
+    """ast.iter_child_nodes(node) as a list, in its order (without its
+    generators: the indexes below walk every node of a run)."""
+    out = []
+    for name in node._fields:
+        v = getattr(node, name, None)
+        if isinstance(v, _AST):
+            out.append(v)
+        elif type(v) is list:
+            for x in v:
+                if isinstance(x, _AST):
+                    out.append(x)
+    return out
+
+
+def walk(node):
+    """ast.walk(node) as a list, in its order (breadth first)."""
+    out = [node]
+    append = out.append
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, _AST):
+                append(v)
+            elif type(v) is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        append(x)
+    return out
+
+
 # Names that make a function worth checking although it names no stream: a
 # pinned buffer a copy fills, an event the host waits on.
 HOST_ORDER_WORDS = {"pin_memory", "Event"}
@@ -39,7 +76,7 @@ def index_calls_in(func):
     calls = []
 
     def visit(node, loop_spans):
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
             spans = loop_spans
@@ -58,6 +95,60 @@ def index_calls_in(func):
 
     visit(func, ())
     return order_lines, calls
+
+
+def index_module_calls(tree):
+    """Module.call_index in one pass over the module: index_calls_in of
+    every def, nested ones and methods included (the calls in a lambda or
+    a class body belong to no def's index; a def's own decorators and
+    defaults are its own)."""
+    callers, orderers = {}, set()
+    function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
+    loop_types = (ast.For, ast.AsyncFor, ast.While)
+    call_type, attr_type, name_type = ast.Call, ast.Attribute, ast.Name
+    entries = []
+    stack = [(tree, None, ())]
+    # Names and their contexts hold no call.
+    leaves = (ast.Name, ast.Load, ast.Store, ast.Del, ast.Constant)
+    while stack:
+        node, entry, loop_spans = stack.pop()
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                children = v
+            elif isinstance(v, _AST):
+                children = (v,)
+            else:
+                continue
+            for child in children:
+                t = type(child)
+                if t in leaves or not isinstance(child, _AST):
+                    continue
+                if t in function_types:
+                    inner = ([], [])
+                    entries.append((child.name, inner))
+                    stack.append((child, inner, ()))
+                    continue
+                if t is ast.Lambda or t is ast.ClassDef:
+                    stack.append((child, None, ()))
+                    continue
+                spans = loop_spans
+                if t in loop_types:
+                    spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
+                if t is call_type and entry is not None:
+                    f = child.func
+                    name = f.attr if type(f) is attr_type else f.id if type(f) is name_type else None
+                    if name in ORDERING_METHODS or name == "synchronize":
+                        entry[0].append((child.lineno, name in WAITING_CALLS))
+                    if name is not None:
+                        entry[1].append((child.lineno, name, spans))
+                stack.append((child, entry, spans))
+    for name, entry in entries:
+        if entry[0]:
+            orderers.add(name)
+        for line, callee, spans in entry[1]:
+            callers.setdefault(callee, []).append((entry, line, spans))
+    return callers, orderers
 
 
 def ordered_after_a_call(index, name, orderers, before=False, skip=()):
@@ -87,13 +178,13 @@ def flag_text(node):
     return text if text and text.count(".") <= 2 else None
 
 
-def repeated_flag(func):
+def repeated_flag(func, nodes=None):
     """A flag that decides two branches of `func` (`if self.use_streams:`
     ... `s1 if self.use_streams else s0`), never assigned in it: one path
     through the function takes both branches alike, so it is run once per
     value and the two runs' findings are reported together."""
     tests, assigned = {}, {}
-    for node in ast.walk(func):
+    for node in walk(func) if nodes is None else nodes:
         test = node.test if isinstance(node, (ast.If, ast.IfExp)) else None
         if test is not None:
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -136,7 +227,7 @@ def none_test(test):
 STREAM_USES = {"wait_stream", "wait_event", "record_event", "synchronize", "query"}
 
 
-def none_tested_stream(func):
+def none_tested_stream(func, nodes=None):
     """A stream the function tests against None (`if self._stream is not
     None:`) and also uses as a stream (`torch.cuda.stream(x)`, a context
     manager given it alone, `x.wait_stream(...)`), never assigned in it:
@@ -144,7 +235,7 @@ def none_tested_stream(func):
     current, so the function is run once with it None and once not (the
     tests and the stream contexts then agree), as for repeated_flag."""
     tested, used, assigned = set(), set(), set()
-    for node in ast.walk(func):
+    for node in walk(func) if nodes is None else nodes:
         if isinstance(node, (ast.If, ast.IfExp, ast.While)):
             found = none_test(node.test)
             if found is not None:
@@ -172,22 +263,28 @@ def none_tested_stream(func):
     return None
 
 
+_NOT_YET = object()
+
+
 def dotted(node):
-    """'a.b.c' for a chain of names and attributes, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    """'a.b.c' for a chain of names and attributes, else None (kept on the
+    attribute's node: the interpreter asks again at every visit)."""
+    t = type(node)
+    if t is ast.Name:
+        return node.id
+    if t is not ast.Attribute:
         return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    text = getattr(node, "_xsc_dotted", _NOT_YET)
+    if text is _NOT_YET:
+        inner = dotted(node.value)
+        text = node._xsc_dotted = None if inner is None else inner + "." + node.attr
+    return text
 
 
 class Scope:
     """What one function (or the module) contains, nested functions apart."""
 
-    __slots__ = ("identifiers", "names", "calls", "declared", "children")
+    __slots__ = ("identifiers", "names", "calls", "declared", "children", "classes", "yields")
 
     def __init__(self):
         self.identifiers = set()  # Name ids and attribute names
@@ -195,26 +292,41 @@ class Scope:
         self.calls = []
         self.declared = set()  # global / nonlocal
         self.children = []  # nested functions
+        self.classes = []  # class statements (nested functions apart)
+        self.yields = []  # yield and yield from expressions (nested functions apart)
 
 
 def index_module(tree):
     """One walk over the module: imports (local name -> canonical dotted
-    name) and, per function, what it names and calls."""
+    name) and, per function, what it names and calls; per class statement,
+    every Name id in it (its methods' too)."""
     aliases = {}
     scopes = {tree: Scope()}
-    stack = [(tree, scopes[tree])]
-    iter_children = ast.iter_child_nodes
+    class_names = {}
+    stack = [(tree, scopes[tree], ())]
+    push = stack.append
+    name_type = ast.Name
+    # Load, Store, Del: leaves nothing here reads.
+    contexts = (ast.Load, ast.Store, ast.Del)
     while stack:
-        node, scope = stack.pop()
+        node, scope, classes = stack.pop()
         t = type(node)
         if t is ast.Name:
             scope.identifiers.add(node.id)
             scope.names.add(node.id)
+            for names in classes:
+                names.add(node.id)
             continue
-        if t is ast.Attribute:
+        if t is ast.ClassDef:
+            scope.classes.append(node)
+            names = class_names[node] = set()
+            classes = classes + (names,)
+        elif t is ast.Attribute:
             scope.identifiers.add(node.attr)
         elif t is ast.Call:
             scope.calls.append(node)
+        elif t is ast.Yield or t is ast.YieldFrom:
+            scope.yields.append(node)
         elif t in FUNCTION_NODES and node is not tree:
             inner = Scope()
             scopes[node] = inner
@@ -237,9 +349,61 @@ def index_module(tree):
                         aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
         elif t is ast.Global or t is ast.Nonlocal:
             scope.declared.update(node.names)
-        for child in iter_children(node):
-            stack.append((child, scope))
-    return aliases, scopes
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                for x in v:
+                    if type(x) is name_type:
+                        scope.identifiers.add(x.id)
+                        scope.names.add(x.id)
+                        for names in classes:
+                            names.add(x.id)
+                    elif isinstance(x, _AST):
+                        push((x, scope, classes))
+            elif type(v) is name_type:
+                scope.identifiers.add(v.id)
+                scope.names.add(v.id)
+                for names in classes:
+                    names.add(v.id)
+            elif isinstance(v, _AST) and type(v) not in contexts:
+                push((v, scope, classes))
+    return aliases, scopes, class_names
+
+
+# The nodes an import statement can be in.
+STATEMENT_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def import_aliases(tree):
+    """The aliases of index_module without its walk of every expression:
+    imports are statements, so only statements (and the handlers and
+    cases holding them) are visited, in index_module's order (the same
+    depth-first order, so a name imported twice ends up the same)."""
+    aliases = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Import:
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    root = a.name.split(".")[0]
+                    aliases[root] = root
+        elif t is ast.ImportFrom:
+            base = "." * node.level + (node.module or "")
+            if base:
+                for a in node.names:
+                    if a.name != "*":
+                        aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, STATEMENT_BLOCKS):
+                        stack.append(x)
+    return aliases
 
 
 def module_name(path):
@@ -276,7 +440,10 @@ class Module:
         self.lines = lines
         self.name = name or module_name(path)
         self.program = program  # the other modules of the run (program.py), or None
-        self.aliases, self.scopes = index_module(tree)
+        self.aliases = import_aliases(tree)
+        self._scopes = None  # see scopes
+        self._class_names = None  # class statement -> every Name id in it (index_module)
+        self._made = set()  # the defs context_halves made
         package = self.name.rpartition(".")[0] if not path.endswith("__init__.py") else self.name
         for local, target in list(self.aliases.items()):
             if target.startswith("."):
@@ -300,6 +467,15 @@ class Module:
         self._stream_cache = {}
         self.class_text = {}  # class name -> its source (Module.class_orders_later)
         self.source_text = "\n".join(lines)
+
+    @property
+    def scopes(self):
+        """What each function names and calls (index_module), made when
+        first asked: most modules of a run are only looked into for the
+        names they define and import."""
+        if self._scopes is None:
+            _, self._scopes, self._class_names = index_module(self.tree)
+        return self._scopes
 
     def _is_record_class(self, node):
         for base in node.bases:
@@ -358,7 +534,7 @@ class Module:
                     continue
                 elif isinstance(n, ast.Lambda):
                     continue
-                stack.extend(ast.iter_child_nodes(n))
+                stack.extend(child_nodes(n))
             cached -= self.scopes[func].declared if func in self.scopes else set()
             self._subtree[key] = cached
         return cached
@@ -375,15 +551,22 @@ class Module:
                 if isinstance(child, ast.AsyncFunctionDef) or (
                         isinstance(child, ast.FunctionDef) and child.decorator_list):
                     cached |= self.subtree(child)[1]
+            if scope is not None and func not in self._made:
+                # The class statements of its body, outside nested defs,
+                # are its scope's (index_module).
+                for node in scope.classes:
+                    cached |= self._class_names[node]
+                self._subtree[key] = cached
+                return cached
             stack = list(func.body) if isinstance(func.body, list) else []
             while stack:
                 n = stack.pop()
                 if isinstance(n, ast.ClassDef):
-                    for c in ast.walk(n):
+                    for c in walk(n):
                         if isinstance(c, ast.Name):
                             cached.add(c.id)
                 elif not isinstance(n, FUNCTION_NODES):
-                    stack.extend(ast.iter_child_nodes(n))
+                    stack.extend(child_nodes(n))
             self._subtree[key] = cached
         return cached
 
@@ -392,9 +575,13 @@ class Module:
         scope = self.scopes.get(func)
         if scope is None:
             return set(), set()
-        captured = set()
-        for child in scope.children:
-            captured |= self.subtree(child)[1]
+        key = ("captured", func)
+        captured = self._subtree.get(key)
+        if captured is None:
+            captured = set()
+            for child in scope.children:
+                captured |= self.subtree(child)[1]
+            self._subtree[key] = captured
         return scope.declared, captured
 
     def deals_with_streams(self, func, class_name, depth=0):
@@ -438,7 +625,7 @@ class Module:
             return self._subtree[key]
         assigned = {}
         node = self.class_nodes.get(class_name)
-        for n in ast.walk(node) if node is not None else ():
+        for n in walk(node) if node is not None else ():
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -466,7 +653,7 @@ class Module:
             return None
 
         def has_yield(stmt):
-            return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt))
+            return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(stmt))
 
         def split(body):
             """(before, after, stream expression or None) of a block holding the yield."""
@@ -505,10 +692,11 @@ class Module:
                 fn.type_params = []
             ast.copy_location(fn, func)
             fn.end_lineno = func.end_lineno
-            for n in ast.walk(fn):
+            for n in walk(fn):
                 if not hasattr(n, "lineno") and isinstance(n, (ast.stmt, ast.expr)):
                     ast.copy_location(n, func)
             self.scopes.setdefault(fn, self.scopes.get(func))
+            self._made.add(fn)
             return fn
         halves = (make(before, stream), make(after, None), stream is not None)
         self._subtree[key] = halves
@@ -517,6 +705,13 @@ class Module:
     def is_generator(self, func):
         key = ("gen", func)
         cached = self._subtree.get(key)
+        scope = self.scopes.get(func) if cached is None and func not in self._made else None
+        if scope is not None and isinstance(func.body, list) and func.body:
+            # Its scope's yields, less those of its decorators, defaults and
+            # annotations (the enclosing function's): those before its body.
+            start = (func.body[0].lineno, func.body[0].col_offset)
+            cached = any((y.lineno, y.col_offset) >= start for y in scope.yields)
+            self._subtree[key] = cached
         if cached is None:
             stack, cached = list(func.body), False
             while stack and not cached:
@@ -524,7 +719,7 @@ class Module:
                 if isinstance(n, (ast.Yield, ast.YieldFrom)):
                     cached = True
                 elif not isinstance(n, FUNCTION_NODES):
-                    stack.extend(ast.iter_child_nodes(n))
+                    stack.extend(child_nodes(n))
             self._subtree[key] = cached
         return cached
 
@@ -652,7 +847,7 @@ class Module:
         `self.register_forward_hook(self._post)`)."""
         out = {}
         node = self.class_nodes.get(class_name)
-        for n in ast.walk(node) if node is not None else ():
+        for n in walk(node) if node is not None else ():
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args and \
                     isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and \
                     isinstance(n.args[0], ast.Attribute) and isinstance(n.args[0].value, ast.Name) and \
@@ -672,16 +867,7 @@ class Module:
         Program.a_caller_orders)."""
         cached = self._stream_cache.get("calls")
         if cached is None:
-            callers, orderers = {}, set()
-            for node in ast.walk(self.tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    order_lines, calls = index_calls_in(node)
-                    if order_lines:
-                        orderers.add(node.name)
-                    entry = (order_lines, calls)
-                    for line, name, spans in calls:
-                        callers.setdefault(name, []).append((entry, line, spans))
-            cached = self._stream_cache["calls"] = (callers, orderers)
+            cached = self._stream_cache["calls"] = index_module_calls(self.tree)
         return cached
 
     def enclosing_parameters(self, func):
@@ -693,7 +879,7 @@ class Module:
             stack = [(self.tree, None)]
             while stack:
                 node, fn = stack.pop()
-                for child in ast.iter_child_nodes(node):
+                for child in child_nodes(node):
                     if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                         parents[child] = fn
                         stack.append((child, child))
@@ -714,7 +900,7 @@ class Module:
         module's classes, never another module's."""
         cached = self._stream_cache.get("self-calls")
         if cached is None:
-            cached = frozenset((n.func.attr, n.lineno) for n in ast.walk(self.tree)
+            cached = frozenset((n.func.attr, n.lineno) for n in walk(self.tree)
                                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                                isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
             self._stream_cache["self-calls"] = cached

@@ -21,6 +21,7 @@ are interpreted no facts are consulted (no recursion)."""
 
 import ast
 
+from .module import STATEMENT_BLOCKS, walk
 from .vocabulary import CONTAINER_ADD, CURRENT
 
 # Bases followed, as Module.method does.
@@ -31,20 +32,36 @@ MAX_BASE_DEPTH = 4
 MAX_METHOD_LINES = 200
 
 
-def stored_attribute(func):
+def stored_attribute(func, module=None):
     """Whether a def stores to an attribute of self (`self.x = ...`,
-    `self.x[k] = ...`, `self.x.append(...)`)."""
-    for node in ast.walk(func):
+    `self.x[k] = ...`, `self.x.append(...)`). With its module: the calls
+    from the module's index and the assignments from the statements alone,
+    not a walk of every expression."""
+    def self_attribute(node):
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    def stores(node):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-        for t in targets:
-            base = t.value if isinstance(t, ast.Subscript) else t
-            if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self":
-                return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_ADD:
-            recv = node.func.value
-            if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
-                return True
+        return any(self_attribute(t.value if isinstance(t, ast.Subscript) else t) for t in targets)
+
+    def adds(node):
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in CONTAINER_ADD and self_attribute(node.func.value)
+
+    if module is None or func not in module.scopes:
+        return any(stores(node) or adds(node) for node in walk(func))
+    if any(adds(call) for call in module.subtree(func)[2]):
+        return True
+    stack = [func]
+    while stack:
+        node = stack.pop()
+        if stores(node):
+            return True
+        for field in node._fields:
+            v = getattr(node, field, None)
+            if type(v) is list:
+                stack.extend(x for x in v if isinstance(x, STATEMENT_BLOCKS))
     return False
 
 
@@ -109,7 +126,8 @@ def own_facts(module, class_name):
     for fn in module.classes.get(class_name, {}).values():
         # The methods that store on self, or wait (directly or in a helper
         # they call) for a stream.
-        if not (stored_attribute(fn) or waits_in(module, fn)) or not module.deals_with_streams(fn, class_name) or \
+        if not (stored_attribute(fn, module) or waits_in(module, fn)) or \
+                not module.deals_with_streams(fn, class_name) or \
                 (fn.end_lineno or fn.lineno) - fn.lineno > MAX_METHOD_LINES:
             continue
         analysis = FunctionAnalysis(module, fn, class_name, "%s.%s" % (class_name, fn.name))

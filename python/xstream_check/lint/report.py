@@ -2,12 +2,14 @@
 (clang-plugin/analysis/analyzer.cpp): one warning per free, at the free, with
 notes at the unordered uses, or at the late wait and the use."""
 import ast
+import gc
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .analysis import FunctionAnalysis, GaveUp
-from .module import Module, none_tested_stream, repeated_flag
+from .module import Module, none_tested_stream, repeated_flag, walk
 from .facts import ENTRY
 from .vocabulary import CURRENT
 from .program import Program
@@ -319,8 +321,11 @@ def check_tree(tree, path, source, stats=None, module=None):
     for target in targets:
         func, class_name, qual = target[:3]
         single = len(target) == 3 and func is not tree
-        flag = repeated_flag(func) if single else None
-        maybe_none = none_tested_stream(func) if single else None
+        nodes = walk(func) if single else None
+        flag = repeated_flag(func, nodes) if single else None
+        # Such a stream's name names a stream (none_tested_stream).
+        maybe_none = none_tested_stream(func, nodes) if single and any(
+            "stream" in name.lower() for name in module.subtree(func)[0]) else None
         # One run per value of a flag tested twice, and per None-ness of a
         # stream tested against None (module.repeated_flag,
         # none_tested_stream); their findings are reported together.
@@ -390,6 +395,20 @@ class Linter:
     harness, bench/pylint/mutation.py)."""
 
     def __init__(self, paths):
+        with collector_paused():
+            self._read(paths)
+            # The trees and modules live as long as the run: moved out of
+            # the collector's generations, no collection walks them again.
+            gc.freeze()
+
+    def __del__(self):
+        # A module and the program refer to each other: frozen, that cycle
+        # would never be collected; without it the run's objects go when
+        # the linter does.
+        for m in list(getattr(self, "_modules", {}).values()):
+            m.program = None
+
+    def _read(self, paths):
         self.paths = list(paths)
         self._sources = {}
         self._trees = {}
@@ -424,10 +443,12 @@ class Linter:
         tree = self._trees.get(path)
         if tree is None:
             return []
-        return check_tree(tree, path, self._sources[path], stats, self._modules[path])
+        with collector_paused():
+            return check_tree(tree, path, self._sources[path], stats, self._modules[path])
 
     def check_all(self, stats=None):
-        return {p: self.check(p, stats) for p in self.paths}
+        with collector_paused():
+            return {p: self.check(p, stats) for p in self.paths}
 
     def recheck(self, path, source, also=()):
         """The findings of `path` with `source` standing in for its text;
@@ -444,7 +465,8 @@ class Linter:
         self.program.modules[module.name] = module
         self.program.text_replaced = True
         try:
-            found = check_tree(tree, path, source, None, module)
+            with collector_paused():
+                found = check_tree(tree, path, source, None, module)
             if not also:
                 return found
             out = {path: found}
@@ -456,6 +478,21 @@ class Linter:
             self.program.text_replaced = False
             if old is not None:
                 self.program.modules[module.name] = old
+
+
+@contextmanager
+def collector_paused():
+    """The cyclic garbage collector off while a run parses and checks: the
+    run keeps every module's tree alive, which each full collection would
+    walk again, and makes little cyclic garbage (it is collected when the
+    collector is back on)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def read_source(path):

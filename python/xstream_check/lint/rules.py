@@ -7,7 +7,7 @@ import re
 
 from .facts import ANY_STREAM, ENTRY
 from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, NOT_TENSOR_PARAMETER_WORDS
-from .module import ordered_after_a_call
+from .module import ordered_after_a_call, walk
 
 
 class RawFree:
@@ -308,7 +308,7 @@ class Rules:
         if self._signals is None:
             self._signals = any(
                 isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
-                in DEVICE_SIGNAL_CALLS for n in ast.walk(self.func))
+                in DEVICE_SIGNAL_CALLS for n in walk(self.func))
         return self._signals
 
     def race(self, kind, atom, first_site, first_stream, second_site, second_stream):
