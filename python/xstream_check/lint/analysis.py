@@ -38,6 +38,9 @@ from .module import dotted, flag_text, is_ordering_statement, none_test
 from .ordering import Ordering
 from .rules import Rules
 
+# What a saved-tensor pack hook is handed (saved_tensor_hooks), as a buffer.
+SAVED_PREFIX = "p:<saved tensor "
+
 
 def platform_test(test):
     """The value a test of the accelerator takes on CUDA
@@ -152,6 +155,8 @@ class FunctionAnalysis(Rules, Ordering):
         self.modules_seen = {module.name: module}  # for ("obj", module name, class) atoms
         # (write site, use site) -> RawRace: the byte rules
         self.races = {}
+        self.autograd_hooks = None  # inside an unpack hook: [("node" | "end", function value)]
+        self.reading_node = False  # a backward node reads what unpack handed back (node_read)
         self.escaping = set()  # function values whose captures escape (once each)
         # use site -> RawPending: uses still pending on another stream when
         # the analyzed function returns (see pending_at_return)
@@ -374,12 +379,100 @@ class FunctionAnalysis(Rules, Ordering):
                         stage=True)
         return self.found, self.late
 
-    def saved_tensor_hooks(self, pack, unpack, node):
+    def saved_tensor_hooks(self, pack, unpack, node, owner=None):
         """saved_tensors_hooks(pack, unpack): autograd calls pack with each
-        tensor it saves, then unpack with what pack returned."""
-        packed = self.call_function_value(pack, None, [self.foreign_value("<saved tensor>")])
-        if self.st is not None:
-            self.call_function_value(unpack, None, [packed])
+        tensor the forward saves (two here, so a later call finds what an
+        earlier one left on the object), then, in the backward, unpack with
+        what pack returned, in reverse order. The backward node that saved a
+        tensor reads what unpack hands back on the current stream; then run
+        the hooks unpack registered on that node (`node.register_hook(h)`,
+        called after the node), and at the end of the backward the callbacks
+        it queued (`queue_callback(f)`). `owner`: (module, class name) of a
+        subclass made with super().__init__(pack, unpack): its __enter__
+        runs before the forward and its __exit__ after it, before the
+        backward (`with Offload(): out = model(x)`, then `out.backward()`)
+        or after it (the backward inside the with-block): both are followed,
+        from the state the forward left."""
+        def method(name):
+            found = owner[0].method(owner[1], name) if owner is not None else None
+            if found is not None and self.st is not None:
+                self.inline(found[1], node, [], {}, ast.Name(id="self", ctx=ast.Load()), module=found[0],
+                            class_name=found[2], stage=True)
+        method("__enter__")
+        packed = []
+        for i in (1, 2):
+            if self.st is None:
+                return
+            packed.append(self.call_function_value(pack, None, [self.foreign_value(SAVED_PREFIX[2:] + "%d>" % i)]))
+            # Autograd keeps what pack returned, not the tensor: the names
+            # and entries pack left holding it are its last references.
+            atom = ("t", SAVED_PREFIX + "%d>" % i, 0)
+            buf = self.st.buffers.get(atom) if self.st is not None else None
+            if buf is not None and buf.foreign:
+                buf = buf.copy()
+                buf.foreign = 0
+                self.st.buffers[atom] = buf
+        if self.st is None:
+            return
+        forward = self.st.copy()
+        # The with-block ends after the forward, then the backward runs; or
+        # the backward runs inside it (both are common).
+        method("__exit__")
+        self.backward(unpack, packed, node)
+        if owner is not None and owner[0].method(owner[1], "__exit__") is not None:
+            first, self.st = self.st, forward
+            self.backward(unpack, packed, node)
+            method("__exit__")
+            ends = [st for st in (first, self.st) if st is not None]
+            self.st = join_states(ends) if ends else None
+
+    def backward(self, unpack, packed, node):
+        """The backward of saved_tensor_hooks: unpack each saved tensor, in
+        reverse order; the node reads what it handed back, then the hooks it
+        registered on the node run; at the end the callbacks it queued."""
+        queued = []
+        for value in reversed(packed):
+            if self.st is None:
+                return
+            outer, self.autograd_hooks = self.autograd_hooks, []
+            try:
+                out = self.call_function_value(unpack, None, [value])
+                hooks = self.autograd_hooks
+            finally:
+                self.autograd_hooks = outer
+            if self.st is None:
+                return
+            self.node_read(out, node)
+            for kind, hook in hooks:
+                if kind == "end":
+                    queued.append(hook)
+                elif self.st is not None:
+                    self.call_function_value(hook, None, [EMPTY, EMPTY])
+        for hook in queued:
+            if self.st is not None:
+                self.call_function_value(hook, None, [])
+
+    def node_read(self, value, node):
+        """The backward node reads what unpack handed back, on the current
+        stream: it must be ready there (what unpack wrote on another stream,
+        the current stream waited for). The read is not kept as a use: the
+        hooks after the node order it by flags this check does not follow
+        (a reloaded tensor or one kept from the forward), and a join there
+        would lose the event that covers it."""
+        before = dict(self.st.buffers)
+        self.reading_node = True
+        try:
+            self.use(self.materialize(value), node)
+        finally:
+            self.reading_node = False
+        if self.st is None:
+            return
+        for atom, buf in list(self.st.buffers.items()):
+            old = before.get(atom)
+            if buf is not old:
+                nb = buf.copy()
+                nb.uses = dict(old.uses) if old is not None else {}
+                self.st.buffers[atom] = nb
 
     # ----- statements -----------------------------------------------------
     def exec_block(self, stmts):
@@ -1027,10 +1120,14 @@ class FunctionAnalysis(Rules, Ordering):
                         stack.append(e)
         return seen
 
-    def held(self):
+    def held(self, discarded=True):
+        """What some binding reaches; without `discarded`, not through a
+        name `_` (`_, ev = stash[k]; ...; del stash[k]`: the value is thrown
+        away, and the entry going is what frees it)."""
         roots = []
-        for v in self.st.names.values():
-            roots.extend(v)
+        for k, v in self.st.names.items():
+            if discarded or k.rpartition(":")[2] != "_":
+                roots.extend(v)
         return self.reachable(roots)
 
     def holds(self, atom):
@@ -1050,7 +1147,7 @@ class FunctionAnalysis(Rules, Ordering):
         gone = [a for a in self.reachable(value) if a[0] == "t"]
         if not gone:
             return
-        held = self.held()
+        held = self.held(discarded=how != "del")
         for atom in gone:
             if atom in held:
                 continue
@@ -1113,14 +1210,14 @@ class FunctionAnalysis(Rules, Ordering):
                 else:
                     keep_roots.extend(val)
             # The tensors only the frame's locals hold, of those it may free
-            # (a stage's own locals: its own analysis reports them).
+            # (a stage's own locals: its own analysis reports them; but not a
+            # tensor an earlier pack hook call kept, saved_tensor_hooks).
             candidates = []
-            if not frame.stage:
-                for atom in self.reachable(local_roots):
-                    if atom[0] == "t":
-                        buf = st.buffers.get(atom)
-                        if not (buf is None or buf.escaped or buf.stored or buf.foreign):
-                            candidates.append(atom)
+            for atom in self.reachable(local_roots):
+                if atom[0] == "t" and not (frame.stage and not str(atom[1]).startswith(SAVED_PREFIX)):
+                    buf = st.buffers.get(atom)
+                    if not (buf is None or buf.escaped or buf.stored or buf.foreign):
+                        candidates.append(atom)
             if candidates:
                 keep = self.reachable(keep_roots)
                 candidates = [a for a in candidates if a not in keep]
@@ -1535,6 +1632,12 @@ class FunctionAnalysis(Rules, Ordering):
             v = self.st.names.get(k)
             if v is not None:
                 return self.resolve_foreign(v)
+        prop = self.own_property(node)
+        if prop is not None:
+            module, callee, cls = prop
+            result = self.inline(callee, node, [], {}, node.value, module=module, class_name=cls)
+            if result is not None:
+                return result
         out = set()
         for a in base:
             if a[0] == "tup" and a[1] is not None and node.attr in a[1]:
@@ -1565,6 +1668,23 @@ class FunctionAnalysis(Rules, Ordering):
         if path is not None:
             return self.foreign_value(self.m.canonical(path))
         return EMPTY
+
+    def own_property(self, node):
+        """`self.x` where x is a property of the class whose body only
+        returns a value (`return self.device.current_stream()`): (module,
+        def, class) to interpret in place, or None."""
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self" and self.f.class_name is not None
+                and self.key("self") not in self.st.names):
+            return None
+        found = self.m.method(self.f.class_name, node.attr)
+        if found is None:
+            return None
+        fn = found[1]
+        body = [b for b in fn.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None or not any(
+                dotted(d) in ("property", "functools.cached_property", "cached_property") for d in fn.decorator_list):
+            return None
+        return found
 
     # ----- what the function did not make ---------------------------------
     def foreign_value(self, path):
@@ -1771,6 +1891,16 @@ class FunctionAnalysis(Rules, Ordering):
 
     def eval_call(self, node, hint=None):
         func = node.func
+        if self.autograd_hooks is not None and isinstance(func, ast.Attribute) and \
+                func.attr in ("register_hook", "queue_callback") and len(node.args) == 1:
+            # Inside an unpack hook (saved_tensor_hooks): a hook on the
+            # backward node, or a callback at the end of the backward.
+            self.eval(func.value)
+            args, _ = self.eval_args(node)
+            if has_kind(args[0], "fn"):
+                self.autograd_hooks.append(("node" if func.attr == "register_hook" else "end", args[0]))
+                return EMPTY
+            return self.unknown_call(node, args, {})
         name = dotted(func)
         canon = self.m.canonical(name) if name else None
         if canon is not None and self.m.is_module_name(name) and self.key(name.partition(".")[0]) \
@@ -2071,7 +2201,7 @@ class FunctionAnalysis(Rules, Ordering):
             # class Offload(saved_tensors_hooks): super().__init__(pack, unpack)
             args, kwargs = self.eval_args(node)
             if len(args) >= 2 and has_kind(args[0], "fn") and has_kind(args[1], "fn"):
-                self.saved_tensor_hooks(args[0], args[1], node)
+                self.saved_tensor_hooks(args[0], args[1], node, (self.m, self.f.class_name))
             return EMPTY
         # A helper method of the same class (or a base the run defines), inlined.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and self.f.class_name is not None \

@@ -346,7 +346,10 @@ class Rules:
         # Not for what a pack hook was just handed: autograd calls it right
         # after the forward wrote the tensor, with no method of the object in
         # between.
-        if second_stream is not None and self.class_orders_later(second_stream, first_stream) and not (
+        # Nor for what a backward node reads right after unpack handed it back
+        # (saved_tensor_hooks: autograd calls the node, no method between).
+        if second_stream is not None and not self.reading_node and \
+                self.class_orders_later(second_stream, first_stream) and not (
                 self.made_sites.get(first_site) == ENTRY and self.from_parameter(atom) and
                 getattr(self.func, "name", None) in self.root.pack_hooks()):
             return
