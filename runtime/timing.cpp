@@ -86,7 +86,8 @@ void part_leave(int outer) {
   if (outer == PartScope::kOff) return;
   const std::uint64_t now = monotonic_ns();
   PartClock& clock = part_clock;
-  if (clock.current >= 0) part_ns[clock.current].fetch_add(now - clock.since, std::memory_order_relaxed);
+  if (clock.current >= 0)
+    part_ns[clock.current].fetch_add(now - clock.since, std::memory_order_relaxed);
   clock.current = outer;
   clock.since = now;
 }
