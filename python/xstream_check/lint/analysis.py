@@ -1109,10 +1109,7 @@ class FunctionAnalysis(Rules, Ordering):
         containers = self.st.containers
         while stack:
             a = stack.pop()
-            if a[0] == "tup":
-                inner = [e for elem in a[2] for e in elem if e not in seen]
-            else:
-                inner = [e for e in containers.get(a, EMPTY) if e not in seen]
+            inner = [e for elem in a[2] for e in elem] if a[0] == "tup" else containers.get(a, EMPTY)
             for e in inner:
                 if e not in seen:
                     seen.add(e)

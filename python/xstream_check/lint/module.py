@@ -332,21 +332,8 @@ def index_module(tree):
             scopes[node] = inner
             scope.children.append(node)
             scope = inner
-        elif t is ast.Import:
-            for a in node.names:
-                if a.asname:
-                    aliases[a.asname] = a.name
-                else:
-                    root = a.name.split(".")[0]
-                    aliases[root] = root
-        elif t is ast.ImportFrom:
-            # Relative imports keep their dots; Module.canonical resolves
-            # them against the module's package.
-            base = "." * node.level + (node.module or "")
-            if base:
-                for a in node.names:
-                    if a.name != "*":
-                        aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
+        elif t is ast.Import or t is ast.ImportFrom:
+            add_import_aliases(node, aliases)
         elif t is ast.Global or t is ast.Nonlocal:
             scope.declared.update(node.names)
         for field in node._fields:
@@ -370,6 +357,25 @@ def index_module(tree):
     return aliases, scopes, class_names
 
 
+def add_import_aliases(node, aliases):
+    """Adds what one import statement binds to `aliases` (name -> dotted
+    module or object). Relative imports keep their dots; Module.canonical
+    resolves them against the module's package."""
+    if type(node) is ast.Import:
+        for a in node.names:
+            if a.asname:
+                aliases[a.asname] = a.name
+            else:
+                root = a.name.split(".")[0]
+                aliases[root] = root
+        return
+    base = "." * node.level + (node.module or "")
+    if base:
+        for a in node.names:
+            if a.name != "*":
+                aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
+
+
 # The nodes an import statement can be in.
 STATEMENT_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
@@ -384,19 +390,8 @@ def import_aliases(tree):
     while stack:
         node = stack.pop()
         t = type(node)
-        if t is ast.Import:
-            for a in node.names:
-                if a.asname:
-                    aliases[a.asname] = a.name
-                else:
-                    root = a.name.split(".")[0]
-                    aliases[root] = root
-        elif t is ast.ImportFrom:
-            base = "." * node.level + (node.module or "")
-            if base:
-                for a in node.names:
-                    if a.name != "*":
-                        aliases[a.asname or a.name] = base + ("." if node.module else "") + a.name
+        if t is ast.Import or t is ast.ImportFrom:
+            add_import_aliases(node, aliases)
         for field in node._fields:
             v = getattr(node, field, None)
             if type(v) is list:
