@@ -94,6 +94,22 @@ def flatten_nested(value, depth=0):
     return frozenset(out)
 
 
+def returns_a_stream(fn):
+    """A def annotated to return a stream (`-> torch.cuda.Stream`), not
+    an Optional one."""
+    ann = getattr(fn, "returns", None)
+    text = dotted(ann) if ann is not None else None
+    return bool(text) and text.rpartition(".")[2] in ("Stream", "ExternalStream")
+
+
+class Evaluated:
+    """What a `with` statement's call gave when it made no stream current."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def widen(state):
     for table in (state.names, state.containers):
         for k, v in table.items():
@@ -832,7 +848,10 @@ class FunctionAnalysis(Rules, Ordering):
                     self.assign(item.optional_vars, EMPTY, s)
                 continue
             stream = self.stream_context(item.context_expr)
-            if stream is not False:
+            if isinstance(stream, Evaluated):
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, EMPTY if tensor_atoms(stream.value) else stream.value, s)
+            elif stream is not False:
                 self.f.streams.append(stream)
                 pushed += 1
                 if item.optional_vars is not None:
@@ -882,10 +901,19 @@ class FunctionAnalysis(Rules, Ordering):
                         self.assumed_none(flag_text(arg)):
                     return self.ctx
                 value = self.eval(arg)
-                keys = self.stream_keys(value, arg)
+                keys = self.one_side(self.stream_keys(value, arg))
                 if len(keys) == 1 and not self.never_made(keys, value):
                     return next(iter(keys))
                 return None
+            evaluated = None
+            if self.m.resolve_callee(expr.func, self.f.class_name) is not None:
+                # A helper of the run that returns a stream context
+                # (`return accelerator.stream(s)`, or a nullcontext() when
+                # there is no stream).
+                evaluated = self.eval(expr)
+                contexts = self.one_side({a[1] for a in evaluated if a[0] == "sctx"})
+                if contexts:
+                    return next(iter(contexts)) if len(contexts) == 1 else None
             if len(expr.args) == 1 and not expr.keywords and \
                     not isinstance(expr.args[0], (ast.Constant, ast.Call)):
                 # A context manager given one stream and nothing else
@@ -893,15 +921,17 @@ class FunctionAnalysis(Rules, Ordering):
                 # Callable parameter): taken as making it current, as every such
                 # helper in the real trees measured does.
                 if self.assumed_none(flag_text(expr.args[0])):
-                    self.eval(expr)
+                    if evaluated is None:
+                        self.eval(expr)
                     return self.ctx
                 arg = self.eval(expr.args[0])
                 keys = {a[1] for a in arg if a[0] == "s"} or \
                     {a[1] for a in arg if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
                 if len(keys) == 1 and len(arg) == 1:
-                    self.eval(expr)
+                    if evaluated is None:
+                        self.eval(expr)
                     return next(iter(keys))
-            return False
+            return False if evaluated is None else Evaluated(evaluated)
         value = self.eval(expr)
         contexts = {a[1] for a in value if a[0] == "sctx"}
         if contexts:
@@ -921,6 +951,16 @@ class FunctionAnalysis(Rules, Ordering):
         if keys:
             return next(iter(keys)) if len(keys) == 1 else None
         return False
+
+    @staticmethod
+    def one_side(keys):
+        """A side stream on some paths and the current stream on the others
+        (`stream = self.s1 if overlap else current_stream()`): the path
+        that enters the side stream is the one checked; on the other the
+        work stays on the current stream, in order."""
+        if len(keys) == 2 and CURRENT in keys:
+            return keys - {CURRENT}
+        return keys
 
     def exec_try(self, s):
         before = self.st.copy()
@@ -1972,6 +2012,11 @@ class FunctionAnalysis(Rules, Ordering):
         result = self.inline(fn, node, args, kwargs, None, module=module, class_name=cls,
                              self_value=self_value)
         if result is not None:
+            if not has_kind(result, "s") and returns_a_stream(fn):
+                # A stream made once and kept where the check cannot follow
+                # (`cache.setdefault(device, Stream())`): one stream of its
+                # own, named by the function.
+                return frozenset((("s", "<%s()>" % fn.name),))
             return result
         self.uninlined.add(id(node))
         return self.unknown_call(node, args, kwargs)
@@ -2058,6 +2103,28 @@ class FunctionAnalysis(Rules, Ordering):
                 buf.stored = True
                 self.st.buffers[atom] = buf
 
+    def stream_context_value(self, node):
+        """A stream context made for a later `with` (`ctx =
+        torch.cuda.stream(s)`, `ctx = nullcontext() if flag else
+        torch.cuda.stream(s)`, a helper returning `accelerator.stream(s)`)."""
+        args, kwargs = self.eval_args(node)
+        arg = args[0] if args else kwargs.get("stream")
+        arg_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "stream"),
+                                                       None)
+        if arg is None or arg_node is None:
+            return EMPTY
+        if (isinstance(arg_node, ast.Constant) and arg_node.value is None) or \
+                self.assumed_none(flag_text(arg_node)):
+            return frozenset((("sctx", self.ctx),)) if self.ctx is not None else EMPTY
+        keys = self.stream_keys(arg, arg_node)
+        paths = {a[1] for a in arg if a[0] == "p"}
+        if keys == {CURRENT} and len(paths) == 1:
+            keys = keys | paths  # the current stream on one path, an attribute's on the other
+        keys = self.one_side(keys)
+        if len(keys) == 1 and not self.never_made(keys, arg):
+            return frozenset((("sctx", next(iter(keys))),))
+        return EMPTY
+
     def call_module_function(self, canon, node, hint):
         canon = as_cuda(canon)
         if canon in OBJECT_COPIES:
@@ -2066,21 +2133,7 @@ class FunctionAnalysis(Rules, Ordering):
             # cast(T, x) is x.
             return self.eval_args(node)[0][1]
         if canon in STREAM_CONTEXTS:
-            # Kept for a later `with` (`ctx = torch.cuda.stream(s)`, `ctx =
-            # nullcontext() if flag else torch.cuda.stream(s)`).
-            args, kwargs = self.eval_args(node)
-            arg = args[0] if args else kwargs.get("stream")
-            arg_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "stream"),
-                                                           None)
-            if arg is None or arg_node is None:
-                return EMPTY
-            if (isinstance(arg_node, ast.Constant) and arg_node.value is None) or \
-                    self.assumed_none(flag_text(arg_node)):
-                return frozenset((("sctx", self.ctx),)) if self.ctx is not None else EMPTY
-            keys = self.stream_keys(arg, arg_node)
-            if len(keys) == 1 and not self.never_made(keys, arg):
-                return frozenset((("sctx", next(iter(keys))),))
-            return EMPTY
+            return self.stream_context_value(node)
         if canon in STREAM_FACTORIES:
             self.eval_args(node)
             name = dotted(hint) if hint is not None else None
@@ -2212,6 +2265,11 @@ class FunctionAnalysis(Rules, Ordering):
                     return result
                 self.uninlined.add(id(node))
                 return self.unknown_call(node, args, kwargs)
+        if meth == "stream" and len(node.args) + len(node.keywords) == 1 and isinstance(recv_node, ast.Call) and \
+                not tensor_atoms(self.eval(recv_node)):
+            # A device module's stream context (`get_accelerator().stream(s)`,
+            # `torch.get_device_module(d).stream(s)`).
+            return self.stream_context_value(node)
         recv = self.eval(recv_node)
         if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node))) \
                 and has_kind(recv, "p") and not has_kind(recv, "s") and not has_kind(recv, "c"):
@@ -2366,6 +2424,14 @@ class FunctionAnalysis(Rules, Ordering):
             return EMPTY
         if meth == "wait" and has_kind(recv, "p"):
             return self.call_result(node)  # `t = work.wait()`, `request.wait()`: a tensor, maybe
+        if meth in ("values", "items") and not node.args and has_kind(recv, "p") and not has_kind(recv, "s"):
+            # A dict not made here (`for k, v in tensors.items()`): its
+            # elements; for items(), (key, element) pairs, each a one-field
+            # tuple's field so that iterating yields the pair.
+            elems = self.elements(frozenset(a for a in recv if a[0] == "p"))
+            if meth == "values":
+                return elems
+            return frozenset((("tup", None, (frozenset((("tup", None, (EMPTY, elems)),)),)),))
         if meth in CONTAINER_TAKE or meth in ("wait", "query", "is_completed", "get", "keys", "values",
                                               "items", "format", "join", "split", "startswith"):
             return EMPTY
@@ -2428,7 +2494,8 @@ class FunctionAnalysis(Rules, Ordering):
             # The source is read; the receiver is written (and waits for the source).
             source = self.materialize(others)
             self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
-            if mine and all(a[1] in self.host_sites for a in mine):
+            if mine and all(a[1] in self.host_sites for a in mine) or self.names_host(node.func.value):
+                # Into host memory: its source is device memory some stream wrote.
                 self.copies_to_host.add(id(node))
             self.use(source, node)
             self.write(mine, node)
@@ -2465,6 +2532,16 @@ class FunctionAnalysis(Rules, Ordering):
         if meth in ("cpu", "pin_memory") or (meth == "to" and self.targets_host(node)):
             self.host_sites.add(next(iter(made))[1])
         return self.produced(made, node, copy_stream)
+
+    @staticmethod
+    def names_host(node):
+        """A receiver named for host memory (`p_host.grad`, `cpu_buf`,
+        `self.pinned[k]`): the check cannot see where it was made, and the
+        name says it."""
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        text = (dotted(node) or "").lower()
+        return any(w in text for w in ("cpu", "host", "pinned"))
 
     def stream_keyword(self, node):
         """The one stream a keyword argument names (`data_copy_stream=s`),

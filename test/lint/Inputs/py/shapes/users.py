@@ -78,33 +78,39 @@ class Stash:
         self.buf = None
 
     def attribute_unordered(self, host):
+        self.d2h.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.d2h):
             host.copy_(self.buf, non_blocking=True)
         self.buf = None  # CHECK: [[@LINE]]:9: warning: 'self.buf' is freed by this assignment on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
 
     def attribute_waited(self, host):
+        self.d2h.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.d2h):
             host.copy_(self.buf, non_blocking=True)
         torch.cuda.current_stream().wait_stream(self.d2h)
         del self.buf
 
     def element_unordered(self, key, host):
+        self.d2h.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.d2h):
             host.copy_(self.stash[key], non_blocking=True)
         self.stash.pop(key)  # CHECK: [[@LINE]]:9: warning: 'self.stash[key]' is freed by this pop on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
 
     def element_recorded(self, key, host):
+        self.d2h.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.d2h):
             host.copy_(self.stash[key], non_blocking=True)
             self.stash[key].record_stream(self.d2h)
         self.stash.pop(key)
 
     def element_replaced_unordered(self, bufs, i, host):
+        self.d2h.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.d2h):
             host.copy_(bufs[i], non_blocking=True)
         bufs[i] = torch.empty_like(host, device="cuda")  # CHECK: [[@LINE]]:9: warning: 'bufs[i]' is freed by this assignment on the current stream while stream 'self.d2h' may still be using it{{.*}}[xstream-unordered-free]
 
     def element_replaced_waited(self, bufs, i, host):
+        self.d2h.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.d2h):
             host.copy_(bufs[i], non_blocking=True)
         self.d2h.synchronize()

@@ -1,0 +1,113 @@
+# Device-to-host copies on a side stream that read what the caller's stream
+# just wrote: a gradient handed to a hook, a parameter handed to an offload
+# helper, the values of a dict of outputs. The side stream must wait for the
+# current stream before the copy. Each bug is followed by its fixed twin,
+# which must stay silent.
+import contextlib
+
+import torch
+
+_copy_streams = {}
+
+
+def copy_stream_for(device) -> torch.cuda.Stream:
+    # One stream per device, made on first use and kept in a cache the check
+    # does not follow: the annotation says what it returns.
+    stream = _copy_streams.get(device)
+    if stream is not None:
+        return stream
+    return _copy_streams.setdefault(device, torch.cuda.Stream(device=device))
+
+
+class GradToHost:
+    """A post-accumulate-grad hook copies each gradient into its host twin."""
+
+    def __init__(self):
+        self.d2h = torch.cuda.Stream()
+        self.host_twin = {}
+
+    # The destination is named for host memory, so its source is device
+    # memory the backward just wrote on the current stream.
+    def hook_unwaited(self, p_device):
+        p_host = self.host_twin[p_device]
+        with torch.cuda.stream(self.d2h):
+            p_host.grad.copy_(p_device.grad, non_blocking=True)  # CHECK: [[@LINE]]:13: warning: 'p_device.grad' is used on stream 'self.d2h' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        return self.d2h.record_event()
+
+
+# Fixed: the copy stream waits for the backward first. (A class of its own:
+# a wait in another method of the same class is taken as the class's
+# protocol, which would hide the bug above.)
+class GradToHostWaited(GradToHost):
+    def hook_waited(self, p_device):
+        p_host = self.host_twin[p_device]
+        self.d2h.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.d2h):
+            p_host.grad.copy_(p_device.grad, non_blocking=True)
+        return self.d2h.record_event()
+
+
+class ActivationOffload:
+    """Offloads on its own stream when it has one, else on the current one;
+    a helper method makes the stream context."""
+
+    def __init__(self, overlap):
+        self.side = torch.cuda.Stream() if overlap else None
+        self.overlap = overlap
+        self.kept = {}
+
+    @property
+    def compute_stream(self):
+        return torch.cuda.current_stream()
+
+    def stream_context(self, stream):
+        if stream is None:
+            return contextlib.nullcontext()
+        return torch.cuda.stream(stream)
+
+    def offload_unwaited(self, key, activation):
+        stream = self.side if self.overlap else self.compute_stream
+        with self.stream_context(stream):
+            cpu_copy = torch.empty(activation.shape, dtype=activation.dtype, device="cpu", pin_memory=True)
+            cpu_copy.copy_(activation.detach(), non_blocking=True)  # CHECK: [[@LINE]]:13: warning: 'activation' is used on stream 'self.side' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        activation.record_stream(stream)
+        self.kept[key] = cpu_copy
+
+
+class ActivationOffloadWaited(ActivationOffload):
+    def offload_waited(self, key, activation):
+        stream = self.side if self.overlap else self.compute_stream
+        if self.overlap:
+            self.side.wait_stream(self.compute_stream)
+        with self.stream_context(stream):
+            cpu_copy = torch.empty(activation.shape, dtype=activation.dtype, device="cpu", pin_memory=True)
+            cpu_copy.copy_(activation.detach(), non_blocking=True)
+        activation.record_stream(stream)
+        self.kept[key] = cpu_copy
+
+
+# A dict of model outputs copied to pinned host memory, item by item, on a
+# per-device stream from the cache above.
+def outputs_to_host_unwaited(outputs, device):
+    stream = copy_stream_for(device)
+    host = {}
+    with torch.cuda.stream(stream):
+        for name, value in outputs.items():
+            pinned = torch.empty(value.shape, dtype=value.dtype, device="cpu", pin_memory=True)
+            pinned.copy_(value, non_blocking=True)  # CHECK: [[@LINE]]:13: warning: 'outputs[*]' is used on stream '<copy_stream_for()>' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+            value.record_stream(stream)
+            host[name] = pinned
+    return host, stream.record_event()
+
+
+def outputs_to_host_waited(outputs, device):
+    stream = copy_stream_for(device)
+    stream.wait_stream(torch.cuda.current_stream())
+    host = {}
+    with torch.cuda.stream(stream):
+        for name, value in outputs.items():
+            pinned = torch.empty(value.shape, dtype=value.dtype, device="cpu", pin_memory=True)
+            pinned.copy_(value, non_blocking=True)
+            value.record_stream(stream)
+            host[name] = pinned
+    return host, stream.record_event()
