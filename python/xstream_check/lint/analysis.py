@@ -94,6 +94,28 @@ def flatten_nested(value, depth=0):
     return frozenset(out)
 
 
+SCALAR_TYPES = {"bool", "int", "float", "str", "bytes", "complex"}
+
+
+def scalar_annotation(ann):
+    """`bool`, `int`, `Optional[int]`, `Union[int, str]`, `int | None`,
+    `"str"`: no tensor."""
+    if isinstance(ann, ast.Constant):
+        return isinstance(ann.value, str) and ann.value in SCALAR_TYPES
+    if isinstance(ann, ast.Name):
+        return ann.id in SCALAR_TYPES
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = [ann.left, ann.right]
+        return all(scalar_annotation(x) or isinstance(x, ast.Constant) and x.value is None for x in sides) and \
+            any(scalar_annotation(x) for x in sides)
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] in ("Optional", "Union"):
+        inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return all(scalar_annotation(x) or isinstance(x, ast.Constant) and x.value is None or
+                   (isinstance(x, ast.Name) and x.id == "None") for x in inner) and \
+            any(scalar_annotation(x) for x in inner)
+    return False
+
+
 def returns_a_stream(fn):
     """A def annotated to return a stream (`-> torch.cuda.Stream`), not
     an Optional one."""
@@ -1850,9 +1872,29 @@ class FunctionAnalysis(Rules, Ordering):
     def not_a_tensor(self, path):
         root = path.partition(".")[0].partition("[")[0]
         last = path.rpartition(".")[2].strip("<>()").rpartition(".")[2].lower()
-        return root in ("self", "cls") and "." not in path or (
+        return root in ("self", "cls") and "." not in path or (root == path and root in self.scalar_parameters()) or (
             "." in path and self.m.is_module_name(path)) or path in self.m.aliases or \
             any(word in last for word in NOT_TENSOR_WORDS) or ("." in path and last in TENSOR_METADATA)
+
+    def scalar_parameters(self):
+        """Parameters of the analyzed def that are no tensor by their
+        annotation (`quantize: bool`, `n: Optional[int]`) or their default
+        (`flag=False`, `n=4`, `mode="sum"`)."""
+        found = getattr(self.func, "_xsc_scalars", None)
+        if found is None:
+            found = set()
+            args = getattr(self.func, "args", None)
+            if args is not None:
+                positional = args.posonlyargs + args.args
+                defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+                pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+                for a, default in pairs:
+                    if a.annotation is not None and scalar_annotation(a.annotation) or \
+                            isinstance(default, ast.Constant) and default.value is not None and \
+                            not isinstance(default.value, type(Ellipsis)):
+                        found.add(a.arg)
+            self.func._xsc_scalars = found
+        return found
 
     def release_path(self, path, stmt, how, key=None):
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
@@ -2337,7 +2379,9 @@ class FunctionAnalysis(Rules, Ordering):
         if meth == "record_stream":
             stream = self.stream_of(node.args[0]) if node.args else None
             if stream is not None:
-                for atom in tensor_atoms(self.materialize(recv, evidence=False)):
+                # Evidence of a tensor, or of an object holding some (a
+                # Multistreamable): only stream-ordered memory is recorded.
+                for atom in tensor_atoms(self.materialize(recv)):
                     buf = self.st.buffers.get(atom)
                     if buf is not None:
                         buf = buf.copy()

@@ -2,6 +2,7 @@
 inline, which functions deal with streams), and the indexes built once per
 file: the calls each function makes and what follows them."""
 import ast
+import re
 import os
 
 from .vocabulary import FUNCTION_NODES, MAX_INLINE_DEPTH, ORDERING_METHODS
@@ -768,6 +769,33 @@ class Module:
                 if hit is not None:
                     return hit
         return None
+
+    def assigns_attribute(self, attr):
+        """Whether the module's text assigns `.attr` (`x.attr = ...`, also
+        annotated: `self.attr: torch.cuda.Stream = ...`)."""
+        found = self._stream_cache.get(("assigns", attr))
+        if found is None:
+            found = "%s =" % attr in self.source_text or re.search(
+                r"\b%s\s*:[^=\n]*=(?!=)" % re.escape(attr), self.source_text) is not None
+            self._stream_cache[("assigns", attr)] = found
+        return found
+
+    def base_modules(self, class_name, depth=0):
+        """The other modules of the run that define a base of the class (at
+        most four levels), where its attributes may be assigned."""
+        node = self.class_nodes.get(class_name)
+        if node is None or depth >= 4:
+            return []
+        out = []
+        for base in node.bases:
+            name = dotted(base)
+            found = self.lookup_function(name) if name is not None else None
+            if found is not None and found[1] is None:
+                m, _, cls = found
+                if m is not self:
+                    out.append(m)
+                out.extend(m.base_modules(cls, depth + 1))
+        return out
 
     def derives_from(self, class_name, base_name):
         node = self.class_nodes.get(class_name)

@@ -188,8 +188,14 @@ class Ordering:
         or another, is unknown."""
         # A call's result named for a stream (`cls.d2h_stream()`, a lazily
         # made side stream) is a stream of its own.
-        return bool(keys) and not has_kind(value, "s") and all(
-            "." in k and "%s =" % k.rpartition(".")[2] not in self.m.source_text and
+        if not keys or has_kind(value, "s"):
+            return False
+        modules = [self.m]
+        if self.class_name is not None and any(k.startswith("self.") for k in keys):
+            # A base class of the run assigns it in its own module.
+            modules += self.m.base_modules(self.class_name)
+        return all(
+            "." in k and not any(m.assigns_attribute(k.rpartition(".")[2]) for m in modules) and
             not (k.startswith("<") and "stream" in k.lower() and "current" not in k.lower() and
                  "default" not in k.lower()) for k in keys)
 

@@ -296,9 +296,17 @@ class Rules:
             return True
         if u.startswith("self."):
             k = re.escape(u)
-            return bool(re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or
-                        re.search(k + r"\s*\.\s*record_event\(", text) or
-                        re.search(r"\.record\(\s*(stream\s*=\s*)?" + k + r"\s*\)", text))
+            if re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or \
+                    re.search(k + r"\s*\.\s*record_event\(", text):
+                return True
+            for m in re.finditer(r"([\w.]+)\s*\.record\(\s*(stream\s*=\s*)?" + k + r"\s*\)", text):
+                # An event of the object recorded there counts when some
+                # method waits on it (one kept elsewhere may be waited
+                # anywhere).
+                e = re.escape(m.group(1))
+                if not m.group(1).startswith("self.") or re.search(r"wait_event\(\s*" + e + r"\s*\)", text) or \
+                        re.search(e + r"\s*\.\s*(wait|synchronize|query)\(", text):
+                    return True
         return False
 
 
@@ -358,8 +366,13 @@ class Rules:
         # flags, not in the enqueue order this check follows.
         if self.signals_through_memory():
             return
-        self.races[key] = RawRace(kind, self.buffer_name(atom), first_site, first_stream, second_site,
-                                  second_stream)
+        name = self.buffer_name(atom)
+        if kind == "ready" and any(r.kind == "ready" and r.first_site == first_site and r.buffer == name and
+                                   r.second_stream == second_stream for r in self.races.values()):
+            # One missing wait, reported at the first use it leaves unordered
+            # (`flat = w.contiguous()` then the collective on `flat`).
+            return
+        self.races[key] = RawRace(kind, name, first_site, first_stream, second_site, second_stream)
 
 
     def free(self, atom, site, name, how, keep=False):

@@ -111,3 +111,54 @@ def outputs_to_host_waited(outputs, device):
             value.record_stream(stream)
             host[name] = pinned
     return host, stream.record_event()
+
+
+# An asynchronous reduce-scatter of the weights on a stream the object keeps
+# (declared with an annotation), after the forward; the optimizer updated
+# the weights on the current stream. A flag handed to the collective is no
+# tensor.
+class AsyncWeightReduce:
+    def __init__(self, module, group):
+        self.module = module
+        self.group = group
+        self.async_stream: torch.cuda.Stream = torch.cuda.Stream()
+        self.work = None
+
+    def reduce_unwaited(self, shard, average: bool = True):
+        with torch.cuda.stream(self.async_stream):
+            flat = self.module.weight.contiguous()  # CHECK: [[@LINE]]:20: warning: 'self.module.weight' is used on stream 'self.async_stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+            self.work = reduce_scatter(shard, flat, average=average, group=self.group)
+        shard.record_stream(self.async_stream)
+
+
+class AsyncWeightReduceWaited:
+    def __init__(self, module, group):
+        self.module = module
+        self.group = group
+        self.async_stream: torch.cuda.Stream = torch.cuda.Stream()
+        self.work = None
+
+    def reduce_waited(self, shard, average: bool = True):
+        self.async_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.async_stream):
+            flat = self.module.weight.contiguous()
+            self.work = reduce_scatter(shard, flat, average=average, group=self.group)
+        shard.record_stream(self.async_stream)
+
+
+def reduce_scatter(output, inp, average, group):
+    return torch.distributed.reduce_scatter_tensor(output, inp, group=group, async_op=True)
+
+
+# Flags handed to a collective launched on a side stream are no tensors (by
+# an annotation, or a constant default), so nothing the caller wrote is read
+# there.
+class CoalescedGather:
+    def __init__(self, engine):
+        self.engine = engine
+        self.gather_stream: torch.cuda.Stream = torch.cuda.Stream()
+
+    def gather(self, handle_id, quantize: bool, chunks=4):
+        with torch.cuda.stream(self.gather_stream):
+            handle = self.engine.launch_gather(handle_id, quantize=quantize, chunks=chunks)
+        return handle
