@@ -209,6 +209,7 @@ class FunctionAnalysis(Rules, Ordering):
         self.exit_names = {}
         self.copy_sources = set()  # (call id, tensor atom): what a copy reads from
         self.copies_to_host = set()  # call ids of copies whose destination is host memory
+        self.allocation_sites = set()  # sites of uninitialized device allocations, kept as uses
         # path of an unknown call's result -> the side stream current when it was made
         self.side_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
@@ -1433,6 +1434,20 @@ class FunctionAnalysis(Rules, Ordering):
             self.side_use_sites.add(site)
         return site, atoms
 
+    def allocated_on_stream(self, value, node):
+        """An uninitialized device allocation: taken as a use on the stream
+        whose pool gave it (its earlier work may still use the block), so a
+        write on another stream before it waits is reported (report.py words
+        it as an allocation)."""
+        site = self.site(node, "alloc")
+        self.allocation_sites.add(site)
+        for atom in tensor_atoms(value):
+            buf = self.st.buffers.get(atom)
+            if buf is not None:
+                buf = buf.copy()
+                buf.uses[site] = new_use(self.ctx)
+                self.st.buffers[atom] = buf
+
     def produced(self, value, node, stream=None):
         """An operator's new output: written by that operator's kernel on
         the current stream (or on `stream`)."""
@@ -2259,6 +2274,11 @@ class FunctionAnalysis(Rules, Ordering):
             made = self.alloc(node, self.ctx)
             if short not in ("empty", "empty_like", "empty_strided"):
                 self.produced(made, node)  # a fill kernel writes it
+            elif "device" in kwargs and self.ctx is not None:
+                # A block from the current stream's pool: work that stream
+                # enqueued before may still use it (its previous owner), so
+                # another stream must wait for this one before writing it.
+                self.allocated_on_stream(made, node)
             return made
         if short.startswith("_foreach_") and short.endswith("_"):
             self.write(everything, node)

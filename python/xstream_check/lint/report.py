@@ -236,6 +236,16 @@ def races_for(analysis, loc, path):
                                 "recorded after this write) before the use" % (
                                     buf, first, second, "the current stream" if r.second_stream == CURRENT
                                     else "the using stream")))
+        elif r.first_site in analysis.allocation_sites:
+            f = Finding(RULE_WRITE_AFTER_READ, path, line, col,
+                        "%s is written on %s into a block allocated from the pool of %s, which %s never waited "
+                        "for; work %s enqueued before the allocation may still be using the block"
+                        % (buf, second, first, second, first), [], analysis.qualname, buf, second, first)
+            f.notes.append(Note(path, *loc(r.first_site),
+                                "%s is allocated on %s here; make %s wait for %s (%s.wait_stream(%s)) after the "
+                                "allocation and before the write" % (
+                                    buf, first, second, first, stream_expr(r.second_stream),
+                                    stream_expr(r.first_stream))))
         else:
             f = Finding(RULE_WRITE_AFTER_READ, path, line, col,
                         "%s is written on %s while %s may still be using it; nothing orders %s after that use"

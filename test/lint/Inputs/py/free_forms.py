@@ -24,7 +24,7 @@ def del_ordered(side):
 
 
 def rebind_unordered(side, steps):
-    buf = torch.empty(1024, device="cuda")
+    buf = torch.empty(1024, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.mul_(2)
     buf = None  # CHECK: [[@LINE]]:5: warning: 'buf' is freed by this assignment on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
@@ -32,7 +32,7 @@ def rebind_unordered(side, steps):
 
 
 def rebind_ordered(side):
-    buf = torch.empty(1024, device="cuda")
+    buf = torch.empty(1024, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.mul_(2)
         done = side.record_event()
@@ -43,21 +43,21 @@ def rebind_ordered(side):
 
 def rebind_in_loop_unordered(side, steps):
     for _ in range(steps):  # CHECK: [[@LINE]]:5: warning: 'scratch' is freed when 'rebind_in_loop_unordered' returns on the current stream{{.*}}[xstream-unordered-free]
-        scratch = torch.empty(4096, device="cuda")  # CHECK: [[@LINE]]:9: warning: 'scratch' is freed by this assignment on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+        scratch = torch.empty(4096, device="cuda"); side.wait_stream(torch.cuda.current_stream())  # CHECK: [[@LINE]]:9: warning: 'scratch' is freed by this assignment on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
         with torch.cuda.stream(side):
             scratch.copy_(torch.ones(4096, device="cuda"))
 
 
 def rebind_in_loop_ordered(side, steps):
     for _ in range(steps):
-        scratch = torch.empty(4096, device="cuda")
+        scratch = torch.empty(4096, device="cuda"); side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             scratch.copy_(torch.ones(4096, device="cuda"))
         torch.cuda.current_stream().wait_stream(side)
 
 
 def resize_unordered(side):
-    flat = torch.empty(1 << 20, device="cuda")
+    flat = torch.empty(1 << 20, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     keep = flat.view(1024, 1024)
     with torch.cuda.stream(side):
         keep.add_(1)
@@ -66,7 +66,7 @@ def resize_unordered(side):
 
 
 def resize_ordered(side):
-    flat = torch.empty(1 << 20, device="cuda")
+    flat = torch.empty(1 << 20, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     keep = flat.view(1024, 1024)
     with torch.cuda.stream(side):
         keep.add_(1)
@@ -78,14 +78,14 @@ def resize_ordered(side):
 
 
 def scope_exit_unordered(side):
-    staging = torch.empty(256, device="cuda")
+    staging = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         staging.fill_(3)
     print("enqueued")  # CHECK: [[@LINE]]:5: warning: 'staging' is freed when 'scope_exit_unordered' returns on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def scope_exit_ordered(side):
-    staging = torch.empty(256, device="cuda")
+    staging = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         staging.fill_(3)
     side.synchronize()
@@ -93,14 +93,14 @@ def scope_exit_ordered(side):
 
 
 def scope_exit_returned(side):
-    staging = torch.empty(256, device="cuda")
+    staging = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         staging.fill_(3)
     return staging
 
 
 def scope_exit_stored(self_like, side):
-    staging = torch.empty(256, device="cuda")
+    staging = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         staging.fill_(3)
     self_like.cache = staging
@@ -116,7 +116,7 @@ def freed_on_its_use_stream(side):
 
 def kept_by_a_callback(side, callbacks):
     # The lambda holds the tensor past the function.
-    staging = torch.empty(256, device="cuda")
+    staging = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         staging.fill_(3)
     callbacks.append(lambda: staging.sum())

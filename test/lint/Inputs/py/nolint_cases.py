@@ -3,14 +3,14 @@ import torch
 
 
 def suppressed_on_the_line(side):
-    buf = torch.empty(64, device="cuda")
+    buf = torch.empty(64, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     del buf  # NOLINT(xstream-unordered-free)
 
 
 def suppressed_on_the_line_above(side):
-    buf = torch.empty(64, device="cuda")
+    buf = torch.empty(64, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     # NOLINTNEXTLINE(xstream-*)
@@ -18,14 +18,14 @@ def suppressed_on_the_line_above(side):
 
 
 def other_rule_named(side):
-    buf = torch.empty(64, device="cuda")
+    buf = torch.empty(64, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     del buf  # NOLINT(xstream-free-before-wait)
 
 
 def bare_nolint(side):
-    buf = torch.empty(64, device="cuda")
+    buf = torch.empty(64, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     del buf  # NOLINT

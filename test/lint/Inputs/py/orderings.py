@@ -5,7 +5,7 @@ import torch.distributed as dist
 
 
 def event_wait_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     done = side.record_event()
@@ -14,7 +14,7 @@ def event_wait_clean(side):
 
 
 def event_wait_wrong_stream(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     done = side.record_event()
@@ -23,7 +23,7 @@ def event_wait_wrong_stream(side):
 
 
 def event_record_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     done = torch.cuda.Event()
     with torch.cuda.stream(side):
         buf.add_(1)
@@ -33,7 +33,7 @@ def event_record_clean(side):
 
 
 def event_record_on_current(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     done = torch.cuda.Event()
     with torch.cuda.stream(side):
         buf.add_(1)
@@ -43,7 +43,7 @@ def event_record_on_current(side):
 
 
 def wait_stream_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     torch.cuda.current_stream().wait_stream(side)
@@ -51,7 +51,7 @@ def wait_stream_clean(side):
 
 
 def wait_stream_reversed(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     side.wait_stream(torch.cuda.current_stream())
@@ -59,7 +59,7 @@ def wait_stream_reversed(side):
 
 
 def record_stream_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     buf.record_stream(side)
@@ -67,7 +67,7 @@ def record_stream_clean(side):
 
 
 def record_stream_other(side, other):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     buf.record_stream(other)
@@ -75,7 +75,7 @@ def record_stream_other(side, other):
 
 
 def device_sync_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     torch.cuda.synchronize()
@@ -83,7 +83,7 @@ def device_sync_clean(side):
 
 
 def device_sync_after_free(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
@@ -91,7 +91,7 @@ def device_sync_after_free(side):
 
 
 def stream_sync_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     side.synchronize()
@@ -99,7 +99,7 @@ def stream_sync_clean(side):
 
 
 def stream_sync_wrong_stream(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     torch.cuda.current_stream().synchronize()
@@ -107,7 +107,7 @@ def stream_sync_wrong_stream(side):
 
 
 def event_sync_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
         done = torch.cuda.current_stream().record_event()
@@ -116,7 +116,7 @@ def event_sync_clean(side):
 
 
 def event_sync_recorded_elsewhere(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     done = torch.cuda.current_stream().record_event()
@@ -125,7 +125,7 @@ def event_sync_recorded_elsewhere(side):
 
 
 def query_loop_clean(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     done = side.record_event()
@@ -135,7 +135,7 @@ def query_loop_clean(side):
 
 
 def query_once(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     done = side.record_event()
@@ -165,7 +165,7 @@ def work_never_waited(side, template):
 
 def waited_by_a_stream_it_cannot_name(side, streams):
     # The waiting stream is unknown here: it is trusted to be the right one.
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
         done = side.record_event()
@@ -175,7 +175,7 @@ def waited_by_a_stream_it_cannot_name(side, streams):
 
 def yielded(side):
     # A yielded tensor belongs to the consumer of the generator.
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     yield buf

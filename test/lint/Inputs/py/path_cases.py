@@ -5,7 +5,7 @@ import torch
 
 
 def wait_on_one_branch(side, eager):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
         done = side.record_event()
@@ -17,7 +17,7 @@ def wait_on_one_branch(side, eager):
 
 
 def wait_on_both_branches(side, eager):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
         done = side.record_event()
@@ -29,7 +29,7 @@ def wait_on_both_branches(side, eager):
 
 
 def early_return_skips_wait(side, cheap):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     if cheap:
@@ -40,7 +40,7 @@ def early_return_skips_wait(side, cheap):
 
 
 def recorded_before_the_use(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         done = side.record_event()
         buf.add_(1)
@@ -77,7 +77,7 @@ def two_consumers_both_recorded(first, second):
 
 
 def used_through_a_view(side):
-    flat = torch.empty(4096, device="cuda")
+    flat = torch.empty(4096, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     rows = flat.view(64, 64)
     head = rows[:8]
     with torch.cuda.stream(side):
@@ -88,7 +88,7 @@ def used_through_a_view(side):
 
 
 def view_keeps_the_block(side):
-    flat = torch.empty(4096, device="cuda")
+    flat = torch.empty(4096, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     part = flat.narrow(0, 0, 128)
     with torch.cuda.stream(side):
         part.zero_()
@@ -98,7 +98,7 @@ def view_keeps_the_block(side):
 
 
 def late_wait(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     done = side.record_event()
@@ -111,7 +111,7 @@ def late_wait(side):
 def late_wait_in_loop(side, steps):
     done = None
     for _ in range(steps):
-        buf = torch.empty(512, device="cuda")
+        buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             buf.add_(1)
             done = side.record_event()
@@ -124,7 +124,7 @@ def helper_orders(stream, event):
 
 
 def wait_in_a_helper(side):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
         done = side.record_event()
@@ -135,7 +135,7 @@ def wait_in_a_helper(side):
 def optional_side_stream(use_side):
     # On the path without a side stream the work stays on the current stream.
     side = torch.cuda.Stream() if use_side else contextlib.nullcontext()
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with side:
         buf.add_(1)
     if use_side:
@@ -148,7 +148,7 @@ def after_a_growing_tuple(side, extra):
     args = ()
     for x in extra:
         args = (*args, x)
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(len(args))
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
@@ -158,7 +158,7 @@ def after_a_self_referencing_swap(side, samples):
     # A tuple rebuilt from itself each round still reaches a fixpoint.
     for sample in samples:
         sample.first, sample.rest = sample.rest[0], (sample.first,)
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         buf.add_(1)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
@@ -166,7 +166,7 @@ def after_a_self_referencing_swap(side, samples):
 
 def returns_through_a_finally(side):
     # The finally runs before the function's locals go.
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     try:
         with torch.cuda.stream(side):
             buf.add_(1)
@@ -176,7 +176,7 @@ def returns_through_a_finally(side):
 
 
 def returns_through_a_finally_that_waits_too_little(side, other):
-    buf = torch.empty(512, device="cuda")
+    buf = torch.empty(512, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     try:
         with torch.cuda.stream(side):
             buf.add_(1)

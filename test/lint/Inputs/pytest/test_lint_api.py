@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from xstream_check.lint import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, check_source
+from xstream_check.lint import RULE_FREE_BEFORE_WAIT, RULE_UNORDERED_FREE, RULE_WRITE_AFTER_READ, check_source
 from xstream_check.lint.flake8_plugin import XscChecker
 
 INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py")
@@ -20,6 +20,7 @@ BUGGY = textwrap.dedent("""\
 
     def step(side):
         buf = torch.empty(8, device="cuda")
+        side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             buf.add_(1)
         del buf
@@ -31,9 +32,9 @@ def test_finding_fields():
     assert error is None
     assert len(findings) == 1
     f = findings[0]
-    assert (f.rule, f.path, f.line, f.col) == (RULE_UNORDERED_FREE, "step.py", 8, 5)
+    assert (f.rule, f.path, f.line, f.col) == (RULE_UNORDERED_FREE, "step.py", 9, 5)
     assert f.message.startswith("'buf' is freed on the current stream while stream 'side'")
-    assert [(n.line, n.col) for n in f.notes] == [(7, 9)]
+    assert [(n.line, n.col) for n in f.notes] == [(8, 9)]
     assert f.identity == "step|'buf'|the current stream|stream 'side'"
 
 
@@ -107,6 +108,15 @@ def test_flake8_checker_without_flake8():
     results = list(XscChecker(tree, "step.py", BUGGY.splitlines(True)).run())
     assert len(results) == 1
     line, col, text, kind = results[0]
-    assert (line, col, kind) == (8, 4, XscChecker)
+    assert (line, col, kind) == (9, 4, XscChecker)
     assert text.startswith("XSC101 'buf' is freed")
-    assert "(note: line 7:" in text
+    assert "(note: line 8:" in text
+
+
+def test_write_into_a_block_of_another_streams_pool():
+    unwaited = BUGGY.replace("    side.wait_stream(torch.cuda.current_stream())\n", "")
+    findings, _ = check_source(unwaited, "step.py")
+    assert [(f.rule, f.line) for f in findings] == [(RULE_WRITE_AFTER_READ, 7), (RULE_UNORDERED_FREE, 8)]
+    assert findings[0].message.startswith("'buf' is written on stream 'side' into a block allocated from the pool "
+                                          "of the current stream")
+    assert [(n.line, n.col) for n in findings[0].notes] == [(5, 11)]

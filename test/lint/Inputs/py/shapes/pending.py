@@ -50,13 +50,13 @@ class Reloader:
     # A buffer made here, filled on the copy stream and stored in the state:
     # its later free on the current stream runs over the copy.
     def reload_unrecorded(self, key, host):
-        buf = torch.empty_like(host, device="cuda")
+        buf = torch.empty_like(host, device="cuda"); self.copy_stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.copy_stream):
             buf.copy_(host)  # CHECK: [[@LINE]]:13: warning: 'buf' is used on stream 'self.copy_stream' here and is still held when 'reload_unrecorded' returns, with nothing ordering the current stream (where it was allocated) after this use{{.*}}[xstream-pending-at-return]
         self.state[key] = buf
 
     def reload_recorded(self, key, host):
-        buf = torch.empty_like(host, device="cuda")
+        buf = torch.empty_like(host, device="cuda"); self.copy_stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.copy_stream):
             buf.copy_(host)
         buf.record_stream(self.copy_stream)
@@ -65,7 +65,7 @@ class Reloader:
     # Kept with an event recorded after the use: whoever frees it can wait
     # on the event first (the keepalive form).
     def reload_with_event(self, key, host):
-        buf = torch.empty_like(host, device="cuda")
+        buf = torch.empty_like(host, device="cuda"); self.copy_stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(self.copy_stream):
             buf.copy_(host)
             done = torch.cuda.Event()

@@ -139,14 +139,14 @@ def module_attribute_helper_unordered(host, side):
 
 
 def helper_frees_unordered(side):
-    flat = torch.empty(1 << 16, device="cuda")
+    flat = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         flat.add_(1)
     free_storage(flat)  # CHECK: [[@LINE]]:5: warning: 'flat' is freed by resize_(0) on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def helper_frees_ordered(side):
-    flat = torch.empty(1 << 16, device="cuda")
+    flat = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         flat.add_(1)
     order_after(side)
@@ -158,20 +158,20 @@ def scale(t):
 
 
 def passed_function_unordered(side):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     on_stream(side, scale, buf)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def passed_function_recorded(side):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     on_stream(side, scale, buf)
     buf.record_stream(side)
     del buf
 
 
 def nested_function_unordered(side):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
 
     def consume():
         with torch.cuda.stream(side):
@@ -182,7 +182,7 @@ def nested_function_unordered(side):
 
 
 def nested_function_ordered(side):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
 
     def consume():
         with torch.cuda.stream(side):
@@ -194,14 +194,14 @@ def nested_function_ordered(side):
 
 
 def lambda_unordered(side):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     consume = lambda b: on_stream(side, scale, b)  # noqa: E731
     consume(buf)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def lambda_ordered(side):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     consume = lambda b: on_stream(side, scale, b)  # noqa: E731
     consume(buf)
     order_after(side)
@@ -210,28 +210,28 @@ def lambda_ordered(side):
 
 def instance_unordered(side):
     pool = Pool(side)
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); pool.stream.wait_stream(torch.cuda.current_stream())
     pool.consume(buf)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'pool.stream' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def instance_settled(side):
     pool = Pool(side)
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); pool.stream.wait_stream(torch.cuda.current_stream())
     pool.consume(buf)
     pool.settle()
     del buf
 
 
 def stream_from_list_unordered(streams, i):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); streams[i].wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(streams[i]):
         buf.mul_(2)
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on the current stream while stream 'streams[i]' may still be using it{{.*}}[xstream-unordered-free]
 
 
 def stream_from_list_waited(streams, i):
-    buf = torch.empty(256, device="cuda")
+    buf = torch.empty(256, device="cuda"); streams[i].wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(streams[i]):
         buf.mul_(2)
     torch.cuda.current_stream().wait_stream(streams[i])
