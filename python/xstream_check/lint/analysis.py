@@ -30,7 +30,7 @@ from .vocabulary import (
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
-    DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
+    DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, DIST_READS_FIRST, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES, PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS,
     STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
@@ -114,6 +114,17 @@ def scalar_annotation(ann):
                    (isinstance(x, ast.Name) and x.id == "None") for x in inner) and \
             any(scalar_annotation(x) for x in inner)
     return False
+
+
+def may_be_async(node):
+    """A copy call given `non_blocking=` anything but False."""
+    return any(k.arg == "non_blocking" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+               for k in node.keywords) or len(node.args) >= 2
+
+
+def kwargs_of(node):
+    """The keyword arguments of a call other than `start=` / `strict=`."""
+    return [k for k in node.keywords if k.arg not in ("start", "strict")]
 
 
 def returns_a_stream(fn):
@@ -548,7 +559,10 @@ class FunctionAnalysis(Rules, Ordering):
             elif has_kind(target, "c"):
                 self.container_add(target, value, s)
             else:
-                self.assign(s.target, self.binop(target, value, s), s)
+                # `x.attr *= k` of something not made here keeps naming it
+                # (in place on a tensor, and a number is no tensor either way).
+                result = self.binop(target, value, s)
+                self.assign(s.target, result if result or not has_kind(target, "p") else target, s)
         elif t is ast.Delete:
             for target in s.targets:
                 self.delete(target, s)
@@ -974,6 +988,16 @@ class FunctionAnalysis(Rules, Ordering):
         if keys:
             return next(iter(keys)) if len(keys) == 1 else None
         return False
+
+    def side_keys(self, value, node):
+        """The streams a value may be, the current one dropped when the
+        other path names one side stream (`self.side if overlap else
+        current_stream()`, where the side stream is an attribute)."""
+        keys = self.stream_keys(value, node)
+        paths = {a[1] for a in value if a[0] == "p"}
+        if keys == {CURRENT} and len(paths) == 1:
+            keys = keys | paths
+        return self.one_side(keys)
 
     @staticmethod
     def one_side(keys):
@@ -1446,6 +1470,17 @@ class FunctionAnalysis(Rules, Ordering):
             if buf is not None:
                 buf = buf.copy()
                 buf.uses[site] = new_use(self.ctx)
+                self.st.buffers[atom] = buf
+
+    def host_done(self, value, node):
+        """The write this call made to these tensors is finished when it
+        returns (a blocking copy into host memory)."""
+        site = self.site(node, "use")
+        for atom in tensor_atoms(value):
+            buf = self.st.buffers.get(atom)
+            if buf is not None and site in buf.writes:
+                buf = buf.copy()
+                buf.writes[site] = buf.writes[site]._replace(host=True)
                 self.st.buffers[atom] = buf
 
     def produced(self, value, node, stream=None):
@@ -2032,6 +2067,16 @@ class FunctionAnalysis(Rules, Ordering):
                     # An element of what is iterated, not the iterator.
                     args, _ = self.eval_args(node)
                     return self.elements(args[0]) | (args[1] if len(args) > 1 else EMPTY)
+                if func.id in ("enumerate", "zip") and node.args and not kwargs_of(node) and \
+                        not any(isinstance(a, ast.Starred) for a in node.args):
+                    # Pairs: (index, element), (element of a, element of b);
+                    # one-field tuples of them, so that iterating yields them.
+                    args, _ = self.eval_args(node)
+                    parts = [self.elements(a) for a in args]
+                    if func.id == "enumerate":
+                        parts = [EMPTY, parts[0]]
+                    pair = ("tup", None, tuple(parts))
+                    return frozenset((("tup", None, (frozenset((pair,)),)),))
                 if func.id in PASS_THROUGH_BUILTINS:
                     args, kwargs = self.eval_args(node)
                     out = EMPTY
@@ -2173,11 +2218,7 @@ class FunctionAnalysis(Rules, Ordering):
         if (isinstance(arg_node, ast.Constant) and arg_node.value is None) or \
                 self.assumed_none(flag_text(arg_node)):
             return frozenset((("sctx", self.ctx),)) if self.ctx is not None else EMPTY
-        keys = self.stream_keys(arg, arg_node)
-        paths = {a[1] for a in arg if a[0] == "p"}
-        if keys == {CURRENT} and len(paths) == 1:
-            keys = keys | paths  # the current stream on one path, an attribute's on the other
-        keys = self.one_side(keys)
+        keys = self.side_keys(arg, arg_node)
         if len(keys) == 1 and not self.never_made(keys, arg):
             return frozenset((("sctx", next(iter(keys))),))
         return EMPTY
@@ -2234,7 +2275,10 @@ class FunctionAnalysis(Rules, Ordering):
                 rest = frozenset().union(*args[1:], *tensor_kwargs.values()) if len(args) > 1 or tensor_kwargs \
                     else EMPTY
                 self.use(self.materialize(rest), node)
-                self.write(self.materialize(args[0]), node)
+                first = self.materialize(args[0])
+                if canon.rpartition(".")[2] in DIST_READS_FIRST:
+                    self.use(first, node)  # in place: what it reduces must be ready
+                self.write(first, node)
             else:
                 self.use(self.materialize(frozenset().union(*args, *tensor_kwargs.values())
                                           if args or tensor_kwargs else EMPTY), node)
@@ -2333,6 +2377,13 @@ class FunctionAnalysis(Rules, Ordering):
             # `torch.get_device_module(d).stream(s)`).
             return self.stream_context_value(node)
         recv = self.eval(recv_node)
+        if meth == "pin_memory" and not tensor_atoms(recv):
+            # `torch.empty(n).pin_memory()`, `accelerator.pin_memory(t)`:
+            # pinned host memory, filled and read by copies on streams.
+            self.eval_args(node)
+            made = self.alloc(node, None)
+            self.host_sites.add(next(iter(made))[1])
+            return made
         if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node))) \
                 and has_kind(recv, "p") and not has_kind(recv, "s") and not has_kind(recv, "c"):
             recv = self.materialize(recv)
@@ -2397,7 +2448,10 @@ class FunctionAnalysis(Rules, Ordering):
             self.eval_args(node)
             return self.record(self.stream_keys(recv, recv_node) or None, node)
         if meth == "record_stream":
-            stream = self.stream_of(node.args[0]) if node.args else None
+            # Recording the allocation's own (current) stream is a no-op, so
+            # of `side if overlap else current` the side stream is recorded.
+            keys = self.side_keys(self.eval(node.args[0]), node.args[0]) if node.args else ()
+            stream = next(iter(keys)) if len(keys) == 1 else None
             if stream is not None:
                 # Evidence of a tensor, or of an object holding some (a
                 # Multistreamable): only stream-ordered memory is recorded.
@@ -2558,13 +2612,21 @@ class FunctionAnalysis(Rules, Ordering):
             # The source is read; the receiver is written (and waits for the source).
             source = self.materialize(others)
             self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
-            if mine and all(a[1] in self.host_sites for a in mine) or self.names_host(node.func.value):
+            if any(a[1] in self.host_sites for a in mine) or self.names_host(node.func.value):
                 # Into host memory: its source is device memory some stream wrote.
                 self.copies_to_host.add(id(node))
             self.use(source, node)
             self.write(mine, node)
+            if id(node) in self.copies_to_host and not may_be_async(node):
+                # A blocking copy into host memory returns when it is done.
+                self.host_done(mine, node)
             return mine
         if is_in_place(meth):
+            if mine and all(a[1] in self.host_sites for a in mine):
+                # An in-place operator on host memory runs on the host
+                # (`pinned.zero_()`): it reads what copies wrote there.
+                self.host_read(mine, node)
+                return mine
             self.use(self.materialize(others), node)
             self.write(mine, node)
             return mine

@@ -93,8 +93,10 @@ class Rules:
                 # A non_blocking copy of a tensor not made here: one side is
                 # likely pinned host memory, which PyTorch's host allocator
                 # keeps until the copy is done.
-                # A copy's source not made here may be host memory too.
-                if not isinstance(node, ast.Call) or (buf.foreign and (any(
+                # A copy's source not made here may be host memory too;
+                # not when the copy goes into host memory (its source is the
+                # device's).
+                if not isinstance(node, ast.Call) or (buf.foreign and id(node) not in self.copies_to_host and (any(
                         k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
                     continue
                 if (id(node) in self.unknown_use_nodes and (not side_made or kept)) or \

@@ -120,6 +120,9 @@ DIST_WRITES_FIRST = {"all_reduce", "broadcast", "reduce", "all_gather_into_tenso
                      "all_to_all_single", "recv", "irecv", "_all_gather_base", "_reduce_scatter_base",
                      "all_gather", "reduce_scatter", "all_to_all", "scatter", "gather"}
 
+# Of those, the ones that also read their first argument (in place).
+DIST_READS_FIRST = {"all_reduce", "broadcast", "reduce"}
+
 # torch.distributed's queries and group makers: no tensor.
 DIST_QUERIES = {"get_rank", "get_world_size", "get_global_rank", "get_group_rank", "new_group", "new_subgroups",
                 "get_backend", "is_initialized", "is_available", "_coalescing_manager", "get_process_group_ranks"}

@@ -13,7 +13,7 @@ class OffloadUnordered(saved_tensors_hooks):
         def pack(t):
             self.d2h.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(self.d2h):
-                host = t.to("cpu", non_blocking=True)
+                host = t.to("cpu", non_blocking=True)  # CHECK: [[@LINE]]:24: warning: 't' is used on stream 'self.d2h' here and is still held when 'pack' returns{{.*}}[xstream-pending-at-return]
             self.stash[id(t)] = t
             return (id(t), host)
 

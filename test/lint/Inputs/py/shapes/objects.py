@@ -273,7 +273,7 @@ def read_back_unsynced(x):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        host = x.to("cpu", non_blocking=True)
+        host = x.to("cpu", non_blocking=True)  # CHECK: [[@LINE]]:16: warning: 'x' is used on stream 'side' here and is still held when 'read_back_unsynced' returns{{.*}}[xstream-pending-at-return]
     return host.tolist()  # CHECK: [[@LINE]]:12: warning: 'host' is read by the host before its write on stream 'side' is finished{{.*}}[xstream-use-before-ready]
 
 
@@ -365,7 +365,9 @@ def warm_up_then_capture(model, static_input, graph):
 
 
 class OffloadOnDefault:
-    """self.s0 is the default stream: a copy on it is on the current stream."""
+    """self.s0 is the default stream: a copy on it is on the current stream;
+    on the other path the copy on self.s1 reads the activation, which pack
+    neither records nor keeps."""
 
     def __init__(self, use_streams):
         self.use_streams = use_streams
@@ -377,7 +379,7 @@ class OffloadOnDefault:
             self.s1.wait_stream(self.s0)
         stream = self.s1 if self.use_streams else self.s0
         with torch.cuda.stream(stream):
-            host = activation.to("cpu", non_blocking=True)
+            host = activation.to("cpu", non_blocking=True)  # CHECK: [[@LINE]]:20: warning: 'activation' is used on stream 'self.s1' here and is still held when 'pack' returns{{.*}}[xstream-pending-at-return]
         return host
 
 

@@ -1,0 +1,94 @@
+# Host memory and loops: a pinned buffer made with .pin_memory() is host
+# memory, a blocking copy into it is finished when it returns, an in-place
+# operator on it runs on the host, enumerate() and zip() bind each name to
+# its own part, and `x.attr *= k` keeps naming what it scaled. Each bug is
+# followed by its fixed twin, which must stay silent.
+import torch
+
+offload_stream = torch.cuda.Stream()
+
+
+# The optimizer state is copied out to a pinned buffer kept beside it; the
+# offload stream never waits for the step that wrote the state.
+def offload_state_unwaited(state, key):
+    host_key = key + "_host"
+    if host_key not in state:
+        state[host_key] = torch.empty_like(state[key], device="cpu").pin_memory()
+    with torch.cuda.stream(offload_stream):
+        state[host_key].copy_(state[key], non_blocking=True)  # CHECK: [[@LINE]]:9: warning: 'state[key]' is used on stream 'offload_stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        state[key].record_stream(offload_stream)
+    return offload_stream.record_event()
+
+
+def offload_state_waited(state, key):
+    host_key = key + "_host"
+    if host_key not in state:
+        state[host_key] = torch.empty_like(state[key], device="cpu").pin_memory()
+    offload_stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(offload_stream):
+        state[host_key].copy_(state[key], non_blocking=True)
+        state[key].record_stream(offload_stream)
+    return offload_stream.record_event()
+
+
+# The host reads a pinned copy the side stream has not finished; a blocking
+# copy, an index and a host-side fill are fine.
+def checksum_unsynced(device_tensor):
+    pinned = torch.empty(device_tensor.shape, device="cpu").pin_memory()
+    offload_stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(offload_stream):
+        pinned.copy_(device_tensor, non_blocking=True)
+    device_tensor.record_stream(offload_stream)
+    return pinned.sum().item()  # CHECK: [[@LINE]]:12: warning: 'pinned' is read by the host before its write on stream 'offload_stream' is finished{{.*}}[xstream-use-before-ready]
+
+
+def checksum_blocking(device_tensor):
+    pinned = torch.empty(device_tensor.shape, device="cpu").pin_memory()
+    pinned.copy_(device_tensor)
+    return pinned.sum().item()
+
+
+def copy_out_all(tensors):
+    offload_stream.wait_stream(torch.cuda.current_stream())
+    pinned = [torch.empty(t.shape, device="cpu", pin_memory=True) for t in tensors]
+    for p in pinned:
+        p.zero_()
+    sizes = []
+    with torch.cuda.stream(offload_stream):
+        for i, (p, t) in enumerate(zip(pinned, tensors)):
+            p.copy_(t, non_blocking=True)
+            t.record_stream(offload_stream)
+            sizes.append(int(i))
+    offload_stream.synchronize()
+    return pinned, sizes
+
+
+class GradBuckets:
+    def __init__(self, buckets):
+        self.buckets = buckets
+        self.comm_stream = torch.cuda.Stream()
+
+    # Scaled in place on the current stream, then reduced on the
+    # communication stream, which does not wait for the scaling.
+    def reduce_unwaited(self, group):
+        for bucket in self.buckets:
+            bucket.grad_data *= bucket.scale
+        with torch.cuda.stream(self.comm_stream):
+            for idx, bucket in enumerate(self.buckets):
+                torch.distributed.all_reduce(bucket.grad_data, group=group)  # CHECK: [[@LINE]]:17: warning: 'self.buckets[*].grad_data' is used on stream 'self.comm_stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        torch.cuda.current_stream().wait_stream(self.comm_stream)
+
+
+class GradBucketsWaited:
+    def __init__(self, buckets):
+        self.buckets = buckets
+        self.comm_stream = torch.cuda.Stream()
+
+    def reduce_waited(self, group):
+        for bucket in self.buckets:
+            bucket.grad_data *= bucket.scale
+        self.comm_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.comm_stream):
+            for idx, bucket in enumerate(self.buckets):
+                torch.distributed.all_reduce(bucket.grad_data, group=group)
+        torch.cuda.current_stream().wait_stream(self.comm_stream)
