@@ -176,6 +176,18 @@ class Rules:
         root = name.partition(".")[0].partition("[")[0]
         if not root.isidentifier():
             return True
+        # What follows reads only the class's or the module's text: kept per
+        # module (the regular expressions over a whole module are slow).
+        key = ("ordered_elsewhere", self.class_name if root == "self" else None, name,
+               root != "self" and root in self.root.bound_names(self.func))
+        cache = self.root._stream_cache
+        if key not in cache:
+            cache[key] = self.text_orders(name, root, key[3])
+        return cache[key]
+
+    def text_orders(self, name, root, bound):
+        """ordered_elsewhere's reading of the class's or the module's text
+        for `name` (`bound`: a local of the analyzed function)."""
         if root == "self":
             node = self.root.class_nodes.get(self.class_name) if self.class_name is not None else None
             if node is None:
@@ -189,8 +201,7 @@ class Rules:
                 return True
         else:
             text = "\n".join(self.root.lines)
-            if root not in self.root.bound_names(self.func) and \
-                    not re.search(r"^%s\s*[:=]" % re.escape(root), text, re.M):
+            if not bound and not re.search(r"^%s\s*[:=]" % re.escape(root), text, re.M):
                 return True
         k = re.escape(name)
         if re.search(k + r"\s*\.\s*(synchronize|record_event|query)\(", text) or \
@@ -294,6 +305,15 @@ class Rules:
             text = self.root.class_text[self.class_name] = "\n".join(
                 self.root.lines[node.lineno - 1:node.end_lineno or node.lineno])
         a, u = waiter.lstrip("~"), waited.lstrip("~")
+        key = ("class_orders_later", self.class_name, a, u)
+        found = self.root._stream_cache.get(key)
+        if found is None:
+            found = self.root._stream_cache[key] = self.class_text_orders(text, a, u)
+        return found
+
+    @staticmethod
+    def class_text_orders(text, a, u):
+        """class_orders_later's reading of the class's text."""
         if a.startswith("self.") and re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
             return True
         if u.startswith("self."):
