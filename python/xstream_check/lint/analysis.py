@@ -21,6 +21,7 @@ A storage is freed when the last binding that reaches it goes (del,
 rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 """
 import ast
+import re
 
 from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
 from .vocabulary import (
@@ -35,7 +36,7 @@ from .vocabulary import (
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
 from .module import dotted, flag_text, is_ordering_statement, none_test
-from .ordering import Ordering
+from .ordering import CURRENT_WAITED, Ordering
 from .rules import Rules
 
 # What a saved-tensor pack hook is handed (saved_tensor_hooks), as a buffer.
@@ -125,6 +126,10 @@ def may_be_async(node):
 def kwargs_of(node):
     """The keyword arguments of a call other than `start=` / `strict=`."""
     return [k for k in node.keywords if k.arg not in ("start", "strict")]
+
+
+# `ctx.module_contexts[name]`: the container's field name.
+FILLED_FIELD = re.compile(r"\.(\w+)\[[^\[\]]*\]$")
 
 
 def returns_a_stream(fn):
@@ -223,6 +228,9 @@ class FunctionAnalysis(Rules, Ordering):
         self.allocation_sites = set()  # sites of uninitialized device allocations, kept as uses
         # path of an unknown call's result -> the side stream current when it was made
         self.side_made = {}
+        # path -> "@field": an element of a container the run fills while a
+        # side stream is current (Program.side_filled_fields)
+        self.field_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
         self.discarding = None  # the call whose result an expression statement drops
         # flag text -> value (see module.repeated_flag), ("none", stream
@@ -1369,6 +1377,7 @@ class FunctionAnalysis(Rules, Ordering):
         if stream is None:
             return
         if stream != CURRENT or (self.side_made and any(a[0] == "p" and a[1] in self.side_made for a in value)) \
+                or (self.field_made and any(a[0] == "p" and a[1] in self.field_made for a in value)) \
                 or (any(a[0] == "p" and a[1].startswith("self.") for a in value) and
                     any(a[0] == "p" and self.attribute_facts(a[1]) for a in value)):
             value = self.materialize(value, evidence=False)
@@ -1803,6 +1812,13 @@ class FunctionAnalysis(Rules, Ordering):
         atom = ("t", "p:" + path, 0)
         if atom in self.st.buffers:
             return frozenset((atom,))
+        if path.endswith("]") and path not in self.field_made:
+            field = FILLED_FIELD.search(path)
+            program = self.root.program
+            if field is not None and program is not None and field.group(1) in program.side_filled_fields():
+                # An element of a container some function fills while a
+                # side stream is current: made from that stream's pool.
+                self.field_made[path] = "@" + field.group(1)
         return frozenset((("p", path),))
 
     def resolve_foreign(self, value):
@@ -1888,7 +1904,12 @@ class FunctionAnalysis(Rules, Ordering):
                         buffers[atom] = Buffer(alloc=kept, foreign=FOREIGN_TENSOR, writes=writes)
                     else:
                         made = self.made_write(a[1])
-                        buffers[atom] = Buffer(alloc=frozenset((self.side_made.get(a[1], CURRENT),)),
+                        # An element of a container filled under a side
+                        # stream, read where the current stream has waited
+                        # for another stream (the hand-over): made there.
+                        alloc = self.side_made.get(a[1]) or (
+                            self.field_made.get(a[1], CURRENT) if CURRENT_WAITED in self.st.names else CURRENT)
+                        buffers[atom] = Buffer(alloc=frozenset((alloc,)),
                                                foreign=kind,
                                                writes={made[0]: made[1]} if made is not None else None)
                 elif buf.foreign < kind:

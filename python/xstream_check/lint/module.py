@@ -358,6 +358,23 @@ def index_module(tree):
     return aliases, scopes, class_names
 
 
+def names_a_side_stream(expr):
+    """Whether a `with` item makes a side stream current, read from its text
+    alone: `x.stream(s)` or `torch.cuda.stream(s)`, or a call given one
+    argument named for a stream (`self._stream_context(self._data_dist_stream)`),
+    where the stream named is not the current or the default one."""
+    if not isinstance(expr, ast.Call) or len(expr.args) != 1 or expr.keywords:
+        return False
+    arg = dotted(expr.args[0])
+    if arg is None:
+        return False
+    last = arg.rpartition(".")[2].lower()
+    if "current" in last or "default" in last:
+        return False
+    f = expr.func
+    return (isinstance(f, ast.Attribute) and f.attr == "stream") or "stream" in last
+
+
 def add_import_aliases(node, aliases):
     """Adds what one import statement binds to `aliases` (name -> dotted
     module or object). Relative imports keep their dots; Module.canonical
@@ -769,6 +786,56 @@ class Module:
                 if hit is not None:
                     return hit
         return None
+
+    def side_filled_fields(self):
+        """Names of the containers on objects (`ctx.module_contexts[k] =
+        ...`) that this module fills while a side stream is current: inside
+        a `with` that makes a stream current (read from the text: a
+        `.stream(s)` call, or a call given one stream-named argument, none
+        of them the current or default stream), or inside a function of the
+        run called there (one call deep). What such a container holds was
+        made on that stream, whichever function reads it later."""
+        found = self._stream_cache.get("side_fields")
+        if found is not None:
+            return found
+        found = set()
+        if "stream" in self.source_text:
+            def stores(body):
+                out = set()
+                for stmt in body:
+                    for node in walk(stmt):
+                        if isinstance(node, ast.Assign):
+                            for t in node.targets:
+                                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
+                                    out.add(t.value.attr)
+                return out
+
+            def visit(body, class_name):
+                for stmt in body:
+                    if isinstance(stmt, ast.ClassDef):
+                        visit(stmt.body, stmt.name)
+                        continue
+                    for node in walk(stmt):
+                        if not isinstance(node, (ast.With, ast.AsyncWith)) or \
+                                not any(names_a_side_stream(i.context_expr) for i in node.items):
+                            continue
+                        found.update(stores(node.body))
+                        for inner in node.body:
+                            for call in walk(inner):
+                                if not isinstance(call, ast.Call):
+                                    continue
+                                f = call.func
+                                hit = None
+                                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                                        f.value.id == "self" and class_name is not None:
+                                    hit = self.method(class_name, f.attr)
+                                elif isinstance(f, (ast.Name, ast.Attribute)) and dotted(f):
+                                    hit = self.lookup_function(dotted(f))
+                                if hit is not None and hit[1] is not None:
+                                    found.update(stores(hit[1].body))
+            visit(self.tree.body, None)
+        self._stream_cache["side_fields"] = found
+        return found
 
     def assigns_attribute(self, attr):
         """Whether the module's text assigns `.attr` (`x.attr = ...`, also

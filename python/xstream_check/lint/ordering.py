@@ -3,7 +3,11 @@ waits, stream waits, host synchronizations, and which streams an
 expression names. A mixin of analysis.FunctionAnalysis."""
 
 from .facts import ANY_STREAM, ENTRY, has_kind
-from .vocabulary import CURRENT
+from .vocabulary import CURRENT, EMPTY
+
+# A name no code can bind: present on a path once the current stream has
+# waited there for another stream (an event recorded on it, or the stream).
+CURRENT_WAITED = "0:@current-waited"
 
 
 class Ordering:
@@ -73,6 +77,8 @@ class Ordering:
             self.note_wait(streams, recorded_on)
         for other in recorded_on:
             self.wait_log.append((frozenset(streams), other))
+        if CURRENT in streams and recorded_on - {CURRENT}:
+            self.st.names[CURRENT_WAITED] = EMPTY
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):
@@ -96,6 +102,8 @@ class Ordering:
         self.note_wait(streams, (other,))
         self.wait_log.append((frozenset(streams), other))
         self.waited_streams.add(other)
+        if CURRENT in streams and other != CURRENT:
+            self.st.names[CURRENT_WAITED] = EMPTY
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):

@@ -21,6 +21,8 @@ class Program:
         self._callers = {}  # identifier -> modules naming it
         self._indexed = {}
         self.text_replaced = False  # set while a module's text stands replaced (Linter.recheck)
+        self._side_fields = None  # see side_filled_fields
+        self._side_fields_of = {}
 
     def add(self, module):
         self.modules.setdefault(module.name, module)
@@ -65,6 +67,25 @@ class Program:
             if m is not None:
                 return "stream" in m.source_text or "Stream" in m.source_text
         return False
+
+    def side_filled_fields(self):
+        """The containers the run's modules fill while a side stream is
+        current (Module.side_filled_fields), over every module; a module
+        whose text was replaced since (the mutation harness's recheck)
+        answers for itself."""
+        if self._side_fields is None:
+            self._side_fields = set()
+            self._side_fields_of = {}
+            for name, m in self.modules.items():
+                self._side_fields_of[name] = m
+                self._side_fields |= m.side_filled_fields()
+        if not self.text_replaced:
+            return self._side_fields
+        out = self._side_fields
+        for name, m in self.modules.items():
+            if m is not self._side_fields_of.get(name):
+                out = out | m.side_filled_fields()
+        return out
 
     def a_caller_orders(self, name, before=False, own=None):
         """Whether some call of `name` in the run is followed in its caller

@@ -66,6 +66,8 @@ def stream_name(key):
         return "the current stream"
     if key is None:
         return "an unknown stream"
+    if key.startswith("@"):
+        return "the stream that fills '%s'" % key[1:]
     return "stream '%s'" % key.lstrip("~")
 
 

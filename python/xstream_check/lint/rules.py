@@ -76,7 +76,9 @@ class Rules:
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
             kept = buf.foreign and isinstance(atom[1], str) and bool(self.attribute_facts(atom[1][2:]))
-            side_made = buf.foreign and isinstance(atom[1], str) and (atom[1][2:] in self.side_made or kept)
+            side_made = buf.foreign and isinstance(atom[1], str) and (
+                atom[1][2:] in self.side_made or kept or
+                (atom[1][2:] in self.field_made and any(s.startswith("@") for s in buf.alloc)))
             if buf.foreign and not side_made:
                 # Only the caller's own tensors: a parameter, or reached from
                 # one. An attribute of `self` may be a buffer the object keeps
