@@ -358,6 +358,9 @@ def index_module(tree):
     return aliases, scopes, class_names
 
 
+WITH_STREAM_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?with\b[^\n]*stream", re.M | re.I)
+
+
 def names_a_side_stream(expr):
     """Whether a `with` item makes a side stream current, read from its text
     alone: `x.stream(s)` or `torch.cuda.stream(s)`, or a call given one
@@ -799,7 +802,8 @@ class Module:
         if found is not None:
             return found
         found = set()
-        if "stream" in self.source_text:
+        # Only a module with a `with` line naming a stream has such a block.
+        if "stream" in self.source_text and WITH_STREAM_LINE.search(self.source_text):
             def stores(body):
                 out = set()
                 for stmt in body:
@@ -832,7 +836,11 @@ class Module:
                                 elif isinstance(f, (ast.Name, ast.Attribute)) and dotted(f):
                                     hit = self.lookup_function(dotted(f))
                                 if hit is not None and hit[1] is not None:
-                                    found.update(stores(hit[1].body))
+                                    callee = hit[1]
+                                    kept = getattr(callee, "_xsc_container_stores", None)
+                                    if kept is None:
+                                        kept = callee._xsc_container_stores = stores(callee.body)
+                                    found.update(kept)
             visit(self.tree.body, None)
         self._stream_cache["side_fields"] = found
         return found
