@@ -2106,6 +2106,16 @@ class FunctionAnalysis(Rules, Ordering):
                     if func.id in ("list", "dict", "set") and (args or not kwargs):
                         return self.new_container(node, self.elements(out) if args else EMPTY)
                     return out
+                if func.id == "getattr" and len(node.args) in (2, 3) and isinstance(node.args[1], ast.Constant) \
+                        and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier():
+                    # `getattr(p, "decoupled_grad", p.grad)`: that attribute,
+                    # or the default.
+                    args, _ = self.eval_args(node)
+                    base = [a for a in args[0] if a[0] == "p"]
+                    out = args[2] if len(args) == 3 else EMPTY
+                    if len(base) == 1 and len(args[0]) == 1:
+                        out = out | self.foreign_value(base[0][1] + "." + node.args[1].value)
+                    return out
                 if func.id in HARMLESS_BUILTINS:
                     args, kwargs = self.eval_args(node)
                     if func.id in HOST_READING_BUILTINS:
@@ -2685,9 +2695,14 @@ class FunctionAnalysis(Rules, Ordering):
         """A receiver named for host memory (`p_host.grad`, `cpu_buf`,
         `self.pinned[k]`): the check cannot see where it was made, and the
         name says it."""
-        while isinstance(node, ast.Subscript):
+        words = []
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            if isinstance(node, ast.Attribute):
+                words.append(node.attr)
             node = node.value
-        text = (dotted(node) or "").lower()
+        if isinstance(node, ast.Name):
+            words.append(node.id)
+        text = " ".join(words).lower()
         return any(w in text for w in ("cpu", "host", "pinned"))
 
     def stream_keyword(self, node):

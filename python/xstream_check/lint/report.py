@@ -190,7 +190,9 @@ def races_for(analysis, loc, path):
     still make (at the write, a note at the use). One warning per location."""
     out = []
     seen = set()
-    for key in sorted(analysis.races, key=lambda k: (loc(k[2]), loc(k[1]), k[0])):
+    # The buffer's name breaks ties (two tensors one call reads, before one
+    # missing wait): the report does not depend on set order.
+    for key in sorted(analysis.races, key=lambda k: (loc(k[2]), loc(k[1]), k[0], analysis.races[k].buffer)):
         r = analysis.races[key]
         line, col = loc(r.second_site)
         if (r.kind, line, col) in seen:

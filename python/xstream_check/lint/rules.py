@@ -72,7 +72,9 @@ class Rules:
             return
         params = self.param_names()
         passed_in = self.passed_in
-        for atom, buf in self.st.buffers.items():
+        # In a fixed order, so that which tensor a site is reported for does
+        # not depend on the order sets were iterated in.
+        for atom, buf in sorted(self.st.buffers.items(), key=lambda item: str(item[0])):
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
             kept = buf.foreign and isinstance(atom[1], str) and bool(self.attribute_facts(atom[1][2:]))
@@ -345,7 +347,9 @@ class Rules:
 
     def race(self, kind, atom, first_site, first_stream, second_site, second_stream):
         key = (kind, first_site, second_site)
-        if key in self.races:
+        if key in self.races and self.races[key].buffer <= self.buffer_name(atom):
+            # One report per pair of sites: the first buffer by name, so that
+            # it does not depend on the order sets were iterated in.
             return
         if first_site in self.made_sites:
             # Against what the caller wrote, or an unknown call's result: a
@@ -392,7 +396,7 @@ class Rules:
             return
         name = self.buffer_name(atom)
         if kind == "ready" and any(r.kind == "ready" and r.first_site == first_site and r.buffer == name and
-                                   r.second_stream == second_stream for r in self.races.values()):
+                                   r.second_stream == second_stream and k != key for k, r in self.races.items()):
             # One missing wait, reported at the first use it leaves unordered
             # (`flat = w.contiguous()` then the collective on `flat`).
             return

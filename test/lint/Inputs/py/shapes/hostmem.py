@@ -92,3 +92,29 @@ class GradBucketsWaited:
             for idx, bucket in enumerate(self.buckets):
                 torch.distributed.all_reduce(bucket.grad_data, group=group)
         torch.cuda.current_stream().wait_stream(self.comm_stream)
+
+
+# Gradients copied out to host buffers kept per parameter, the gradient read
+# through getattr() with a default; the copy stream does not wait for the
+# backward that wrote them.
+class HostGradCopies:
+    def __init__(self):
+        self.d2h_stream = torch.cuda.Stream()
+        self.cpu_grad_of = {}
+
+    def copy_out_unwaited(self, params):
+        with torch.cuda.stream(self.d2h_stream):
+            for p in params:
+                grad = getattr(p, "main_grad", p.grad)
+                self.cpu_grad_of[p].data.copy_(grad, non_blocking=True)  # CHECK: [[@LINE]]:17: warning: 'params[*].grad' is used on stream 'self.d2h_stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        return self.d2h_stream.record_event()
+
+
+class HostGradCopiesWaited(HostGradCopies):
+    def copy_out_waited(self, params):
+        self.d2h_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.d2h_stream):
+            for p in params:
+                grad = getattr(p, "main_grad", p.grad)
+                self.cpu_grad_of[p].data.copy_(grad, non_blocking=True)
+        return self.d2h_stream.record_event()
