@@ -27,7 +27,7 @@ from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_
 from .vocabulary import (
     CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
-    EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
+    EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS, HOST_MEMORY_WORDS,
     HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
@@ -2703,7 +2703,7 @@ class FunctionAnalysis(Rules, Ordering):
         if isinstance(node, ast.Name):
             words.append(node.id)
         text = " ".join(words).lower()
-        return any(w in text for w in ("cpu", "host", "pinned"))
+        return any(w in text for w in HOST_MEMORY_WORDS)
 
     def stream_keyword(self, node):
         """The one stream a keyword argument names (`data_copy_stream=s`),

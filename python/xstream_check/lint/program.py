@@ -20,7 +20,9 @@ class Program:
         self._orderers = None
         self._callers = {}  # identifier -> modules naming it
         self._indexed = {}
-        self.text_replaced = False  # set while a module's text stands replaced (Linter.recheck)
+        # The module whose text stands in for its file's while Linter.recheck
+        # checks it, else None.
+        self.text_replaced = None
         self._side_fields = None  # see side_filled_fields
         self._side_fields_of = {}
 
@@ -79,13 +81,16 @@ class Program:
             for name, m in self.modules.items():
                 self._side_fields_of[name] = m
                 self._side_fields |= m.side_filled_fields()
-        if not self.text_replaced:
-            return self._side_fields
         out = self._side_fields
-        for name, m in self.modules.items():
-            if m is not self._side_fields_of.get(name):
-                out = out | m.side_filled_fields()
+        for m in self.replaced_since(self._side_fields_of):
+            out = out | m.side_filled_fields()
         return out
+
+    def replaced_since(self, indexed):
+        """The module standing replaced (Linter.recheck), as a list of at
+        most one, when it is not the one `indexed` (name -> module) read."""
+        m = self.text_replaced
+        return [m] if m is not None and m is not indexed.get(m.name) else []
 
     def a_caller_orders(self, name, before=False, own=None):
         """Whether some call of `name` in the run is followed in its caller
@@ -105,8 +110,7 @@ class Program:
                     self._orderers |= m.call_index()[1]
                 for word in set(WORD.findall(text)):
                     self._callers.setdefault(word, []).append(mod_name)
-        replaced = [m for mod_name, m in self.modules.items() if m is not self._indexed.get(mod_name)] \
-            if self.text_replaced else []
+        replaced = self.replaced_since(self._indexed)
         orderers = self._orderers
         for m in replaced:
             orderers = orderers | m.call_index()[1]

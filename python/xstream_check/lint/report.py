@@ -477,7 +477,7 @@ class Linter:
         module = Module(tree, path, source.splitlines(), program=self.program)
         old = self.program.modules.get(module.name)
         self.program.modules[module.name] = module
-        self.program.text_replaced = True
+        self.program.text_replaced = module
         try:
             with collector_paused():
                 found = check_tree(tree, path, source, None, module)
@@ -489,7 +489,7 @@ class Linter:
                     out[other] = self.check(other)
             return out
         finally:
-            self.program.text_replaced = False
+            self.program.text_replaced = None
             if old is not None:
                 self.program.modules[module.name] = old
 

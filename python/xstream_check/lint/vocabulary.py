@@ -213,7 +213,8 @@ NOT_TENSOR_WORDS = ("accelerator", "process_group", "event")
 
 # Names of what the host fills (a data loader's batches, pinned buffers):
 # not written by a stream before the function started.
-HOST_DATA_WORDS = ("iter", "loader", "cpu", "host", "pinned")
+HOST_MEMORY_WORDS = ("cpu", "host", "pinned")  # a name that says host memory
+HOST_DATA_WORDS = ("iter", "loader") + HOST_MEMORY_WORDS
 
 # Parameter names that are seldom a tensor's, for the one rule that takes a
 # parameter only passed to unknown calls as a tensor: a use on another
