@@ -232,6 +232,8 @@ class FunctionAnalysis(Rules, Ordering):
         # side stream is current (Program.side_filled_fields)
         self.field_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
+        self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
+        self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
         self.discarding = None  # the call whose result an expression statement drops
         # flag text -> value (see module.repeated_flag), ("none", stream
         # text) -> whether it is None (see module.none_tested_stream)
@@ -748,6 +750,14 @@ class FunctionAnalysis(Rules, Ordering):
                 return use._replace(ordered=use.ordered | {stream})
             return use
         self.all_uses(same)
+        # Nor is a record_stream of it missing on this branch: the record
+        # made only where it exists (`if s is not None: t.record_stream(s)`)
+        # holds for its later uses after the branches join.
+        for atom, buf in list(st.buffers.items()):
+            if stream not in buf.recorded:
+                buf = buf.copy()
+                buf.recorded = buf.recorded | {stream}
+                st.buffers[atom] = buf
         self.st = saved
 
     def container_test(self, test, truth):
@@ -1369,7 +1379,7 @@ class FunctionAnalysis(Rules, Ordering):
         for k, v in list(st.containers.items()):
             st.containers[k] = sub(v)
 
-    def use(self, value, node, ready=True):
+    def use(self, value, node, ready=True, kind="use"):
         """Work enqueued on the current stream touches these tensors (reads
         them, or an unknown direction). `ready`: check that their known
         writes on other streams are ordered before it."""
@@ -1381,7 +1391,7 @@ class FunctionAnalysis(Rules, Ordering):
                 or (any(a[0] == "p" and a[1].startswith("self.") for a in value) and
                     any(a[0] == "p" and self.attribute_facts(a[1]) for a in value)):
             value = self.materialize(value, evidence=False)
-        site, atoms = self.touched(value, node, stream)
+        site, atoms = self.touched(value, node, stream, kind)
         for atom in atoms:
             buf = self.st.buffers.get(atom)
             if buf is None:
@@ -1456,13 +1466,13 @@ class FunctionAnalysis(Rules, Ordering):
                     site = self.site(node, "use")
                 self.race("host", atom, wsite, w.stream, site, None)
 
-    def touched(self, value, node, stream):
+    def touched(self, value, node, stream, kind="use"):
         """(use site, tensor atoms) of work on `stream` touching `value`; no
         site when it touches no tensor."""
         atoms = [a for a in self.reachable(value) if a[0] == "t"]
         if not atoms:
             return None, atoms
-        site = self.site(node, "use")
+        site = self.site(node, kind)
         if stream != CURRENT:
             self.side_use_sites.add(site)
         return site, atoms
@@ -1509,6 +1519,11 @@ class FunctionAnalysis(Rules, Ordering):
         return value
 
 
+    def call_label(self, path):
+        """How reports name an unknown call's result `<f()>`: by the call's
+        text."""
+        return self.call_labels.get(path, path.strip("<>"))
+
     def buffer_name(self, atom):
         if isinstance(atom[1], str) and not atom[1].startswith("p:<"):
             return atom[1][2:]
@@ -1519,7 +1534,8 @@ class FunctionAnalysis(Rules, Ordering):
             for k, v in self.st.names.items():
                 if (atom in v or probe in v) and k.startswith(first) and "." not in k:
                     return k.partition(":")[2]
-            return atom[1][3:-1]
+            held = self.exit_names.get(atom) or self.exit_names.get(probe)
+            return held if held is not None else self.call_label(atom[1][2:])
         first = "%d:" % self.frames[0].fid
         for k, v in self.st.names.items():
             if atom in v and k.startswith(first):
@@ -1833,7 +1849,13 @@ class FunctionAnalysis(Rules, Ordering):
         """What a call this analysis does not know returns: named by the
         call's text, and a new object each time it runs (a buffer left from
         an earlier round of a loop is not this one)."""
-        path = "<%s()>" % (dotted(node.func) or "call@%d" % node.lineno)
+        name = dotted(node.func)
+        path = "<%s()>" % (name or "call@%d" % node.lineno)
+        if name is None:
+            # Named in reports by its text (`reqs[k].wait()`), kept apart
+            # from the path, which must not hold a '.' or '['.
+            text = ast.unparse(node.func)
+            self.call_labels[path] = (text if len(text) <= 80 else text[:38] + "..." + text[-38:]) + "()"
         self.st.buffers.pop(("t", "p:" + path, 0), None)
         if self.ctx is not None:
             # If it is a tensor, the call's work wrote it, on the stream
@@ -2224,8 +2246,40 @@ class FunctionAnalysis(Rules, Ordering):
         everything = frozenset().union(*values)
         self.unknown_use_nodes.add(id(node))
         self.use(everything, node)
+        streams, stream_values = self.argument_streams(node, args, kwargs)
+        tensors = frozenset().union(*(v for v in values if v not in stream_values))
+        for stream in streams:
+            # `m.prefetch(dist_input=t, forward_stream=s)`: a call handed a
+            # tensor and a stream may enqueue work on the tensor there, or
+            # leave it for that stream's later work. Only the free rules
+            # read this use: it is no read that must wait for a write.
+            self.f.streams.append(stream)
+            self.use(tensors, node, ready=False, kind="use@" + stream)
+            self.f.streams.pop()
         self.mark_stored(everything)
         return EMPTY
+
+    def argument_streams(self, node, args, kwargs):
+        """(streams, their argument values): the streams other than the
+        current context a call is handed, each an argument that is a stream,
+        or one named for a stream by its keyword (`forward_stream=s`) or its
+        own name (`self.copy_stream`)."""
+        pairs = [(None, v) for v in args] + [(k, v) for k, v in kwargs.items() if k]
+        found, values = set(), []
+        for word, value in pairs:
+            if not value or tensor_atoms(value):
+                continue
+            keys = self.stream_keys(value, node)
+            if len(keys) != 1:
+                continue
+            key = next(iter(keys))
+            if key in (CURRENT, self.ctx) or key.startswith("~"):
+                continue
+            if has_kind(value, "s") or (word and "stream" in word.lower()) or \
+                    "stream" in key.rpartition(".")[2].lower():
+                found.add(key)
+                values.append(value)
+        return sorted(found), values
 
     def mark_stored(self, value):
         """Passed to code that may keep it: rebinding a name frees nothing."""
@@ -2484,6 +2538,7 @@ class FunctionAnalysis(Rules, Ordering):
             keys = self.side_keys(self.eval(node.args[0]), node.args[0]) if node.args else ()
             stream = next(iter(keys)) if len(keys) == 1 else None
             if stream is not None:
+                self.streams_recorded_on.add(stream)
                 # Evidence of a tensor, or of an object holding some (a
                 # Multistreamable): only stream-ordered memory is recorded.
                 for atom in tensor_atoms(self.materialize(recv)):

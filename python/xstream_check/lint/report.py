@@ -229,17 +229,17 @@ def races_for(analysis, loc, path):
                 f.notes.append(Note(path, *loc(r.first_site),
                                     "%s is the result of '%s', made by work on %s; make %s wait for it (%s, or an "
                                     "event recorded after the call) before the use" % (
-                                        buf, origin.strip("<>"), first, second, wait)))
+                                        buf, analysis.call_label(origin), first, second, wait)))
         elif r.kind == "ready":
             f = Finding(RULE_USE_BEFORE_READY, path, line, col,
                         "%s is used on %s before its write on %s is ordered before this use; nothing makes %s "
                         "wait for %s after the write" % (buf, second, first, second, first), [],
                         analysis.qualname, buf, first, second)
             f.notes.append(Note(path, *loc(r.first_site),
-                                "%s is written on %s here; make %s wait for it (%s.wait_stream(...), or an event "
+                                "%s is written on %s here; make %s wait for it (%s.wait_stream(%s), or an event "
                                 "recorded after this write) before the use" % (
-                                    buf, first, second, "the current stream" if r.second_stream == CURRENT
-                                    else "the using stream")))
+                                    buf, first, second, stream_expr(r.second_stream),
+                                    stream_expr(r.first_stream))))
         elif r.first_site in analysis.allocation_sites:
             f = Finding(RULE_WRITE_AFTER_READ, path, line, col,
                         "%s is written on %s into a block allocated from the pool of %s, which %s never waited "

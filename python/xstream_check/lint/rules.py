@@ -6,7 +6,8 @@ import ast
 import re
 
 from .facts import ANY_STREAM, ENTRY
-from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, NOT_TENSOR_PARAMETER_WORDS
+from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, HOST_MEMORY_WORDS, \
+    NOT_TENSOR_PARAMETER_WORDS
 from .module import ordered_after_a_call, walk
 
 
@@ -90,6 +91,12 @@ class Rules:
                 if buf.foreign != FOREIGN_TENSOR or root not in params:
                     continue
             elif not buf.foreign and not buf.escaped:
+                continue
+            if buf.foreign and isinstance(atom[1], str) and \
+                    any(w in atom[1][2:].lower() for w in HOST_MEMORY_WORDS):
+                # The caller's host buffer (`host`, `cpu_grads[i]`): pinned
+                # memory, which PyTorch's host allocator keeps until the
+                # copies enqueued on it are done.
                 continue
             for site, use in buf.uses.items():
                 us = use.stream
@@ -227,8 +234,10 @@ class Rules:
     def passed_in(self, stream):
         """A stream the function was handed (a parameter, or reached from
         one) and never waits for: it may be the caller's current stream. One
-        the function waits for it treats as another stream."""
-        if stream == CURRENT or stream in self.waited_streams:
+        the function waits for, or records a tensor's use on
+        (`t.record_stream(s)` is a no-op on the allocation stream), it
+        treats as another stream."""
+        if stream == CURRENT or stream in self.waited_streams or stream in self.streams_recorded_on:
             return False
         root = stream.lstrip("~").partition(".")[0].partition("[")[0]
         # "forward:side": a parameter of one stage of an object's life

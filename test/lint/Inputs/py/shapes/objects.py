@@ -172,7 +172,7 @@ class MaybeStreamUnrecorded:
             data = request.wait()
         if self._stream is not None:
             torch.cuda.current_stream().wait_stream(self._stream)
-        return self._module(data)  # CHECK: [[@LINE]]:16: warning: 'request.wait()' is used on the current stream here and is still held when '__call__' returns{{.*}}[xstream-pending-at-return]
+        return self._module(data)  # CHECK: [[@LINE]]:16: warning: 'data' is used on the current stream here and is still held when '__call__' returns{{.*}}[xstream-pending-at-return]
 
 
 class MaybeStreamRecorded:

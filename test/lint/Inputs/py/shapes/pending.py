@@ -106,7 +106,7 @@ def fetch_dist_unrecorded(request, stream_context, dist_stream, sink):
     with stream_context(dist_stream):
         data = request.wait()
     torch.cuda.current_stream().wait_stream(dist_stream)
-    sink.consume(data)  # CHECK: [[@LINE]]:5: warning: 'request.wait()' is used on the current stream here and is still held when 'fetch_dist_unrecorded' returns{{.*}}[xstream-pending-at-return]
+    sink.consume(data)  # CHECK: [[@LINE]]:5: warning: 'data' is used on the current stream here and is still held when 'fetch_dist_unrecorded' returns{{.*}}[xstream-pending-at-return]
     return data
 
 

@@ -1,0 +1,56 @@
+# A prefetching step hands the tensors a data-distribution stream produced to
+# a method of a module this package does not define, together with the stream
+# the next forward runs on. The method may enqueue work on them there, or
+# leave them to that stream's later work, so each one must be recorded on that
+# stream too. A stream the function records some tensor on is taken as a
+# stream other than the allocation stream, even when it is a parameter. Each
+# bug is followed by its fixed twin, which must stay silent.
+import torch
+
+
+def prefetch_lookup_unrecorded(requests, sharded, dist_stream, forward_stream):
+    with torch.cuda.stream(dist_stream):
+        features = requests.pop("features").wait()
+        lengths = requests.pop("lengths").wait()
+    torch.cuda.current_stream().wait_stream(dist_stream)
+    features.record_stream(torch.cuda.current_stream())
+    lengths.record_stream(torch.cuda.current_stream())
+    if forward_stream is not None:
+        lengths.record_stream(forward_stream)
+    sharded.prefetch(features=features, lengths=lengths, forward_stream=forward_stream)  # CHECK: [[@LINE]]:5: warning: 'features' is used on stream 'forward_stream' here and is still held when 'prefetch_lookup_unrecorded' returns{{.*}}[xstream-pending-at-return]
+    return features, lengths
+
+
+def prefetch_lookup_recorded(requests, sharded, dist_stream, forward_stream):
+    with torch.cuda.stream(dist_stream):
+        features = requests.pop("features").wait()
+        lengths = requests.pop("lengths").wait()
+    torch.cuda.current_stream().wait_stream(dist_stream)
+    features.record_stream(torch.cuda.current_stream())
+    lengths.record_stream(torch.cuda.current_stream())
+    if forward_stream is not None:
+        features.record_stream(forward_stream)
+        lengths.record_stream(forward_stream)
+    sharded.prefetch(features=features, lengths=lengths, forward_stream=forward_stream)
+    return features, lengths
+
+
+# A stream handed in and never recorded on nor waited for may be the caller's
+# current stream: nothing is reported for it.
+def prefetch_lookup_on_given_stream(requests, sharded, dist_stream, forward_stream):
+    with torch.cuda.stream(dist_stream):
+        features = requests.pop("features").wait()
+    torch.cuda.current_stream().wait_stream(dist_stream)
+    features.record_stream(torch.cuda.current_stream())
+    sharded.prefetch(features=features, forward_stream=forward_stream)
+    return features
+
+
+# The caller's host buffer filled by a copy on a recorded stream: pinned
+# memory stays with PyTorch's host allocator until the copy is done.
+def offload_grad_to_host(param, host_grad, copy_stream):
+    copy_stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(copy_stream):
+        host_grad.copy_(param.grad, non_blocking=True)
+        param.grad.record_stream(copy_stream)
+    param.grad = None
