@@ -1526,6 +1526,18 @@ class FunctionAnalysis(Rules, Ordering):
 
     def buffer_name(self, atom):
         if isinstance(atom[1], str) and not atom[1].startswith("p:<"):
+            if "[?]" in atom[1]:
+                # An element taken out of a container by a key the check
+                # does not follow (`data = ctx.inputs.pop(name)`): by the
+                # local name holding it, when one does.
+                first = "%d:" % self.frames[0].fid
+                probe = ("p", atom[1][2:])
+                for k, v in self.st.names.items():
+                    if (atom in v or probe in v) and k.startswith(first) and "." not in k and "[" not in k:
+                        return k.partition(":")[2]
+                held = self.exit_names.get(atom) or self.exit_names.get(probe)
+                if held is not None:
+                    return held
             return atom[1][2:]
         if isinstance(atom[1], str):
             # An unknown call's result: by the local name holding it.

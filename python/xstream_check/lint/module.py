@@ -142,32 +142,63 @@ def index_module_calls(tree):
                     if name in ORDERING_METHODS or name == "synchronize":
                         entry[0].append((child.lineno, name in WAITING_CALLS))
                     if name is not None:
-                        entry[1].append((child.lineno, name, spans))
+                        args = child.args
+                        starred = any(type(a) is ast.Starred for a in args) or \
+                            any(k.arg is None for k in child.keywords)
+                        arity = (len(args), frozenset(k.arg for k in child.keywords if k.arg), starred)
+                        entry[1].append((child.lineno, name, spans, arity))
                 stack.append((child, entry, spans))
     for name, entry in entries:
         if entry[0]:
             orderers.add(name)
-        for line, callee, spans in entry[1]:
-            callers.setdefault(callee, []).append((entry, line, spans))
+        for line, callee, spans, arity in entry[1]:
+            callers.setdefault(callee, []).append((entry, line, spans, arity))
     return callers, orderers
 
 
-def ordered_after_a_call(index, name, orderers, before=False, skip=()):
+def accepts(func, method):
+    """Whether a call of (positional count, keyword names, starred) could
+    bind to `func`'s parameters; `method`: the first is self or cls. A call
+    of another class's method of the same name often cannot
+    (`self._module.run(ctx, data)` is not `run(self)`)."""
+    a = func.args
+    params = list(a.posonlyargs) + list(a.args)
+    if method and params and not any(dotted(d) == "staticmethod" for d in getattr(func, "decorator_list", ())):
+        params = params[1:]
+    names = {p.arg for p in params} | {p.arg for p in a.kwonlyargs}
+    required = len(params) - len(a.defaults)
+    required_kw = {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None}
+
+    def fits(arity):
+        npos, keywords, starred = arity
+        if starred:
+            return True
+        if npos > len(params) and a.vararg is None:
+            return False
+        if a.kwarg is None and not keywords <= names:
+            return False
+        covered = npos + len({p.arg for p in params[npos:]} & keywords)
+        return covered >= required and required_kw <= keywords
+    return fits
+
+
+def ordered_after_a_call(index, name, orderers, before=False, skip=(), fits=None):
     """Whether, in one module's call index, a call of `name` is followed in
     its caller by an ordering call, or by a call of a function that makes
     one (`orderers`): textually after it, or anywhere in a loop around it.
     `before`: preceded instead of followed, by a wait (a record before the
     call orders nothing the call does). `skip`: (name, line) of calls not
-    to count."""
-    for (order_lines, calls), line, spans in index[0].get(name, ()):
-        if (name, line) in skip:
+    to count. `fits`: whether a call's arity (see accepts) can be a call of
+    the function meant."""
+    for (order_lines, calls), line, spans, arity in index[0].get(name, ()):
+        if (name, line) in skip or (fits is not None and not fits(arity)):
             continue
 
         def later(at):
             return (at < line if before else at > line) or any(lo <= at <= hi for lo, hi in spans)
         if any(later(o) for o, waits in order_lines if waits or not before):
             return True
-        if any(later(at) and callee in orderers and callee != name for at, callee, _ in calls):
+        if any(later(at) and callee in orderers and callee != name for at, callee, _, _ in calls):
             return True
     return False
 
@@ -796,8 +827,9 @@ class Module:
         a `with` that makes a stream current (read from the text: a
         `.stream(s)` call, or a call given one stream-named argument, none
         of them the current or default stream), or inside a function of the
-        run called there (one call deep). What such a container holds was
-        made on that stream, whichever function reads it later."""
+        run called there (one call deep), or after it with a name bound in
+        it. What such a container holds was made on that stream, whichever
+        function reads it later."""
         found = self._stream_cache.get("side_fields")
         if found is not None:
             return found
@@ -814,16 +846,31 @@ class Module:
                                     out.add(t.value.attr)
                 return out
 
+            def stored_names(fn, names):
+                """Containers the def fills with a name it bound under the
+                side stream (`with ...: x = req.wait()`, then
+                `ctx.inputs[k] = x` after the block)."""
+                for node in walk(fn):
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                            node.value.id in names:
+                        for t in node.targets:
+                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
+                                found.add(t.value.attr)
+
             def visit(body, class_name):
                 for stmt in body:
                     if isinstance(stmt, ast.ClassDef):
                         visit(stmt.body, stmt.name)
                         continue
+                    side_bound = {}
                     for node in walk(stmt):
                         if not isinstance(node, (ast.With, ast.AsyncWith)) or \
                                 not any(names_a_side_stream(i.context_expr) for i in node.items):
                             continue
                         found.update(stores(node.body))
+                        for inner in node.body:
+                            if isinstance(inner, ast.Assign):
+                                side_bound.update((t.id, True) for t in inner.targets if isinstance(t, ast.Name))
                         for inner in node.body:
                             for call in walk(inner):
                                 if not isinstance(call, ast.Call):
@@ -841,6 +888,8 @@ class Module:
                                     if kept is None:
                                         kept = callee._xsc_container_stores = stores(callee.body)
                                     found.update(kept)
+                    if side_bound and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        stored_names(stmt, side_bound)
             visit(self.tree.body, None)
         self._stream_cache["side_fields"] = found
         return found

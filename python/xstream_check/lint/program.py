@@ -92,10 +92,11 @@ class Program:
         m = self.text_replaced
         return [m] if m is not None and m is not indexed.get(m.name) else []
 
-    def a_caller_orders(self, name, before=False, own=None):
+    def a_caller_orders(self, name, before=False, own=None, fits=None):
         """Whether some call of `name` in the run is followed in its caller
         by an ordering, or by a call of a function that makes one
-        (analysis.ordered_after_a_call); `before`: preceded by one. The run's functions that order are
+        (analysis.ordered_after_a_call); `before`: preceded by one; `fits`:
+        which calls' arities can be of the function meant. The run's functions that order are
         collected once; a module whose text was replaced since (the mutation
         harness's recheck) answers for itself."""
         from .module import ordered_after_a_call
@@ -122,7 +123,7 @@ class Program:
         for mod_name in self._callers.get(name, ()):
             m = self.modules.get(mod_name)
             if m is self._indexed.get(mod_name) and name in m.call_index()[0] and \
-                    ordered_after_a_call(m.call_index(), name, orderers, before, skip(m)):
+                    ordered_after_a_call(m.call_index(), name, orderers, before, skip(m), fits):
                 return True
-        return any(name in m.call_index()[0] and ordered_after_a_call(m.call_index(), name, orderers, before, skip(m))
-                   for m in replaced)
+        return any(name in m.call_index()[0] and
+                   ordered_after_a_call(m.call_index(), name, orderers, before, skip(m), fits) for m in replaced)

@@ -8,7 +8,7 @@ import re
 from .facts import ANY_STREAM, ENTRY
 from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, HOST_MEMORY_WORDS, \
     NOT_TENSOR_PARAMETER_WORDS
-from .module import ordered_after_a_call, walk
+from .module import accepts, ordered_after_a_call, walk
 
 
 class RawFree:
@@ -130,8 +130,9 @@ class Rules:
             # A method's callers through self are taken from its own module
             # (see entry_races_at_callers).
             own = self.root if self.class_name is not None else None
-            if program.a_caller_orders(fn, own=own) if program is not None else \
-                    ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1]):
+            fits = accepts(self.func, self.class_name is not None)
+            if program.a_caller_orders(fn, own=own, fits=fits) if program is not None else \
+                    ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], fits=fits):
                 self.pending = {}
 
 
@@ -296,8 +297,9 @@ class Rules:
         # instance anywhere: `self.f(...)` in another module calls another
         # class's f.
         own = self.root if self.class_name is not None else None
-        if program.a_caller_orders(fn, before=True, own=own) if program is not None else \
-                ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], before=True):
+        fits = accepts(self.func, self.class_name is not None)
+        if program.a_caller_orders(fn, before=True, own=own, fits=fits) if program is not None else \
+                ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], before=True, fits=fits):
             for key in self.entry_races:
                 self.races.pop(key, None)
 

@@ -147,3 +147,39 @@ def cast_on_given_stream(t, stream):
 def upload_given(dst, src):
     with torch.cuda.stream(OFFLOAD_STREAM):
         dst.copy_(src, non_blocking=True)
+
+
+# A method is judged at its callers when one orders after the call; a call
+# of the same name whose arguments cannot bind to its parameters calls
+# another class's method (`self.inner.stage(ctx, data)`), and the ordering
+# after it says nothing of this one.
+class StagedCast:
+    def __init__(self):
+        self.cast_stream = torch.cuda.Stream()
+
+    def stage(self, t):
+        with torch.cuda.stream(self.cast_stream):
+            t.clamp_(0, 1)  # CHECK: [[@LINE]]:13: warning: 't' is used on stream 'self.cast_stream' here{{.*}}[xstream-pending-at-return]
+
+
+class StagedCastOrdered:
+    def __init__(self):
+        self.cast_stream = torch.cuda.Stream()
+
+    def stage_ordered(self, t):
+        with torch.cuda.stream(self.cast_stream):
+            t.clamp_(0, 1)
+
+
+class StageRunner:
+    def __init__(self, inner, ordered):
+        self.inner = inner
+        self.ordered = ordered
+
+    def run_inner(self, ctx, data):
+        self.inner.stage(ctx, data)
+        torch.cuda.current_stream().wait_stream(self.inner.cast_stream)
+
+    def run_ordered(self, t):
+        self.ordered.stage_ordered(t)
+        torch.cuda.current_stream().wait_stream(self.ordered.cast_stream)
