@@ -232,6 +232,7 @@ class FunctionAnalysis(Rules, Ordering):
         # side stream is current (Program.side_filled_fields)
         self.field_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
+        self.each_names = []  # (fid, name) of each `for name in ...` being run, or None
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
         self.discarding = None  # the call whose result an expression statement drops
@@ -811,6 +812,11 @@ class FunctionAnalysis(Rules, Ordering):
         forever = not is_for and isinstance(s.test, ast.Constant) and bool(s.test.value)
         entry = self.st
         head = entry
+        # A loop over streams (`for s in streams: t.record_stream(s)`)
+        # records each (see tensor record_stream). A GaveUp leaves it
+        # pushed, and ends the whole analysis.
+        each = (self.f.fid, s.target.id) if is_for and isinstance(s.target, ast.Name) else None
+        self.each_names.append(each)
         for rounds in range(MAX_LOOP_ROUNDS):
             self.f.loops.append(([], []))
             self.st = head.copy()
@@ -835,6 +841,7 @@ class FunctionAnalysis(Rules, Ordering):
             head = new_head
         else:
             raise GaveUp()
+        self.each_names.pop()
         if is_for:
             # No round at all: a local list iterated over was empty, and so
             # holds nothing. Over anything else (range(n), a parameter) the
@@ -1526,7 +1533,7 @@ class FunctionAnalysis(Rules, Ordering):
 
     def buffer_name(self, atom):
         if isinstance(atom[1], str) and not atom[1].startswith("p:<"):
-            if "[?]" in atom[1]:
+            if "[" in atom[1] and "[*]" not in atom[1]:
                 # An element taken out of a container by a key the check
                 # does not follow (`data = ctx.inputs.pop(name)`): by the
                 # local name holding it, when one does.
@@ -2547,9 +2554,15 @@ class FunctionAnalysis(Rules, Ordering):
         if meth == "record_stream":
             # Recording the allocation's own (current) stream is a no-op, so
             # of `side if overlap else current` the side stream is recorded.
-            keys = self.side_keys(self.eval(node.args[0]), node.args[0]) if node.args else ()
-            stream = next(iter(keys)) if len(keys) == 1 else None
-            if stream is not None:
+            arg = self.eval(node.args[0]) if node.args else EMPTY
+            keys = self.side_keys(arg, node.args[0]) if node.args else ()
+            streams = {next(iter(keys))} if len(keys) == 1 else set()
+            if node.args and isinstance(node.args[0], ast.Name) and \
+                    (self.f.fid, node.args[0].id) in self.each_names:
+                # `for s in consumers: t.record_stream(s)`: one round per
+                # stream records each of them.
+                streams = self.stream_keys(arg, node.args[0]) | {a[1] for a in arg if a[0] == "p"} | streams
+            for stream in sorted(streams):
                 self.streams_recorded_on.add(stream)
                 # Evidence of a tensor, or of an object holding some (a
                 # Multistreamable): only stream-ordered memory is recorded.

@@ -108,11 +108,14 @@ def index_module_calls(tree):
     loop_types = (ast.For, ast.AsyncFor, ast.While)
     call_type, attr_type, name_type = ast.Call, ast.Attribute, ast.Name
     entries = []
-    stack = [(tree, None, ())]
+    stack = [(tree, None, (), ())]
     # Names and their contexts hold no call.
     leaves = (ast.Name, ast.Load, ast.Store, ast.Del, ast.Constant)
+
+    def span(stmts):
+        return (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno)
     while stack:
-        node, entry, loop_spans = stack.pop()
+        node, entry, loop_spans, other_branches = stack.pop()
         for field in node._fields:
             v = getattr(node, field, None)
             if type(v) is list:
@@ -121,6 +124,11 @@ def index_module_calls(tree):
                 children = (v,)
             else:
                 continue
+            excluded = other_branches
+            if type(node) is ast.If and node.orelse and field in ("body", "orelse"):
+                # The other branch of an if never runs after this one (but
+                # may in a later round of a loop around both).
+                excluded = other_branches + (span(node.orelse if field == "body" else node.body),)
             for child in children:
                 t = type(child)
                 if t in leaves or not isinstance(child, _AST):
@@ -128,10 +136,10 @@ def index_module_calls(tree):
                 if t in function_types:
                     inner = ([], [])
                     entries.append((child.name, inner))
-                    stack.append((child, inner, ()))
+                    stack.append((child, inner, (), ()))
                     continue
                 if t is ast.Lambda or t is ast.ClassDef:
-                    stack.append((child, None, ()))
+                    stack.append((child, None, (), ()))
                     continue
                 spans = loop_spans
                 if t in loop_types:
@@ -146,13 +154,13 @@ def index_module_calls(tree):
                         starred = any(type(a) is ast.Starred for a in args) or \
                             any(k.arg is None for k in child.keywords)
                         arity = (len(args), frozenset(k.arg for k in child.keywords if k.arg), starred)
-                        entry[1].append((child.lineno, name, spans, arity))
-                stack.append((child, entry, spans))
+                        entry[1].append((child.lineno, name, spans, arity, excluded))
+                stack.append((child, entry, spans, excluded))
     for name, entry in entries:
         if entry[0]:
             orderers.add(name)
-        for line, callee, spans, arity in entry[1]:
-            callers.setdefault(callee, []).append((entry, line, spans, arity))
+        for line, callee, spans, arity, excluded in entry[1]:
+            callers.setdefault(callee, []).append((entry, line, spans, arity, excluded))
     return callers, orderers
 
 
@@ -187,18 +195,26 @@ def ordered_after_a_call(index, name, orderers, before=False, skip=(), fits=None
     its caller by an ordering call, or by a call of a function that makes
     one (`orderers`): textually after it, or anywhere in a loop around it.
     `before`: preceded instead of followed, by a wait (a record before the
-    call orders nothing the call does). `skip`: (name, line) of calls not
-    to count. `fits`: whether a call's arity (see accepts) can be a call of
-    the function meant."""
-    for (order_lines, calls), line, spans, arity in index[0].get(name, ()):
+    call orders nothing the call does). An ordering on the other branch of
+    an if around the call is not after it. `skip`: (name, line) of calls
+    not to count. `fits`: whether a call's arity (see accepts) can be a
+    call of the function meant."""
+    for (order_lines, calls), line, spans, arity, excluded in index[0].get(name, ()):
         if (name, line) in skip or (fits is not None and not fits(arity)):
             continue
 
         def later(at):
-            return (at < line if before else at > line) or any(lo <= at <= hi for lo, hi in spans)
+            if any(lo <= at <= hi for lo, hi in spans):
+                return True
+            if before:
+                # A wait on the other branch before the call is still taken
+                # as one: what the caller hands in is judged by a rule on
+                # its whole text, and errs toward silence.
+                return at < line
+            return at > line and not any(lo <= at <= hi for lo, hi in excluded)
         if any(later(o) for o, waits in order_lines if waits or not before):
             return True
-        if any(later(at) and callee in orderers and callee != name for at, callee, _, _ in calls):
+        if any(later(at) and callee in orderers and callee != name for at, callee, _, _, _ in calls):
             return True
     return False
 

@@ -77,6 +77,8 @@ class Ordering:
             self.note_wait(streams, recorded_on)
         for other in recorded_on:
             self.wait_log.append((frozenset(streams), other))
+            if not streams <= {other}:
+                self.waited_streams.add(other)
         if CURRENT in streams and recorded_on - {CURRENT}:
             self.st.names[CURRENT_WAITED] = EMPTY
         site = self.site(node, "wait")

@@ -183,3 +183,17 @@ class StageRunner:
     def run_ordered(self, t):
         self.ordered.stage_ordered(t)
         torch.cuda.current_stream().wait_stream(self.ordered.cast_stream)
+
+
+# A wait on the other branch of an if around the call orders nothing the
+# call did: the helper is judged on its own.
+def offload_clamp(t):
+    with torch.cuda.stream(OFFLOAD_STREAM):
+        t.clamp_(0, 1)  # CHECK: [[@LINE]]:9: warning: 't' is used on stream 'OFFLOAD_STREAM' here{{.*}}[xstream-pending-at-return]
+
+
+def clamp_or_wait(t, offload):
+    if offload:
+        offload_clamp(t)  # CHECK: [[@LINE]]:9: warning: 't' is used on stream 'OFFLOAD_STREAM' here and is still held when 'clamp_or_wait' returns{{.*}}[xstream-pending-at-return]
+    else:
+        torch.cuda.current_stream().wait_stream(OFFLOAD_STREAM)

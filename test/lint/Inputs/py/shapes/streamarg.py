@@ -54,3 +54,28 @@ def offload_grad_to_host(param, host_grad, copy_stream):
         host_grad.copy_(param.grad, non_blocking=True)
         param.grad.record_stream(copy_stream)
     param.grad = None
+
+
+# The consumers of an input-distribution result are a set of streams; a loop
+# records the tensor on each of them. The source stream is ordered before the
+# current one by an event, which makes it a stream of its own.
+def lookup_consumers_unrecorded(requests, module, source_stream, target_stream):
+    current = torch.cuda.current_stream()
+    with torch.cuda.stream(source_stream):
+        kjt = requests.pop("kjt").wait()
+    current.wait_event(source_stream.record_event())
+    if target_stream is not None:
+        kjt.record_stream(target_stream)
+    return module.compute(kjt)  # CHECK: [[@LINE]]:12: warning: 'kjt' is used on the current stream here and is still held when 'lookup_consumers_unrecorded' returns{{.*}}[xstream-pending-at-return]
+
+
+def lookup_consumers_recorded(requests, module, source_stream, target_stream):
+    current = torch.cuda.current_stream()
+    with torch.cuda.stream(source_stream):
+        kjt = requests.pop("kjt").wait()
+    current.wait_event(source_stream.record_event())
+    consumers = {s for s in (current, target_stream) if s is not None}
+    consumers.discard(source_stream)
+    for stream in consumers:
+        kjt.record_stream(stream)
+    return module.compute(kjt)
