@@ -28,7 +28,7 @@ from .vocabulary import (
     CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS, HOST_MEMORY_WORDS,
-    HOST_SYNC_METHODS, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
+    HOST_SYNC_METHODS, INLINE_BUDGET_LINES, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
     DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, DIST_READS_FIRST, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES,
@@ -232,6 +232,7 @@ class FunctionAnalysis(Rules, Ordering):
         # side stream is current (Program.side_filled_fields)
         self.field_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
+        self.inlined_lines = 0  # see INLINE_BUDGET_LINES
         self.each_names = []  # (fid, name) of each `for name in ...` being run, or None
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
@@ -2918,20 +2919,27 @@ class FunctionAnalysis(Rules, Ordering):
             return None
         if isinstance(callee, ast.AsyncFunctionDef):
             return None
-        if (getattr(callee, "end_lineno", None) or callee.lineno) - callee.lineno > MAX_INLINE_LINES and not stage:
+        size = (getattr(callee, "end_lineno", None) or callee.lineno) - callee.lineno
+        if size > MAX_INLINE_LINES and not stage:
             return None
         is_lambda = isinstance(callee, ast.Lambda)
         if not is_lambda and module.is_generator(callee):
             return None
         cls = class_name if class_name is not None else self.f.class_name
         values = list(args) + list(kwargs.values())
-        if not stage and not is_lambda and not module.deals_with_streams(callee, cls) and not any(
-                not self.st.buffers.keys().isdisjoint(self.reachable(v)) for v in values) \
+        streamy = stage or is_lambda or module.deals_with_streams(callee, cls)
+        if not streamy and not any(not self.st.buffers.keys().isdisjoint(self.reachable(v)) for v in values) \
                 and not self.ctx_is_side():
             # Nothing of ours goes in and no stream is named: a plain call.
             return None
+        if not streamy and self.inlined_lines + size > INLINE_BUDGET_LINES:
+            # A helper that names no stream, taken in only for what it does
+            # with our tensors, past the budget.
+            return None
         fid = self.next_fid
         self.next_fid += 1
+        if not streamy:
+            self.inlined_lines += size
         self.inlined.add((module.path, callee.lineno))
         if stage:
             # One stage of an object's life (see run_stages): reported where

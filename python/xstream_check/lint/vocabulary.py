@@ -29,6 +29,12 @@ MAX_INLINE_DEPTH = 3
 MAX_INLINE_LINES = 200
 
 
+# The lines one analysis may interpret in helpers, over all its calls and
+# loop rounds: past it, a call is an unknown call (what it does to its
+# arguments is taken as a use on the current stream).
+INLINE_BUDGET_LINES = 800
+
+
 MAX_LOOP_ROUNDS = 12
 
 
