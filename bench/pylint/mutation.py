@@ -8,7 +8,9 @@ deletions that get a new warning.
 
 A deletion replaces the statement with `pass` (its other lines with blank
 lines), so every other line keeps its number and a warning is new when its
-(rule, line, column) was not reported on the unmutated file. The tree is
+(rule, line, column) was not reported on the unmutated file, or, for a free
+inside a helper reported at the helper's call, when the free it names there
+is another. The tree is
 parsed and indexed once; each mutant re-checks its own file against the
 rest of the tree (helpers in other modules keep their unmutated text).
 
@@ -158,7 +160,7 @@ def run_tree(root, limit=None, listing=False, keep=None):
         if tree is None:
             continue
         src_lines = linter.lines(path)
-        before = {(f.rule, f.line, f.col) for f in baseline.get(path, [])}
+        before = {(f.rule, f.line, f.col, f.freed_at) for f in baseline.get(path, [])}
         for stmt, kind, fn in mutations(path, None, tree):
             if is_forwarding(fn):
                 forwarding += 1
@@ -175,13 +177,13 @@ def run_tree(root, limit=None, listing=False, keep=None):
             found = linter.recheck(path, "\n".join(new) + "\n", also=others)
             if not others:
                 found = {path: found}
-            fresh = [f for f in found[path] if (f.rule, f.line, f.col) not in before]
+            fresh = [f for f in found[path] if (f.rule, f.line, f.col, f.freed_at) not in before]
             # A caller in another file interprets the changed function at its
             # call, and reports there what the deletion left unordered.
             remote = []
             for other in others:
-                had = {(f.rule, f.line, f.col) for f in baseline.get(other, [])}
-                remote.extend((other, f) for f in found.get(other, []) if (f.rule, f.line, f.col) not in had)
+                had = {(f.rule, f.line, f.col, f.freed_at) for f in baseline.get(other, [])}
+                remote.extend((other, f) for f in found.get(other, []) if (f.rule, f.line, f.col, f.freed_at) not in had)
             c = counts[kind]
             c["deletions"] += 1
             at_fn = False

@@ -195,6 +195,7 @@ class FunctionAnalysis(Rules, Ordering):
         self.sites = {}  # (node id, chain) -> site number
         self.site_nodes = []  # site number -> (node, kind)
         self.site_inner = []  # site number -> its node (inside a helper, not the call)
+        self.site_where = []  # site number -> (path, function) of a helper's site, or None
         self.found = {}  # (free site, use site, stream) -> RawFree
         self.late = {}  # (free site, use site, stream) -> wait site
         self.st = None
@@ -280,6 +281,7 @@ class FunctionAnalysis(Rules, Ordering):
             # Inside an inlined helper, report at the call in the analyzed function.
             self.site_nodes.append((chain[0][1] if chain else node, kind))
             self.site_inner.append(node)
+            self.site_where.append((self.m.path, getattr(self.f.func, "name", None)) if chain else None)
             if not chain:
                 self.own_sites.add(s)
         return s

@@ -48,6 +48,9 @@ class Finding:
     # call while it checked this finding's function: what the finding may
     # depend on (the mutation harness's "at the deletion's function").
     inlined: frozenset = field(default_factory=frozenset, compare=False, repr=False)
+    # Where a helper the finding's function calls frees the buffer (path,
+    # line), when the warning is at that call.
+    freed_at: tuple = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self):
@@ -104,10 +107,22 @@ def findings_for(analysis, found, late, path, lines):
         else:
             freed = FREED.get(first.how, "is freed")
         line, col = loc(free_site)
+        where = analysis.site_where[free_site]
+        inner = analysis.site_inner[free_site]
+        inner_freed = freed
+        if where is not None and where[1] is not None and first.how != "exit":
+            freed = "is freed in '%s', called here," % where[1]
 
         def base(rule, e):
-            return Finding(rule, path, line, col, "", [], analysis.qualname, buf, stream_name(e.free_stream),
-                           stream_name(e.use_stream))
+            f = Finding(rule, path, line, col, "", [], analysis.qualname, buf, stream_name(e.free_stream),
+                        stream_name(e.use_stream))
+            if where is not None and where[1] is not None:
+                # Freed inside a helper: the warning is at the call, the
+                # first note at the free itself.
+                f.freed_at = (where[0], inner.lineno)
+                f.notes.append(Note(where[0], inner.lineno, inner.col_offset + 1,
+                                    "%s %s here, inside '%s'" % (buf, inner_freed, where[1])))
+            return f
 
         if late_entries:
             e = late_entries[0]
@@ -369,7 +384,8 @@ def check_tree(tree, path, source, stats=None, module=None):
             count(stats, "side_stream_uses", len(analysis.side_use_sites))
             for f in findings_for(analysis, found, late, path, lines):
                 f.inlined = frozenset(analysis.inlined)
-                key = (f.line, f.col, f.rule)
+                # Two frees inside one helper are two warnings at its call.
+                key = (f.line, f.col, f.rule, f.freed_at)
                 if key in seen or suppressed(lines, f):
                     continue
                 seen.add(key)

@@ -21,6 +21,11 @@ def free_storage(t):
     t.untyped_storage().resize_(0)
 
 
+def free_pair(first, second):
+    first.untyped_storage().resize_(0)
+    second.untyped_storage().resize_(0)
+
+
 class Pool:
     def __init__(self, stream):
         self.stream = stream

@@ -6,7 +6,7 @@
 import torch
 
 from . import helpers
-from .helpers import Pool, copy_out_on, free_storage, on_stream, order_after
+from .helpers import Pool, copy_out_on, free_pair, free_storage, on_stream, order_after
 
 
 # --- tensors not made here ---------------------------------------------------
@@ -142,7 +142,32 @@ def helper_frees_unordered(side):
     flat = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         flat.add_(1)
-    free_storage(flat)  # CHECK: [[@LINE]]:5: warning: 'flat' is freed by resize_(0) on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+    free_storage(flat)  # CHECK: [[@LINE]]:5: warning: 'flat' is freed in 'free_storage', called here, on the current stream while stream 'side' may still be using it{{.*}}[xstream-unordered-free]
+    # CHECK: helpers.py:{{[0-9]+}}:{{[0-9]+}}: note: 'flat' is freed by resize_(0) here, inside 'free_storage'
+
+
+# Two frees inside one helper: a warning for each at the call, each naming
+# its free.
+def helper_frees_pair_unordered(side):
+    keys = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
+    values = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        keys.add_(1)
+        values.add_(1)
+    free_pair(keys, values)  # CHECK: [[@LINE]]:5: warning: 'keys' is freed in 'free_pair', called here,{{.*}}[xstream-unordered-free]
+    # CHECK: helpers.py:{{[0-9]+}}:{{[0-9]+}}: note: 'keys' is freed by resize_(0) here, inside 'free_pair'
+    # CHECK: users.py:[[@LINE-2]]:5: warning: 'values' is freed in 'free_pair', called here,{{.*}}[xstream-unordered-free]
+    # CHECK: helpers.py:{{[0-9]+}}:{{[0-9]+}}: note: 'values' is freed by resize_(0) here, inside 'free_pair'
+
+
+def helper_frees_pair_ordered(side):
+    keys = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
+    values = torch.empty(1 << 16, device="cuda"); side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        keys.add_(1)
+        values.add_(1)
+    order_after(side)
+    free_pair(keys, values)
 
 
 def helper_frees_ordered(side):
