@@ -183,7 +183,8 @@ def run_tree(root, limit=None, listing=False, keep=None):
             remote = []
             for other in others:
                 had = {(f.rule, f.line, f.col, f.freed_at) for f in baseline.get(other, [])}
-                remote.extend((other, f) for f in found.get(other, []) if (f.rule, f.line, f.col, f.freed_at) not in had)
+                remote.extend((other, f) for f in found.get(other, [])
+                              if (f.rule, f.line, f.col, f.freed_at) not in had)
             c = counts[kind]
             c["deletions"] += 1
             at_fn = False
