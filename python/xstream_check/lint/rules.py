@@ -429,7 +429,19 @@ class Rules:
             outer = self.buffer_name(atom)
             if outer != "tensor":
                 name = outer
-        for fs in buf.alloc:
+        # What an object keeps in an attribute that its methods fill from
+        # several streams (a batch copied on the current stream, another
+        # under a copy stream): which one this element came from is not
+        # known, so the free is reported only when, whichever it is, some
+        # use is unordered with its stream (and then for the first of them).
+        alloc = sorted(buf.alloc, key=lambda s: (s == CURRENT, str(s)))
+        if len(alloc) > 1 and buf.foreign and isinstance(atom[1], str) and \
+                bool(self.attribute_facts(atom[1][2:])):
+            if not all(any(not use.ordered_on(fs) and use.stream not in buf.recorded for use in buf.uses.values())
+                       for fs in alloc):
+                alloc = []
+            alloc = alloc[:1]
+        for fs in alloc:
             for use_site, use in buf.uses.items():
                 if use.ordered_on(fs) or use.stream in buf.recorded:
                     continue

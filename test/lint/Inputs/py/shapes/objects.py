@@ -413,3 +413,66 @@ def fill_on_side(dim):
     torch.cuda.current_stream().wait_stream(side)
     y.record_stream(torch.cuda.current_stream())
     return y
+
+
+class MixedBatchesSideRead:
+    """The object keeps batches copied on the current stream and batches
+    copied under the memcpy stream in one list: which of the two an element
+    is, is not known. A side stream reads one and the element is replaced
+    with nothing ordering either stream after that read."""
+
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self._side = torch.cuda.Stream()
+        self.batches = []
+
+    def enqueue_batch(self, loader):
+        # Copied on the current stream; copy_batch copies under the memcpy
+        # stream.
+        self.batches.append(loader.next_batch().to("cuda"))
+        self._memcpy_stream.wait_stream(torch.cuda.current_stream())
+
+    def copy_batch(self, batch):
+        with torch.cuda.stream(self._memcpy_stream):
+            return batch.to("cuda", non_blocking=True)
+
+    def progress(self, it):
+        self.enqueue_batch(it)
+        self._side.wait_stream(self._memcpy_stream)
+        with torch.cuda.stream(self._side):
+            out = self._model(self.batches[1])
+        self.batches[1] = self.copy_batch(self.batches[1])  # CHECK: [[@LINE]]:9: warning: 'self.batches[1]' is freed by this assignment on stream 'self._memcpy_stream' while stream 'self._side' may still be using it{{.*}}[xstream-unordered-free]
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        torch.cuda.current_stream().wait_stream(self._side)
+        return out
+
+
+class MixedBatchesCurrentRead:
+    """The same list read on the current stream: an element copied on the
+    current stream goes back to that stream's pool, which its read is
+    ordered with, so the replacement is not reported (nor, missed, when the
+    element is one copied under the memcpy stream)."""
+
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self.batches = []
+
+    def enqueue_batch(self, loader):
+        # Copied on the current stream; copy_batch copies under the memcpy
+        # stream.
+        self.batches.append(loader.next_batch().to("cuda"))
+        self._memcpy_stream.wait_stream(torch.cuda.current_stream())
+
+    def copy_batch(self, batch):
+        with torch.cuda.stream(self._memcpy_stream):
+            return batch.to("cuda", non_blocking=True)
+
+    def progress(self, loader):
+        self.enqueue_batch(loader)
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        out = self._model(self.batches[1])
+        self.batches[1] = self.copy_batch(loader.next_batch())
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        return out
