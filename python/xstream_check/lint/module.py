@@ -878,7 +878,7 @@ class Module:
                     if isinstance(stmt, ast.ClassDef):
                         visit(stmt.body, stmt.name)
                         continue
-                    side_bound = {}
+                    side_bound = set()
                     for node in walk(stmt):
                         if not isinstance(node, (ast.With, ast.AsyncWith)) or \
                                 not any(names_a_side_stream(i.context_expr) for i in node.items):
@@ -886,7 +886,7 @@ class Module:
                         found.update(stores(node.body))
                         for inner in node.body:
                             if isinstance(inner, ast.Assign):
-                                side_bound.update((t.id, True) for t in inner.targets if isinstance(t, ast.Name))
+                                side_bound.update(t.id for t in inner.targets if isinstance(t, ast.Name))
                         for inner in node.body:
                             for call in walk(inner):
                                 if not isinstance(call, ast.Call):

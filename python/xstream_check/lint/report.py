@@ -110,7 +110,9 @@ def findings_for(analysis, found, late, path, lines):
         where = analysis.site_where[free_site]
         inner = analysis.site_inner[free_site]
         inner_freed = freed
-        if where is not None and where[1] is not None and first.how != "exit":
+        if where is not None and where[1] is not None:
+            if first.how == "exit":
+                inner_freed = "is freed when '%s' returns" % where[1]
             freed = "is freed in '%s', called here," % where[1]
 
         def base(rule, e):
