@@ -79,3 +79,30 @@ def lookup_consumers_recorded(requests, module, source_stream, target_stream):
     for stream in consumers:
         kjt.record_stream(stream)
     return module.compute(kjt)
+
+
+# A stream handed to a call the check does not know, while another stream
+# is current, stays a stream: the wait for it that a helper makes next
+# orders the read.
+def wait_for_batch(batch, stream):
+    if stream is None:
+        return
+    torch.cuda.current_stream().wait_stream(stream)
+
+
+class StreamHandedToHooks:
+    def __init__(self, hooks, device):
+        self.hooks = hooks
+        self._memcpy_stream = torch.get_device_module(device).Stream() if device.type == "cuda" else None
+        self._dist_stream = torch.get_device_module(device).Stream() if device.type == "cuda" else None
+
+    def step(self, loader):
+        with torch.cuda.stream(self._memcpy_stream):
+            batch = loader.next_batch().to("cuda", non_blocking=True)
+        with torch.cuda.stream(self._dist_stream):
+            self.hooks.note(self._memcpy_stream)
+            wait_for_batch(batch, self._memcpy_stream)
+            batch.record_stream(self._dist_stream)
+            out = batch.sum()
+        torch.cuda.current_stream().wait_stream(self._dist_stream)
+        return out
