@@ -27,14 +27,15 @@ from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_
 from .vocabulary import (
     CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
-    EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS, HOST_MEMORY_WORDS,
+    EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
     HOST_SYNC_METHODS, INLINE_BUDGET_LINES, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
     DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, DIST_READS_FIRST, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES,
     PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
-    TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place)
+    TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place,
+    says_host_memory)
 from .module import dotted, flag_text, is_ordering_statement, none_test
 from .ordering import CURRENT_WAITED, Ordering
 from .rules import Rules
@@ -1534,29 +1535,30 @@ class FunctionAnalysis(Rules, Ordering):
         text."""
         return self.call_labels.get(path, path.strip("<>"))
 
+    def local_holding(self, atom, plain=False):
+        """The analyzed function's local name that holds a buffer not made
+        here (or held it when the function returned), or None; `plain`: a
+        name, not an element of one."""
+        probe = ("p", atom[1][2:])
+        first = "%d:" % self.frames[0].fid
+        for k, v in self.st.names.items():
+            if (atom in v or probe in v) and k.startswith(first) and "." not in k and not (plain and "[" in k):
+                return k.partition(":")[2]
+        return self.exit_names.get(atom) or self.exit_names.get(probe)
+
     def buffer_name(self, atom):
         if isinstance(atom[1], str) and not atom[1].startswith("p:<"):
             if "[" in atom[1] and "[*]" not in atom[1]:
                 # An element taken out of a container by a key the check
                 # does not follow (`data = ctx.inputs.pop(name)`): by the
                 # local name holding it, when one does.
-                first = "%d:" % self.frames[0].fid
-                probe = ("p", atom[1][2:])
-                for k, v in self.st.names.items():
-                    if (atom in v or probe in v) and k.startswith(first) and "." not in k and "[" not in k:
-                        return k.partition(":")[2]
-                held = self.exit_names.get(atom) or self.exit_names.get(probe)
+                held = self.local_holding(atom, plain=True)
                 if held is not None:
                     return held
             return atom[1][2:]
         if isinstance(atom[1], str):
             # An unknown call's result: by the local name holding it.
-            probe = ("p", atom[1][2:])
-            first = "%d:" % self.frames[0].fid
-            for k, v in self.st.names.items():
-                if (atom in v or probe in v) and k.startswith(first) and "." not in k:
-                    return k.partition(":")[2]
-            held = self.exit_names.get(atom) or self.exit_names.get(probe)
+            held = self.local_holding(atom)
             return held if held is not None else self.call_label(atom[1][2:])
         first = "%d:" % self.frames[0].fid
         for k, v in self.st.names.items():
@@ -2785,8 +2787,7 @@ class FunctionAnalysis(Rules, Ordering):
             node = node.value
         if isinstance(node, ast.Name):
             words.append(node.id)
-        text = " ".join(words).lower()
-        return any(w in text for w in HOST_MEMORY_WORDS)
+        return says_host_memory(" ".join(words))
 
     def stream_keyword(self, node):
         """The one stream a keyword argument names (`data_copy_stream=s`),

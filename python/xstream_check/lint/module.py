@@ -852,14 +852,18 @@ class Module:
         found = set()
         # Only a module with a `with` line naming a stream has such a block.
         if "stream" in self.source_text and WITH_STREAM_LINE.search(self.source_text):
+            def filled(assign):
+                """The fields of the containers an assignment stores into
+                (`x.field[k] = ...`)."""
+                return {t.value.attr for t in assign.targets
+                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute)}
+
             def stores(body):
                 out = set()
                 for stmt in body:
                     for node in walk(stmt):
                         if isinstance(node, ast.Assign):
-                            for t in node.targets:
-                                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
-                                    out.add(t.value.attr)
+                            out |= filled(node)
                 return out
 
             def stored_names(fn, names):
@@ -869,9 +873,7 @@ class Module:
                 for node in walk(fn):
                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
                             node.value.id in names:
-                        for t in node.targets:
-                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
-                                found.add(t.value.attr)
+                        found.update(filled(node))
 
             def visit(body, class_name):
                 for stmt in body:
@@ -887,7 +889,6 @@ class Module:
                         for inner in node.body:
                             if isinstance(inner, ast.Assign):
                                 side_bound.update(t.id for t in inner.targets if isinstance(t, ast.Name))
-                        for inner in node.body:
                             for call in walk(inner):
                                 if not isinstance(call, ast.Call):
                                     continue

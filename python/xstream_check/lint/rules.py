@@ -6,8 +6,8 @@ import ast
 import re
 
 from .facts import ANY_STREAM, ENTRY
-from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, HOST_MEMORY_WORDS, \
-    NOT_TENSOR_PARAMETER_WORDS
+from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, NOT_TENSOR_PARAMETER_WORDS, \
+    says_host_memory
 from .module import accepts, ordered_after_a_call, walk
 
 
@@ -78,7 +78,7 @@ class Rules:
         for atom, buf in sorted(self.st.buffers.items(), key=lambda item: str(item[0])):
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
-            kept = buf.foreign and isinstance(atom[1], str) and bool(self.attribute_facts(atom[1][2:]))
+            kept = self.kept_by_object(atom, buf)
             side_made = buf.foreign and isinstance(atom[1], str) and (
                 atom[1][2:] in self.side_made or kept or
                 (atom[1][2:] in self.field_made and any(s.startswith("@") for s in buf.alloc)))
@@ -92,8 +92,7 @@ class Rules:
                     continue
             elif not buf.foreign and not buf.escaped:
                 continue
-            if buf.foreign and isinstance(atom[1], str) and \
-                    any(w in atom[1][2:].lower() for w in HOST_MEMORY_WORDS):
+            if buf.foreign and isinstance(atom[1], str) and says_host_memory(atom[1][2:]):
                 # The caller's host buffer (`host`, `cpu_grads[i]`): pinned
                 # memory, which PyTorch's host allocator keeps until the
                 # copies enqueued on it are done.
@@ -231,6 +230,11 @@ class Rules:
             self._params = set() if args is None else \
                 {a.arg for a in args.args + args.kwonlyargs + args.posonlyargs} - {"self", "cls"}
         return self._params
+
+    def kept_by_object(self, atom, buf):
+        """A tensor not made here that the object keeps in an attribute its
+        other methods fill (objects.py facts)."""
+        return bool(buf.foreign) and isinstance(atom[1], str) and bool(self.attribute_facts(atom[1][2:]))
 
     def passed_in(self, stream):
         """A stream the function was handed (a parameter, or reached from
@@ -435,8 +439,7 @@ class Rules:
         # known, so the free is reported only when, whichever it is, some
         # use is unordered with its stream (and then for the first of them).
         alloc = sorted(buf.alloc, key=lambda s: (s == CURRENT, str(s)))
-        if len(alloc) > 1 and buf.foreign and isinstance(atom[1], str) and \
-                bool(self.attribute_facts(atom[1][2:])):
+        if len(alloc) > 1 and self.kept_by_object(atom, buf):
             if not all(any(not use.ordered_on(fs) and use.stream not in buf.recorded for use in buf.uses.values())
                        for fs in alloc):
                 alloc = []

@@ -214,13 +214,19 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 
 # Names that are never a tensor's: what is passed to an unknown call under a
 # side stream is kept as a tensor's use unless it is named like one of these
-# (an accelerator object, a process group, an event).
+# (an accelerator object, a process group, an event, a stream).
 NOT_TENSOR_WORDS = ("accelerator", "process_group", "event", "stream")
 
 # Names of what the host fills (a data loader's batches, pinned buffers):
 # not written by a stream before the function started.
 HOST_MEMORY_WORDS = ("cpu", "host", "pinned")  # a name that says host memory
 HOST_DATA_WORDS = ("iter", "loader") + HOST_MEMORY_WORDS
+
+
+def says_host_memory(text):
+    """Whether a name (`p_host.grad`, `self.cpu_grads[k]`) says host memory."""
+    text = text.lower()
+    return any(w in text for w in HOST_MEMORY_WORDS)
 
 # Parameter names that are seldom a tensor's, for the one rule that takes a
 # parameter only passed to unknown calls as a tensor: a use on another
