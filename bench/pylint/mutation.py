@@ -94,6 +94,12 @@ def mutations(path, source, tree):
     return out
 
 
+def warning_key(f):
+    """What tells two warnings apart: rule and place, and for a free inside
+    a helper reported at its call, where in the helper it frees."""
+    return (f.rule, f.line, f.col, f.freed_at)
+
+
 def mutate(lines, stmt):
     new = list(lines)
     first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
@@ -160,7 +166,7 @@ def run_tree(root, limit=None, listing=False, keep=None):
         if tree is None:
             continue
         src_lines = linter.lines(path)
-        before = {(f.rule, f.line, f.col, f.freed_at) for f in baseline.get(path, [])}
+        before = {warning_key(f) for f in baseline.get(path, [])}
         for stmt, kind, fn in mutations(path, None, tree):
             if is_forwarding(fn):
                 forwarding += 1
@@ -177,14 +183,14 @@ def run_tree(root, limit=None, listing=False, keep=None):
             found = linter.recheck(path, "\n".join(new) + "\n", also=others)
             if not others:
                 found = {path: found}
-            fresh = [f for f in found[path] if (f.rule, f.line, f.col, f.freed_at) not in before]
+            fresh = [f for f in found[path] if warning_key(f) not in before]
             # A caller in another file interprets the changed function at its
             # call, and reports there what the deletion left unordered.
             remote = []
             for other in others:
-                had = {(f.rule, f.line, f.col, f.freed_at) for f in baseline.get(other, [])}
+                had = {warning_key(f) for f in baseline.get(other, [])}
                 remote.extend((other, f) for f in found.get(other, [])
-                              if (f.rule, f.line, f.col, f.freed_at) not in had)
+                              if warning_key(f) not in had)
             c = counts[kind]
             c["deletions"] += 1
             at_fn = False

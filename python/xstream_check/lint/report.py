@@ -107,23 +107,24 @@ def findings_for(analysis, found, late, path, lines):
         else:
             freed = FREED.get(first.how, "is freed")
         line, col = loc(free_site)
+        # Freed inside a helper: the warning is at the call, the first note
+        # at the free itself.
         where = analysis.site_where[free_site]
+        helper = where[1] if where is not None else None
         inner = analysis.site_inner[free_site]
         inner_freed = freed
-        if where is not None and where[1] is not None:
+        if helper is not None:
             if first.how == "exit":
-                inner_freed = "is freed when '%s' returns" % where[1]
-            freed = "is freed in '%s', called here," % where[1]
+                inner_freed = "is freed when '%s' returns" % helper
+            freed = "is freed in '%s', called here," % helper
 
         def base(rule, e):
             f = Finding(rule, path, line, col, "", [], analysis.qualname, buf, stream_name(e.free_stream),
                         stream_name(e.use_stream))
-            if where is not None and where[1] is not None:
-                # Freed inside a helper: the warning is at the call, the
-                # first note at the free itself.
+            if helper is not None:
                 f.freed_at = (where[0], inner.lineno)
                 f.notes.append(Note(where[0], inner.lineno, inner.col_offset + 1,
-                                    "%s %s here, inside '%s'" % (buf, inner_freed, where[1])))
+                                    "%s %s here, inside '%s'" % (buf, inner_freed, helper)))
             return f
 
         if late_entries:
