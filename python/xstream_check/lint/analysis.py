@@ -79,6 +79,24 @@ class GaveUp(Exception):
     """No fixpoint within the budget: the function is not reported."""
 
 
+# A container named by where it came from (subscript_path) is at most this
+# many subscripts deep (`opt.state[p]`): a loop that rebinds `x = x[0]`
+# would make new names each round and never reach a fixpoint.
+MAX_ELEMENT_DEPTH = 1
+
+
+def element_depth(path):
+    """How many subscripts deep a path is (`opt.state[task[1]]`: one)."""
+    depth = level = 0
+    for ch in path:
+        if ch == "[":
+            depth += level == 0
+            level += 1
+        elif ch == "]":
+            level -= 1
+    return depth
+
+
 def flatten_nested(value, depth=0):
     """Tuples nested deeper than a few levels lose their shape (`args = (*args,
     x)` in a loop would otherwise grow without end)."""
@@ -182,6 +200,10 @@ class Frame:
         self.entry_buffers = frozenset()
         self.stage = False
         self.keys = {}  # name -> binding key (FunctionAnalysis.key): fixed for the frame
+        # A parameter of an inlined helper -> the text its argument gives an
+        # element key (`state[key]` in the helper is the caller's
+        # `state["exp_avg"]`): see key_text.
+        self.key_texts = {}
 
 
 class FunctionAnalysis(Rules, Ordering):
@@ -235,6 +257,9 @@ class FunctionAnalysis(Rules, Ordering):
         self.field_made = {}
         self.waited_streams = set()  # streams some stream was made to wait for
         self.inlined_lines = 0  # see INLINE_BUDGET_LINES
+        # (module, class name) of the subclass whose instance `self` is, for
+        # a run of a base class's method as that subclass's; else None.
+        self.self_type = None
         self.each_names = []  # (fid, name) of each `for name in ...` being run, or None
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
@@ -1162,7 +1187,7 @@ class FunctionAnalysis(Rules, Ordering):
                 self.use(value, stmt)
             else:
                 self.escape(value)
-                path = self.subscript_path(target) if has_kind(base, "p") else None
+                path = self.subscript_path(target, base) if has_kind(base, "p") else None
                 if path is not None:
                     # d[k] = other, lst[i] = other: the element it held goes.
                     k = self.key(path)
@@ -1195,7 +1220,7 @@ class FunctionAnalysis(Rules, Ordering):
             base = self.eval(target.value)
             self.eval(target.slice)
             if has_kind(base, "p") and not has_kind(base, "c"):
-                path = self.subscript_path(target)
+                path = self.subscript_path(target, base)
                 if path is not None:
                     k = self.key(path)
                     self.release_value(self.st.names.pop(k, None), stmt, path, "del", k)
@@ -1617,7 +1642,7 @@ class FunctionAnalysis(Rules, Ordering):
             base = self.eval(node.value)
             self.eval(node.slice)
             if len(base) == 1 and next(iter(base))[0] == "p":
-                path = self.subscript_path(node)
+                path = self.subscript_path(node, base)
                 if path is not None:
                     # An element of a container not made here (`bufs[i]`, `streams[i]`).
                     v = self.st.names.get(self.key(path))
@@ -2053,22 +2078,38 @@ class FunctionAnalysis(Rules, Ordering):
             return a[1][2:] + "." + attr
         return None
 
-    def subscript_path(self, node):
-        """`d[k]` -> "d[k]" (the key's text), for an element not made here."""
-        base = dotted(node.value)
+    def subscript_path(self, node, base_value=EMPTY):
+        """`d[k]` -> "d[k]" (the key's text), for an element not made here.
+        The container is named by where it came from, else by its text."""
+        base = text = dotted(node.value)
+        if len(base_value) == 1:
+            # A container bound to a name (`state = opt.state[p]`), or handed
+            # to an inlined helper: named as where it came from, while that
+            # is a short path (a loop that rebinds `x = x[0]` is not followed).
+            a = next(iter(base_value))
+            path = a[1] if a[0] == "p" else a[1][2:] if a[0] == "t" and isinstance(a[1], str) else None
+            # Not for an unknown call's result: what its elements hold was
+            # not written by that call.
+            if path is not None and element_depth(path) <= MAX_ELEMENT_DEPTH and not path.startswith("<"):
+                base = path
         if base is None:
             return None
-        sl = node.slice
-        # A constant or a name is its own key (`state[key]` and
-        # `state[buf_key]` are two elements); any other key expression
-        # names one element whatever it is.
+        return "%s[%s]" % (base, self.key_text(node.slice))
+
+    def key_text(self, sl, frame=None):
+        """An element key's text. A constant, a name, or a name's element
+        or attribute is its own key (`state[key]` and `state[buf_key]` are
+        two elements); a helper's parameter is its argument's text at the
+        call; any other key expression names one element whatever it is."""
         if isinstance(sl, ast.Constant):
-            text = repr(sl.value)
-        elif isinstance(sl, ast.Name):
-            text = sl.id
-        else:
-            text = "?"
-        return "%s[%s]" % (base, text)
+            return repr(sl.value)
+        if isinstance(sl, ast.Name):
+            return (frame or self.f).key_texts.get(sl.id, sl.id)
+        if isinstance(sl, (ast.Subscript, ast.Attribute)) and isinstance(sl.value, ast.Name) \
+                and sl.value.id not in (frame or self.f).key_texts:
+            # `state[task[2]]`, `bufs[self.idx]`: one element, named by its text.
+            return ast.unparse(sl)
+        return "?"
 
     def eval_args(self, node):
         args = []
@@ -2471,7 +2512,12 @@ class FunctionAnalysis(Rules, Ordering):
         # A helper method of the same class (or a base the run defines), inlined.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and self.f.class_name is not None \
                 and self.key("self") not in self.st.names:
-            found = self.m.method(self.f.class_name, meth)
+            if self.self_type is not None and self.f.self_outer:
+                # The analyzed method run on an instance of a subclass
+                # (report.subclass_runs): its override is the one called.
+                found = self.self_type[0].method(self.self_type[1], meth)
+            else:
+                found = self.m.method(self.f.class_name, meth)
             if found is not None:
                 module, callee, cls = found
                 args, kwargs = self.eval_args(node)
@@ -2959,6 +3005,16 @@ class FunctionAnalysis(Rules, Ordering):
         frame.entry_buffers = frozenset(self.st.buffers)
         params = callee.args
         positional = list(params.posonlyargs) + list(params.args)
+        if node is not None and isinstance(node, ast.Call) and not stage:
+            caller = self.f
+            named = positional[1:] if (self_node is not None or self_value is not None) and positional else positional
+            for p, a in zip(named, node.args):
+                if isinstance(a, ast.Starred):
+                    break
+                frame.key_texts[p.arg] = self.key_text(a, caller)
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    frame.key_texts[kw.arg] = self.key_text(kw.value, caller)
         before = self.st.copy()
         self.frames.append(frame)
         if self_node is not None and positional:

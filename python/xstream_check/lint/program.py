@@ -25,6 +25,7 @@ class Program:
         self.text_replaced = None
         self._side_fields = None  # see side_filled_fields
         self._side_fields_of = {}
+        self._subclasses = None  # see subclasses
 
     def add(self, module):
         self.modules.setdefault(module.name, module)
@@ -86,6 +87,34 @@ class Program:
             out = out | m.side_filled_fields()
         return out
 
+    def subclasses(self, module_name, class_name):
+        """[(module name, class name)] of the run's classes that derive from
+        a class (through bases the run defines, at most four levels): a
+        method of the class calling `self.f(...)` runs a subclass's f on
+        an instance of that subclass. By module name, so that a module
+        whose text was replaced (the mutation harness's recheck) is the
+        one read."""
+        if self._subclasses is None:
+            from .module import dotted
+            direct = {}
+            for name, m in self.modules.items():
+                for cls, node in m.class_nodes.items():
+                    for base in node.bases:
+                        text = dotted(base)
+                        found = m.lookup_function(text) if text else None
+                        if found is not None and found[1] is None:
+                            direct.setdefault((found[0].name, found[2]), []).append((name, cls))
+            self._subclasses = direct
+        out, todo, seen = [], [(module_name, class_name, 0)], set()
+        while todo:
+            mod, cls, depth = todo.pop()
+            for sub in self._subclasses.get((mod, cls), ()):
+                if sub not in seen and depth < 4:
+                    seen.add(sub)
+                    out.append(sub)
+                    todo.append(sub + (depth + 1,))
+        return out
+
     def replaced_since(self, indexed):
         """The module standing replaced (Linter.recheck), as a list of at
         most one, when it is not the one `indexed` (name -> module) read."""
@@ -127,3 +156,4 @@ class Program:
                 return True
         return any(name in m.call_index()[0] and
                    ordered_after_a_call(m.call_index(), name, orderers, before, skip(m), fits) for m in replaced)
+

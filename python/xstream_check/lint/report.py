@@ -365,9 +365,15 @@ def check_tree(tree, path, source, stats=None, module=None):
         for key in ([flag] if flag else []) + ([("none", maybe_none)] if maybe_none else []):
             runs = [dict(r, **{key: v}) if isinstance(key, str) else {**r, key: v}
                     for r in runs for v in (True, False)]
-        for n, assume in enumerate(runs):
+        # And once more as each subclass that overrides a method this one
+        # calls through self.
+        runs = [(r, None) for r in runs]
+        if single and class_name is not None:
+            runs += [({}, sub) for sub in subclass_runs(module, func, class_name, nodes)]
+        for n, (assume, self_type) in enumerate(runs):
             analysis = FunctionAnalysis(module, func, class_name, qual)
             analysis.assume = assume or None
+            analysis.self_type = self_type
             if n == 0:
                 count(stats, "functions")
             try:
@@ -395,6 +401,27 @@ def check_tree(tree, path, source, stats=None, module=None):
                 findings.append(f)
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
     return findings
+
+
+def subclass_runs(module, func, class_name, nodes):
+    """[(module, class name)] of the run's subclasses of `class_name` that
+    override a method `func` calls through self (`self.partition_grads(...)`)
+    and not `func` itself: on an instance of one, `func` runs the
+    override."""
+    program = module.program
+    if program is None:
+        return []
+    called = {n.func.attr for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+              isinstance(n.func.value, ast.Name) and n.func.value.id == "self"}
+    if not called:
+        return []
+    out = []
+    for mod_name, cls in program.subclasses(module.name, class_name):
+        m = program.modules.get(mod_name)
+        own = m.classes.get(cls, {}) if m is not None else {}
+        if func.name not in own and not called.isdisjoint(own):
+            out.append((m, cls))
+    return out
 
 
 def check_source(source, path, stats=None):
