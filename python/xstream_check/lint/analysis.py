@@ -2081,7 +2081,7 @@ class FunctionAnalysis(Rules, Ordering):
     def subscript_path(self, node, base_value=EMPTY):
         """`d[k]` -> "d[k]" (the key's text), for an element not made here.
         The container is named by where it came from, else by its text."""
-        base = text = dotted(node.value)
+        base = dotted(node.value)
         if len(base_value) == 1:
             # A container bound to a name (`state = opt.state[p]`), or handed
             # to an inlined helper: named as where it came from, while that

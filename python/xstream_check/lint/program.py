@@ -156,4 +156,3 @@ class Program:
                 return True
         return any(name in m.call_index()[0] and
                    ordered_after_a_call(m.call_index(), name, orderers, before, skip(m), fits) for m in replaced)
-
