@@ -3005,23 +3005,24 @@ class FunctionAnalysis(Rules, Ordering):
         frame.entry_buffers = frozenset(self.st.buffers)
         params = callee.args
         positional = list(params.posonlyargs) + list(params.args)
-        if node is not None and isinstance(node, ast.Call) and not stage:
-            caller = self.f
-            named = positional[1:] if (self_node is not None or self_value is not None) and positional else positional
-            for p, a in zip(named, node.args):
-                if isinstance(a, ast.Starred):
-                    break
-                frame.key_texts[p.arg] = self.key_text(a, caller)
-            for kw in node.keywords:
-                if kw.arg is not None:
-                    frame.key_texts[kw.arg] = self.key_text(kw.value, caller)
         before = self.st.copy()
+        caller = self.f
         self.frames.append(frame)
         if self_node is not None and positional:
             positional = positional[1:]
         elif self_value is not None and positional:
             self.st.names[self.key(positional[0].arg)] = self_value
             positional = positional[1:]
+        if isinstance(node, ast.Call) and not stage:
+            # Element keys the helper takes from its parameters, as the
+            # caller writes them (key_text).
+            for p, a in zip(positional, node.args):
+                if isinstance(a, ast.Starred):
+                    break
+                frame.key_texts[p.arg] = self.key_text(a, caller)
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    frame.key_texts[kw.arg] = self.key_text(kw.value, caller)
         try:
             defaults = list(params.defaults)
             first_default = len(positional) - len(defaults)

@@ -123,16 +123,8 @@ class Rules:
                         self.pending[site] = RawPending(label, site, us, fs,
                                                         self.site(end_node, "exit"))
         self.writes_pending_at_return(end_node)
-        if self.pending:
-            program = self.root.program
-            fn = self.func.name
-            # A method's callers through self are taken from its own module
-            # (see entry_races_at_callers).
-            own = self.root if self.class_name is not None else None
-            fits = accepts(self.func, self.class_name is not None)
-            if program.a_caller_orders(fn, own=own, fits=fits) if program is not None else \
-                    ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], fits=fits):
-                self.pending = {}
+        if self.pending and self.a_caller_orders():
+            self.pending = {}
 
 
     def writes_pending_at_return(self, end_node):
@@ -291,21 +283,27 @@ class Rules:
         """A use on another stream of what the caller wrote is judged at the
         callers when one of them orders something before the call (a
         caller that waits makes the function right)."""
-        if not self.entry_races:
+        if not self.entry_races or getattr(self.func, "name", None) is None:
             return
-        program = self.root.program
-        fn = getattr(self.func, "name", None)
-        if fn is None:
-            return
-        # A method is called through self in its own module, or through an
-        # instance anywhere: `self.f(...)` in another module calls another
-        # class's f.
-        own = self.root if self.class_name is not None else None
-        fits = accepts(self.func, self.class_name is not None)
-        if program.a_caller_orders(fn, before=True, own=own, fits=fits) if program is not None else \
-                ordered_after_a_call(self.root.call_index(), fn, self.root.call_index()[1], before=True, fits=fits):
+        if self.a_caller_orders(before=True):
             for key in self.entry_races:
                 self.races.pop(key, None)
+
+    def a_caller_orders(self, before=False):
+        """Whether a call of the analyzed function in the run is followed
+        (`before`: preceded) in its caller by an ordering
+        (Program.a_caller_orders), counting only calls whose arguments can
+        bind to its parameters (accepts). A method is called through self
+        in its own module, or through an instance anywhere: `self.f(...)`
+        in another module calls another class's f."""
+        fn = self.func.name
+        own = self.root if self.class_name is not None else None
+        fits = accepts(self.func, self.class_name is not None)
+        program = self.root.program
+        if program is not None:
+            return program.a_caller_orders(fn, before=before, own=own, fits=fits)
+        index = self.root.call_index()
+        return ordered_after_a_call(index, fn, index[1], before=before, fits=fits)
 
     def class_orders_later(self, waiter, waited):
         """Whether another method of the class may order `waiter` after

@@ -228,6 +228,7 @@ def says_host_memory(text):
     text = text.lower()
     return any(w in text for w in HOST_MEMORY_WORDS)
 
+
 # Parameter names that are seldom a tensor's, for the one rule that takes a
 # parameter only passed to unknown calls as a tensor: a use on another
 # stream of what the caller wrote (rules.Rules.race).
