@@ -26,7 +26,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_set_current_test(const
   if (!locked) return -1;
   Event event;
   event.kind = EventKind::kTest;
-  if (test_id != nullptr && *test_id != '\0') event.name = locked.session().names().intern(test_id);
+  if (test_id != nullptr && *test_id != '\0') event.name = locked.names().intern(test_id);
   locked.emit(event);
   return 0;
 }
@@ -44,7 +44,7 @@ extern "C" __attribute__((visibility("default"))) char* xsc_findings_report(cons
     rt::Locked locked;
     if (!locked) return nullptr;
     std::optional<NameId> test;
-    if (test_id != nullptr) test = *test_id != '\0' ? locked.session().names().intern(test_id) : kNoName;
+    if (test_id != nullptr) test = *test_id != '\0' ? locked.names().intern(test_id) : kNoName;
     count = locked.session().report_findings(report, test, first, out);
   }
   if (total != nullptr) *total = count;

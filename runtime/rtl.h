@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "checker/engine/allocation_view.h"
 #include "checker/engine/event.h"
 #include "checker/options.h"
 #include "checker/session.h"
@@ -52,7 +53,15 @@ class Locked {
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
   explicit operator bool() const { return session_ != nullptr; }
-  Session& session() { return *session_; }
+  // The session with its checker caught up with every event fed so far:
+  // this waits for the checker's thread (checker_thread.cpp). The fast
+  // paths ask allocations() instead.
+  Session& session();
+  // The thread-safe name table, without waiting for the checker.
+  NameTable& names() { return session_->names(); }
+  // The allocations as of the last event fed (no waiting): the live set
+  // and whether a use of one can appear in a report.
+  const AllocationView& allocations() const;
   // Feeds one event. Fills in the calling thread; routes work made on a
   // capturing stream into its graph instead of the checker (capture.cpp).
   void emit(Event event);
@@ -60,6 +69,8 @@ class Locked {
   void emit_raw(const Event& event);
 
  private:
+  void feed(const Event& event);
+
   std::unique_lock<std::mutex> lock_;
   Session* session_ = nullptr;
 };
@@ -86,6 +97,19 @@ Session* session_unlocked();
 bool session_started();
 // Whether this thread holds the session mutex (a Locked is alive on it).
 bool holding_session_lock();
+
+// ---- the checker's thread (checker_thread.cpp) ---------------------------------
+
+// Under the session mutex: hands `event` to the checker's thread (started
+// with the first event), or feeds the session at once when checking runs
+// inline (checker_thread=0, or the thread could not be started).
+void checker_feed(Session& session, const Event& event);
+// Under the session mutex: returns once the checker has taken every event
+// fed so far.
+void checker_catch_up();
+// fork(): the session mutex held across it (rtl_init.cpp).
+void lock_session_for_fork();
+void unlock_session_after_fork();
 
 // ---- threads (thread.cpp) ---------------------------------------------------
 

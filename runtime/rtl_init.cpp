@@ -32,6 +32,7 @@ struct State {
   std::mutex mu;  // the session mutex
   std::unique_ptr<Session> session;
   std::atomic<Session*> published{nullptr};  // `session` once it started
+  AllocationView allocations;  // under `mu`, as of the last event fed
   bool session_failed = false;
   std::once_flag subscribe_once;
   std::mutex log_mu;
@@ -127,6 +128,7 @@ void finish_at_exit() {
     // A process that never used CUDA or the annotations has no report to
     // give (with verbosity=2 it still tells its fixed costs).
     if (s.session != nullptr) {
+      checker_catch_up();
       // Deferred (Python) stacks are resolved before the report needs them.
       s.session->stacks().resolve_pending();
       std::ostringstream out;
@@ -251,10 +253,26 @@ bool session_started() { return state().published.load(std::memory_order_acquire
 
 bool holding_session_lock() { return thread_state().session_locks > 0; }
 
+Session& Locked::session() {
+  checker_catch_up();
+  return *session_;
+}
+
+const AllocationView& Locked::allocations() const { return state().allocations; }
+
+void Locked::feed(const Event& event) {
+  state().allocations.note(event);
+  checker_feed(*session_, event);
+}
+
 void Locked::emit_raw(const Event& event) {
   const PartScope part(Part::kChecker);
-  session_->on_event(event);
+  feed(event);
 }
+
+void lock_session_for_fork() { state().mu.lock(); }
+
+void unlock_session_after_fork() { state().mu.unlock(); }
 
 namespace {
 std::atomic<bool> caching_blocks_fed{false};
@@ -293,7 +311,7 @@ void Locked::emit(Event event) {
       named.kind = EventKind::kThreadName;
       named.thread = event.thread;
       named.name = session_->names().intern(name);
-      session_->on_event(named);
+      feed(named);
     }
   }
   if (event.kind == EventKind::kUse &&
@@ -323,7 +341,7 @@ void Locked::emit(Event event) {
   if (guards && event.kind == EventKind::kFree && event.free_kind == FreeKind::kPinnedHost)
     host_guard_before_free(*this, event.addr);
   if (capture_event(*this, event)) return;
-  session_->on_event(event);
+  feed(event);
   if (guards) host_guard_after_event(*this, event);
 }
 
@@ -332,8 +350,8 @@ void subscribe_for_injection() { subscribe_once(); }
 Session* session_unlocked() {
   if (Session* session = state().published.load(std::memory_order_acquire))
     return enabled() ? session : nullptr;
-  Locked locked;
-  return locked ? &locked.session() : nullptr;
+  Locked locked;  // creates the session
+  return locked ? state().session.get() : nullptr;
 }
 
 }  // namespace xsc::rt

@@ -65,6 +65,8 @@ const char* part_name(Part part) {
     case Part::kInterposers: return "interposers";
     case Part::kOperatorHook: return "operator_hook";
     case Part::kContextRecorder: return "context_recorder";
+    case Part::kCheckerWait: return "checker_wait";
+    case Part::kCheckerThread: return "checker_thread";
     case Part::kCount: break;
   }
   return "?";

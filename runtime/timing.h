@@ -49,6 +49,8 @@ enum class Part : int {
   kInterposers,      // cuBLAS, cuBLASLt, cuDNN, NCCL: reading a call's operands
   kOperatorHook,     // the PyTorch operator-write hook's own work
   kContextRecorder,  // the PyTorch allocator's context recorder (its stacks)
+  kCheckerWait,      // waiting for the checker's thread (catching up, a full backlog)
+  kCheckerThread,    // the checker's own thread feeding the session: not the program's time
   kCount,
 };
 const char* part_name(Part part);

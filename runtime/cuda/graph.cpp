@@ -89,7 +89,7 @@ void say_unchecked(Locked& locked, GraphState& g, const char* what) {
   if (!g.said.insert(what).second) return;
   Event event;
   event.kind = EventKind::kUnchecked;
-  event.name = locked.session().names().intern(what);
+  event.name = locked.names().intern(what);
   locked.emit(event);
 }
 

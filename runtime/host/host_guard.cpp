@@ -290,8 +290,8 @@ GuardState* guard_state(Locked& locked) {
   auto* s = new GuardState;  // never freed: the handler may run until exit
   const long page = sysconf(_SC_PAGESIZE);
   if (page > 0) s->page_size = static_cast<std::uint64_t>(page);
-  s->load_name = locked.session().names().intern("host load (host_guard)");
-  s->store_name = locked.session().names().intern("host store (host_guard)");
+  s->load_name = locked.names().intern("host load (host_guard)");
+  s->store_name = locked.names().intern("host store (host_guard)");
   // The unwinder is loaded now: loading it inside the handler could deadlock.
   void* warm[4];
   (void)raw_backtrace(warm, 4);
@@ -323,9 +323,7 @@ void host_guard_copy(Locked& locked, Addr host, std::uint64_t bytes, bool host_w
   // A captured copy runs when its graph is launched, not now.
   if (captures_underway(locked)) return;
   AllocInfo info;
-  if (!locked.session().checker().lookup_allocation(host, &info) ||
-      info.kind != AllocKind::kPinnedHost)
-    return;
+  if (!locked.allocations().lookup(host, &info) || info.kind != AllocKind::kPinnedHost) return;
   // Only the copy's bytes inside the allocation.
   const std::uint64_t end = info.addr + info.size;
   if (bytes > end - host) bytes = end - host;
@@ -399,6 +397,9 @@ void host_guard_after_event(Locked& locked, const Event& event) {
     SpinHold hold(s->mu);
     for (std::size_t i = 0; i < s->set.size(); ++i) snapshot[count++] = s->set.at(i);
   }
+  if (count == 0) return;
+  // Asks the checker itself: this waits for its thread to catch up, which
+  // happens only while a guarded copy is pending.
   const Checker& checker = locked.session().checker();
   std::size_t n_lifted = 0;
   for (std::size_t i = 0; i < count; ++i)
@@ -420,7 +421,7 @@ void host_guard_before_free(Locked& locked, Addr addr) {
   GuardState* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr) return;
   AllocInfo info;
-  if (!locked.session().checker().lookup_allocation(addr, &info)) return;
+  if (!locked.allocations().lookup(addr, &info)) return;
   SpinHold hold(s->mu);
   const PageRange changed =
       s->set.remove_if([&](const Guard& g) { return g.allocation == info.addr; });

@@ -53,13 +53,13 @@ EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enq
 // a caching block on its own allocation stream that no other stream took
 // part in, which is fed without one, like a kernel's use of it (launch.cpp).
 bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n) {
-  const Checker& checker = locked.session().checker();
+  const AllocationView& allocations = locked.allocations();
   bool stack = captures_underway(locked);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < *n; ++i) {
     AllocInfo alloc;
     bool carries_past_uses = false;
-    if (!checker.lookup_allocation(uses[i].addr, &alloc, &carries_past_uses)) continue;
+    if (!allocations.lookup(uses[i].addr, &alloc, &carries_past_uses)) continue;
     stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
             alloc.stream != stream;
     const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
@@ -78,7 +78,7 @@ void emit_uses(Locked& locked, const char* name, StreamId stream, const Operator
   event.stream = stream;
   event.what = UseWhat::kOperator;
   event.stack = stack;
-  event.name = locked.session().names().intern(name != nullptr ? name : "");
+  event.name = locked.names().intern(name != nullptr ? name : "");
   for (std::size_t i = 0; i < n; ++i) {
     event.addr = uses[i].addr;
     event.size = uses[i].bytes;

@@ -1,0 +1,176 @@
+#include "checker/engine/allocation_view.h"
+
+#include <iterator>
+#include <limits>
+
+namespace xsc {
+namespace {
+
+// End of [addr, addr + size), saturated instead of wrapping on bad input
+// (the checker's allocation map clamps the same way).
+Addr range_end(Addr addr, std::uint64_t size) {
+  return size > std::numeric_limits<Addr>::max() - addr ? std::numeric_limits<Addr>::max()
+                                                        : addr + size;
+}
+
+}  // namespace
+
+void AllocationView::Users::add(const Users& other) {
+  if (!other.any) return;
+  if (!any) {
+    *this = other;
+    return;
+  }
+  mixed = mixed || other.mixed || user != other.user;
+}
+
+void AllocationView::note(const Event& event) {
+  switch (event.kind) {
+    case EventKind::kAlloc: on_alloc(event); return;
+    case EventKind::kFree: on_free(event); return;
+    case EventKind::kUse: on_use(event); return;
+    case EventKind::kStreamDestroy: on_stream_destroy(event.stream); return;
+    default: return;
+  }
+}
+
+void AllocationView::on_alloc(const Event& event) {
+  const Addr end = range_end(event.addr, event.size);
+  if (end == event.addr) return;  // the checker keeps no empty range either
+  // Live ranges it overlaps give way: a free that was never seen. The
+  // checker drops them without remembering their uses.
+  if (!index_.empty() && index_.last()->end > event.addr) {
+    std::vector<RangeIndex::Entry> stale;
+    index_.for_each_overlapping(event.addr, end,
+                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
+    for (const RangeIndex::Entry& e : stale) {
+      index_.erase(e.start);
+      free_slots_.push_back(e.slot);
+    }
+  }
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slab_.size());
+    slab_.emplace_back();
+  }
+  Entry& entry = slab_[slot];
+  entry = Entry{};
+  entry.info.addr = event.addr;
+  entry.info.size = end - event.addr;
+  entry.info.stream = event.stream;
+  entry.info.kind = event.alloc_kind;
+  entry.info.thread = event.thread;
+  entry.info.stack = event.stack;
+  entry.inherited = take_residue(event.addr, end);
+  index_.insert(RangeIndex::Entry{event.addr, end, slot});
+}
+
+void AllocationView::on_free(const Event& event) {
+  const RangeIndex::Entry* e = index_.containing(event.addr);
+  if (e == nullptr || e->start != event.addr) return;  // the checker frees starts only
+  const Entry& entry = slab_[e->slot];
+  const Addr begin = e->start, end = e->end;
+  const std::uint32_t slot = e->slot;
+  // What the memory's next occupant may carry: this allocation's uses and
+  // those it inherited itself.
+  Users users = entry.own;
+  users.add(entry.inherited);
+  if (users.any) add_residue(begin, end, users);
+  index_.erase(begin);
+  free_slots_.push_back(slot);
+}
+
+void AllocationView::mark_use(Entry& entry, const Event& use) {
+  Users users;
+  users.any = true;
+  users.user = use.stream;
+  // A host access is a thread's, never the allocation stream's.
+  users.mixed = use.what == UseWhat::kHostAccess;
+  entry.own.add(users);
+}
+
+void AllocationView::on_use(const Event& event) {
+  if (event.size == 0) {
+    if (const RangeIndex::Entry* e = index_.containing(event.addr)) mark_use(slab_[e->slot], event);
+    return;
+  }
+  index_.for_each_overlapping(event.addr, range_end(event.addr, event.size),
+                              [&](const RangeIndex::Entry& e) { mark_use(slab_[e.slot], event); });
+}
+
+void AllocationView::on_stream_destroy(StreamId stream) {
+  // The handle may come back as another stream, which the checker tells
+  // apart and a StreamId does not: what the old one did counts as another
+  // agent's from now on.
+  auto forget = [stream](Users& users) {
+    if (users.any && users.user == stream) users.mixed = true;
+  };
+  for (Entry& entry : slab_) {
+    forget(entry.own);
+    forget(entry.inherited);
+  }
+  for (auto& [begin, residue] : residue_) forget(residue.users);
+}
+
+AllocationView::Users AllocationView::take_residue(Addr begin, Addr end) {
+  Users taken;
+  if (residue_.empty()) return taken;
+  auto it = residue_.upper_bound(begin);
+  if (it != residue_.begin() && std::prev(it)->second.end > begin) --it;
+  while (it != residue_.end() && it->first < end) {
+    const Addr r_begin = it->first;
+    const Residue r = it->second;
+    taken.add(r.users);
+    it = residue_.erase(it);
+    // The parts the allocation does not take stay remembered.
+    if (r_begin < begin) residue_.emplace(r_begin, Residue{begin, r.users});
+    if (end < r.end) it = residue_.emplace(end, Residue{r.end, r.users}).first;
+  }
+  return taken;
+}
+
+void AllocationView::add_residue(Addr begin, Addr end, const Users& users) {
+  // Live memory holds no residue (an allocation takes it), so the range is
+  // free of others; a neighbour that carries the same is merged with it.
+  auto same = [&](const Users& other) {
+    return other.mixed == users.mixed && other.user == users.user;
+  };
+  Residue merged{end, users};
+  auto next = residue_.find(end);
+  if (next != residue_.end() && same(next->second.users)) {
+    merged.end = next->second.end;
+    residue_.erase(next);
+  }
+  auto it = residue_.lower_bound(begin);
+  if (it != residue_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.end == begin && same(prev->second.users)) {
+      prev->second.end = merged.end;
+      return;
+    }
+  }
+  residue_[begin] = merged;
+}
+
+bool AllocationView::lookup(Addr addr, AllocInfo* out, bool* carries_past_uses) const {
+  const RangeIndex::Entry* e = index_.containing(addr);
+  if (e == nullptr) return false;
+  const Entry& entry = slab_[e->slot];
+  if (out) *out = entry.info;
+  if (carries_past_uses)
+    *carries_past_uses =
+        entry.own.other_than(entry.info.stream) || entry.inherited.other_than(entry.info.stream);
+  return true;
+}
+
+bool AllocationView::used_off_allocation_stream(Addr addr) const {
+  const RangeIndex::Entry* e = index_.containing(addr);
+  if (e == nullptr || e->start != addr) return true;
+  const Entry& entry = slab_[e->slot];
+  return entry.own.other_than(entry.info.stream);
+}
+
+}  // namespace xsc

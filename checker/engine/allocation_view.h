@@ -1,0 +1,93 @@
+// The allocations as a producer sees them, ahead of the checker.
+//
+// The runtime feeds the checker from a thread of its own, so the checker's
+// allocation map lags behind the program. The questions the program's
+// threads ask on their fast paths (is this kernel argument word a pointer
+// into a tracked allocation; can a use of this block ever appear in a
+// report, so that it needs a stack) are answered here instead, from the
+// same events in the same order, at the moment they are fed:
+//
+// - the live set is exactly the checker's: an allocation event inserts its
+//   range (dropping the live ranges it overlaps, a free that was missed),
+//   a free removes the allocation starting at its address;
+// - whether another agent than the allocation stream takes part in the
+//   memory's uses is a conservative answer: true whenever the checker's
+//   (Checker::lookup_allocation's `carries_past_uses`) can be true. A use on
+//   another stream or by the host marks the allocation; freed memory that
+//   such an allocation held, or that one stream used, is remembered as a
+//   residue, and a later allocation on another stream overlapping it is
+//   marked too (the checker's inherited past uses). The residue is never
+//   dropped for being ordered, so the answer can be true where the
+//   checker's is false: the producer then takes a stack it did not need,
+//   never the other way round.
+//
+// Single-threaded: the producer calls it under its own lock.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "checker/engine/event.h"
+#include "checker/engine/finding.h"
+#include "checker/engine/range_index.h"
+
+namespace xsc {
+
+class AllocationView {
+ public:
+  // Follows one event, in the order the checker is fed.
+  void note(const Event& event);
+
+  // The live allocation containing `addr` (interior pointers included).
+  // *carries_past_uses, when given: false only when every use of the
+  // allocation and of the memory's earlier occupants was by the
+  // allocation stream.
+  bool lookup(Addr addr, AllocInfo* out, bool* carries_past_uses = nullptr) const;
+  // Whether the live allocation starting at `addr` was used by anything
+  // but its allocation stream (its own uses only, as
+  // Checker::used_off_allocation_stream). True when none starts there.
+  bool used_off_allocation_stream(Addr addr) const;
+
+  std::size_t live() const { return index_.size(); }
+  std::size_t residues() const { return residue_.size(); }
+
+ private:
+  // Uses of some memory summed up: none, all by one stream (`user`), or
+  // by more than one agent (`mixed`).
+  struct Users {
+    bool any = false;
+    bool mixed = false;
+    StreamId user = kLegacyStream;
+    void add(const Users& other);
+    // Whether an allocation on `stream` carrying these uses has another
+    // agent than `stream` taking part.
+    bool other_than(StreamId stream) const { return any && (mixed || user != stream); }
+  };
+  struct Entry {
+    AllocInfo info;
+    Users own;        // its own uses
+    Users inherited;  // its memory's earlier occupants' uses
+  };
+  // Freed memory and the uses a later occupant carries.
+  struct Residue {
+    Addr end = 0;
+    Users users;
+  };
+
+  void on_alloc(const Event& event);
+  void on_free(const Event& event);
+  void on_use(const Event& event);
+  void on_stream_destroy(StreamId stream);
+  void mark_use(Entry& entry, const Event& use);
+  // Removes [begin, end) from the residues and returns the uses they held.
+  Users take_residue(Addr begin, Addr end);
+  void add_residue(Addr begin, Addr end, const Users& users);
+
+  RangeIndex index_;
+  std::vector<Entry> slab_;
+  std::vector<std::uint32_t> free_slots_;
+  std::map<Addr, Residue> residue_;  // keyed by begin; ranges disjoint
+};
+
+}  // namespace xsc

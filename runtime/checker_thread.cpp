@@ -1,0 +1,178 @@
+// The checker's thread: the session is fed from a thread of the runtime's
+// own, so that a program thread making an event pays for handing it over
+// (a copy into a batch under the session mutex), not for checking it.
+//
+// Order is kept: producers append under the session mutex, batches go to
+// the checker's thread whole and in order, and it feeds them in that order,
+// so the checker sees exactly the sequence it would have seen fed inline.
+// What the program's threads ask while the checker lags behind is answered
+// by the AllocationView (checker/engine/allocation_view.h), which follows
+// the same events at the moment they are fed; anything that needs the
+// checker itself (the host guard's orderings, a test's findings, the
+// report) first waits for it to catch up (checker_catch_up).
+//
+// The thread is started with the session, never makes a CUDA call, never
+// takes the GIL and is never observed (its ThreadState guard is up). Across
+// fork it is quiesced first: the child, which has no such thread, gets a
+// session the checker is not halfway through, and starts its own thread on
+// its first event.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "runtime/rtl.h"
+#include "runtime/timing.h"
+
+namespace xsc::rt {
+namespace {
+
+// Events handed over at once: enough that the checker's thread wakes a
+// few times per millisecond of a busy program, not per event.
+constexpr std::size_t kBatch = 256;
+// Events the checker may lag behind before producers wait for it, which
+// bounds the memory the backlog takes (about 6 MiB).
+constexpr std::uint64_t kMaxBacklog = 1 << 16;
+
+struct Feed {
+  // Producers' side, under the session mutex.
+  std::vector<Event> filling;
+  bool threaded = false;  // a checker's thread runs in this process
+  bool failed = false;    // it could not be started: events are fed inline
+  pid_t owner = 0;        // the process that started it
+  Session* session = nullptr;
+
+  // Shared with the checker's thread, under `mu`.
+  std::mutex mu;
+  std::condition_variable work;  // to the checker's thread: a batch is in
+  std::condition_variable done;  // to producers: the checker took a batch
+  std::vector<Event> inbox;
+  std::uint64_t handed = 0;  // events handed over
+  std::uint64_t fed = 0;     // events the session has taken
+};
+
+// Replaced (and the old one leaked) in a forked child, whose copy of the
+// mutex and condition variables may name a thread it does not have.
+Feed* feed_instance = new Feed;
+Feed& feed_state() { return *feed_instance; }
+
+void* run_checker(void* raw) {
+  Feed& feed = *static_cast<Feed*>(raw);
+  // Nothing this thread does is the program's: a CUDA call made under the
+  // session (the trace writer's, a symbolizer's) is not an event.
+  ReentrancyGuard guard;
+  std::vector<Event> taking;
+  std::unique_lock<std::mutex> lock(feed.mu);
+  for (;;) {
+    feed.work.wait(lock, [&] { return !feed.inbox.empty(); });
+    taking.swap(feed.inbox);
+    lock.unlock();
+    {
+      const PartScope part(Part::kCheckerThread);
+      feed.session->on_events(taking.data(), taking.size());
+    }
+    const std::uint64_t n = taking.size();
+    taking.clear();
+    lock.lock();
+    feed.fed += n;
+    feed.done.notify_all();
+  }
+  return nullptr;
+}
+
+void fork_prepare();
+void fork_parent();
+void fork_child();
+
+// Under the session mutex: the checker's thread for this process, started
+// on the first event. False when events must be fed inline.
+bool ensure_thread(Feed& feed, Session& session) {
+  if (feed.threaded) return true;
+  if (feed.failed || !options().checker_thread) return false;
+  feed.session = &session;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  // The interposed pthread_create passes this straight on: the session
+  // mutex is held, so it feeds no thread-start edge.
+  const int rc = pthread_create(&thread, &attr, run_checker, &feed);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    feed.failed = true;
+    notice("cannot start the checker's thread; events are checked on the program's threads");
+    return false;
+  }
+  pthread_setname_np(thread, "xsc-checker");
+  static std::once_flag at_fork;
+  std::call_once(at_fork, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
+  feed.threaded = true;
+  feed.owner = getpid();
+  return true;
+}
+
+// Under the session mutex: hands the filled batch to the checker's thread.
+void hand_off(Feed& feed) {
+  if (feed.filling.empty()) return;
+  std::unique_lock<std::mutex> lock(feed.mu);
+  if (feed.handed - feed.fed >= kMaxBacklog) {
+    const PartScope wait(Part::kCheckerWait);
+    feed.done.wait(lock, [&] { return feed.handed - feed.fed < kMaxBacklog / 2; });
+  }
+  feed.handed += feed.filling.size();
+  if (feed.inbox.empty()) {
+    feed.inbox.swap(feed.filling);  // `filling` gets the old inbox's storage
+  } else {
+    feed.inbox.insert(feed.inbox.end(), feed.filling.begin(), feed.filling.end());
+    feed.filling.clear();
+  }
+  lock.unlock();
+  feed.work.notify_one();
+}
+
+void catch_up(Feed& feed) {
+  if (!feed.threaded) return;
+  hand_off(feed);
+  std::unique_lock<std::mutex> lock(feed.mu);
+  if (feed.fed == feed.handed) return;
+  const PartScope wait(Part::kCheckerWait);
+  feed.done.wait(lock, [&] { return feed.fed == feed.handed; });
+}
+
+// fork(): the forking thread takes the session mutex and waits for the
+// checker to go idle, so that no event is half fed when the address space
+// is copied.
+void fork_prepare() {
+  lock_session_for_fork();
+  catch_up(feed_state());
+}
+
+void fork_parent() { unlock_session_after_fork(); }
+
+void fork_child() {
+  Feed* old = feed_instance;
+  Feed* fresh = new Feed;
+  fresh->failed = old->failed;
+  fresh->session = old->session;
+  fresh->filling.reserve(kBatch);
+  feed_instance = fresh;  // the old one stays allocated: its mutex may look held
+  unlock_session_after_fork();
+}
+
+}  // namespace
+
+void checker_feed(Session& session, const Event& event) {
+  Feed& feed = feed_state();
+  if (!ensure_thread(feed, session)) {
+    session.on_event(event);
+    return;
+  }
+  feed.filling.push_back(event);
+  if (feed.filling.size() >= kBatch) hand_off(feed);
+}
+
+void checker_catch_up() { catch_up(feed_state()); }
+
+}  // namespace xsc::rt

@@ -1,0 +1,166 @@
+// AllocationView against the Checker it stands in for: after every event of
+// random programs (allocations that overlap and split freed memory, uses on
+// several streams and by the host, frees of every kind, deferred frees,
+// streams destroyed and their handles reused, orderings), the view's live
+// set must be the checker's, and wherever the checker says a use of an
+// allocation can appear in a report the view must say so too.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "checker/engine/allocation_view.h"
+#include "checker/engine/checker.h"
+#include "event_builder.h"
+
+namespace xsc {
+namespace {
+
+using test::Alloc;
+using test::DestroyStream;
+using test::Free;
+using test::FreeCompleted;
+using test::Record;
+using test::StreamSync;
+using test::Use;
+using test::Wait;
+
+constexpr Addr kBase = 0x100000;
+constexpr StreamId kStreams[] = {0x51, 0x52, 0x53};
+
+struct Both {
+  Checker checker;
+  AllocationView view;
+  void feed(const Event& e) {
+    view.note(e);
+    checker.on_event(e);
+  }
+};
+
+// Every address in the arena, at a step that hits starts, interiors and ends.
+void expect_agree(const Both& b, std::uint64_t arena, int step) {
+  for (Addr addr = kBase; addr < kBase + arena; addr += 0x40) {
+    AllocInfo from_checker, from_view;
+    bool checker_carries = false, view_carries = false;
+    const bool in_checker = b.checker.lookup_allocation(addr, &from_checker, &checker_carries);
+    const bool in_view = b.view.lookup(addr, &from_view, &view_carries);
+    ASSERT_EQ(in_checker, in_view) << "step " << step << " addr " << std::hex << addr;
+    if (!in_checker) continue;
+    ASSERT_EQ(from_checker.addr, from_view.addr) << "step " << step;
+    ASSERT_EQ(from_checker.size, from_view.size) << "step " << step;
+    ASSERT_EQ(from_checker.stream, from_view.stream) << "step " << step;
+    ASSERT_EQ(from_checker.kind, from_view.kind) << "step " << step;
+    // Conservative: never "nothing else took part" where the checker knows better.
+    if (checker_carries) {
+      ASSERT_TRUE(view_carries) << "step " << step << " addr " << std::hex << addr;
+    }
+    if (b.checker.used_off_allocation_stream(from_checker.addr)) {
+      ASSERT_TRUE(b.view.used_off_allocation_stream(from_checker.addr)) << "step " << step;
+    }
+  }
+}
+
+TEST(AllocationView, AgreesWithTheCheckerOnRandomPrograms) {
+  constexpr std::uint64_t kArena = 0x8000;
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    Both b;
+    std::vector<Addr> live;
+    EventId next_event = 1;
+    for (int step = 0; step < 400; ++step) {
+      const StreamId stream = kStreams[pick(3)];
+      const int what = pick(12);
+      if (what < 3 || live.empty()) {
+        const Addr addr = kBase + 0x100 * static_cast<Addr>(pick(kArena / 0x100));
+        const std::uint64_t size = 0x100 * static_cast<std::uint64_t>(1 + pick(4));
+        const AllocKind kind = pick(4) == 0 ? AllocKind::kStreamOrdered : AllocKind::kCachingAllocator;
+        b.feed(Alloc(addr, size, stream, kind));
+        live.push_back(addr);
+      } else if (what < 7) {
+        const Addr at = live[static_cast<std::size_t>(pick(static_cast<int>(live.size())))];
+        test::E use = Use(at + 0x40 * static_cast<Addr>(pick(3)), pick(2) ? 0 : 0x80, stream);
+        if (pick(8) == 0) use.what(UseWhat::kHostAccess);
+        if (pick(3) == 0) use.access(Access::kWrite);
+        b.feed(use);
+      } else if (what < 9) {
+        const std::size_t i = static_cast<std::size_t>(pick(static_cast<int>(live.size())));
+        const bool deferred = pick(3) == 0;
+        const FreeKind kind = pick(4) == 0 ? FreeKind::kStreamOrdered : FreeKind::kCachingAllocator;
+        b.feed(Free(live[i], stream, kind, deferred && kind == FreeKind::kCachingAllocator));
+        if (deferred && pick(2) == 0) b.feed(FreeCompleted(live[i]));
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      } else if (what < 11) {
+        const EventId ev = next_event++;
+        b.feed(Record(ev, stream));
+        b.feed(Wait(kStreams[pick(3)], ev));
+      } else if (pick(4) == 0) {
+        b.feed(DestroyStream(stream));
+      } else {
+        b.feed(StreamSync(stream));
+      }
+      expect_agree(b, kArena, step);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(AllocationView, OwnStreamBlockCarriesNothingUntilAnotherStreamUsesIt) {
+  AllocationView view;
+  view.note(Alloc(kBase, 0x1000, 0x51));
+  view.note(Use(kBase, 0, 0x51));
+  AllocInfo info;
+  bool carries = true;
+  ASSERT_TRUE(view.lookup(kBase + 0x10, &info, &carries));
+  EXPECT_FALSE(carries);
+  EXPECT_FALSE(view.used_off_allocation_stream(kBase));
+  view.note(Use(kBase + 0x20, 0x10, 0x52));
+  ASSERT_TRUE(view.lookup(kBase, &info, &carries));
+  EXPECT_TRUE(carries);
+  EXPECT_TRUE(view.used_off_allocation_stream(kBase));
+}
+
+TEST(AllocationView, ReusedMemoryCarriesItsEarlierOccupantsUses) {
+  AllocationView view;
+  view.note(Alloc(kBase, 0x1000, 0x51));
+  view.note(Use(kBase, 0, 0x52));
+  view.note(Free(kBase, 0x51));
+  // The same stream's allocation of part of the block inherits the other
+  // stream's use; the part it leaves is still remembered.
+  view.note(Alloc(kBase, 0x400, 0x51));
+  bool carries = false;
+  ASSERT_TRUE(view.lookup(kBase, nullptr, &carries));
+  EXPECT_TRUE(carries);
+  EXPECT_FALSE(view.used_off_allocation_stream(kBase));  // its own uses: none
+  view.note(Alloc(kBase + 0x800, 0x100, 0x51));
+  ASSERT_TRUE(view.lookup(kBase + 0x800, nullptr, &carries));
+  EXPECT_TRUE(carries);
+  // Memory only its own stream used carries nothing to that stream...
+  view.note(Alloc(kBase + 0x4000, 0x100, 0x51));
+  view.note(Use(kBase + 0x4000, 0, 0x51));
+  view.note(Free(kBase + 0x4000, 0x51));
+  view.note(Alloc(kBase + 0x4000, 0x100, 0x51));
+  ASSERT_TRUE(view.lookup(kBase + 0x4000, nullptr, &carries));
+  EXPECT_FALSE(carries);
+  // ...and that stream's use to another stream, through an occupant that
+  // never used it.
+  view.note(Free(kBase + 0x4000, 0x51));
+  EXPECT_EQ(view.residues(), 3u);  // the first block's two parts left, and this one
+  view.note(Alloc(kBase + 0x4000, 0x100, 0x52));
+  ASSERT_TRUE(view.lookup(kBase + 0x4000, nullptr, &carries));
+  EXPECT_TRUE(carries);
+}
+
+TEST(AllocationView, StaleRangesGiveWayLikeTheChecker) {
+  AllocationView view;
+  view.note(Alloc(kBase, 0x1000, 0x51));
+  view.note(Alloc(kBase + 0x800, 0x1000, 0x51));  // the first one's free was missed
+  EXPECT_EQ(view.live(), 1u);
+  EXPECT_FALSE(view.lookup(kBase, nullptr));
+  EXPECT_TRUE(view.lookup(kBase + 0x17ff, nullptr));
+  view.note(Free(kBase + 0x900, 0x51));  // not a start: nothing freed
+  EXPECT_EQ(view.live(), 1u);
+}
+
+}  // namespace
+}  // namespace xsc
