@@ -163,15 +163,18 @@ void fork_child() {
 
 }  // namespace
 
-void checker_feed(Session& session, const Event& event) {
+bool checker_feed(Session& session, const Event& event) {
   Feed& feed = feed_state();
   if (!ensure_thread(feed, session)) {
     session.on_event(event);
-    return;
+    return false;
   }
   feed.filling.push_back(event);
   if (feed.filling.size() >= kBatch) hand_off(feed);
+  return true;
 }
+
+bool checker_thread_running() { return feed_state().threaded; }
 
 void checker_catch_up() { catch_up(feed_state()); }
 

@@ -111,7 +111,7 @@ void api_free(std::uint64_t addr, std::uint64_t stream, int free_kind, int defer
     // emitted under one lock; otherwise captured outside it, as usual.
     Locked locked;
     if (!locked) return;
-    if (!locked.allocations().used_off_allocation_stream(addr) &&
+    if (!locked.used_off_allocation_stream(addr) &&
         !graph_uses_pending(locked)) {
       note_stack(StackHow::kSkipped);
       locked.emit(event);
@@ -193,7 +193,7 @@ void api_host_access(std::uint64_t addr, std::uint64_t size, int access, const c
     Locked locked;
     if (!locked) return;
     AllocInfo info;
-    if (!locked.allocations().lookup(addr, &info) || info.kind != AllocKind::kPinnedHost) return;
+    if (!locked.lookup_allocation(addr, &info) || info.kind != AllocKind::kPinnedHost) return;
     const std::uint64_t end = info.addr + info.size;
     if (size > end - addr) size = end - addr;  // cut to the allocation
   }

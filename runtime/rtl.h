@@ -54,14 +54,18 @@ class Locked {
   Locked& operator=(const Locked&) = delete;
   explicit operator bool() const { return session_ != nullptr; }
   // The session with its checker caught up with every event fed so far:
-  // this waits for the checker's thread (checker_thread.cpp). The fast
-  // paths ask allocations() instead.
+  // with checker_thread=1 this waits for the checker's thread
+  // (checker_thread.cpp). The fast paths ask the two queries below.
   Session& session();
   // The thread-safe name table, without waiting for the checker.
   NameTable& names() { return session_->names(); }
-  // The allocations as of the last event fed (no waiting): the live set
-  // and whether a use of one can appear in a report.
-  const AllocationView& allocations() const;
+  // The allocations as of the last event fed, never waiting: the checker's
+  // own answers (Checker::lookup_allocation, used_off_allocation_stream)
+  // when it runs on this thread, else the AllocationView's, which follows
+  // the same events as they are fed (the same live set; "another agent
+  // took part" answered conservatively).
+  bool lookup_allocation(Addr addr, AllocInfo* out, bool* carries_past_uses = nullptr);
+  bool used_off_allocation_stream(Addr addr);
   // Feeds one event. Fills in the calling thread; routes work made on a
   // capturing stream into its graph instead of the checker (capture.cpp).
   void emit(Event event);
@@ -101,9 +105,12 @@ bool holding_session_lock();
 // ---- the checker's thread (checker_thread.cpp) ---------------------------------
 
 // Under the session mutex: hands `event` to the checker's thread (started
-// with the first event), or feeds the session at once when checking runs
-// inline (checker_thread=0, or the thread could not be started).
-void checker_feed(Session& session, const Event& event);
+// with the first event) and returns true, or feeds the session at once and
+// returns false when checking runs inline (checker_thread=0, the default,
+// or the thread could not be started).
+bool checker_feed(Session& session, const Event& event);
+// Whether events go to the checker's thread in this process.
+bool checker_thread_running();
 // Under the session mutex: returns once the checker has taken every event
 // fed so far.
 void checker_catch_up();

@@ -32,7 +32,9 @@ struct State {
   std::mutex mu;  // the session mutex
   std::unique_ptr<Session> session;
   std::atomic<Session*> published{nullptr};  // `session` once it started
-  AllocationView allocations;  // under `mu`, as of the last event fed
+  // Under `mu`, as of the last event fed; kept while the checker runs on
+  // its own thread (checker_thread.cpp).
+  AllocationView allocations;
   bool session_failed = false;
   std::once_flag subscribe_once;
   std::mutex log_mu;
@@ -258,11 +260,20 @@ Session& Locked::session() {
   return *session_;
 }
 
-const AllocationView& Locked::allocations() const { return state().allocations; }
+bool Locked::lookup_allocation(Addr addr, AllocInfo* out, bool* carries_past_uses) {
+  if (checker_thread_running()) return state().allocations.lookup(addr, out, carries_past_uses);
+  return session_->checker().lookup_allocation(addr, out, carries_past_uses);
+}
+
+bool Locked::used_off_allocation_stream(Addr addr) {
+  if (checker_thread_running()) return state().allocations.used_off_allocation_stream(addr);
+  return session_->checker().used_off_allocation_stream(addr);
+}
 
 void Locked::feed(const Event& event) {
-  state().allocations.note(event);
-  checker_feed(*session_, event);
+  // The view is kept only while the checker lags behind on its thread;
+  // a process that feeds inline asks the checker itself.
+  if (checker_feed(*session_, event)) state().allocations.note(event);
 }
 
 void Locked::emit_raw(const Event& event) {

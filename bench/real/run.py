@@ -4,7 +4,7 @@
     python3 bench/real/run.py --build build [--pairs 5] [--workloads eager,hf,fsdp2,ddp]
     python3 bench/real/run.py --build build --workloads compile
     python3 bench/real/run.py --build build --profile --pairs 3 --workloads eager
-    python3 bench/real/run.py --build build --variants inline,parts
+    python3 bench/real/run.py --build build --variants thread,parts
 
 Each pair runs the workload (bench/real/train_step.py) natively and under
 the runtime (LD_PRELOAD, XSC_OPTIONS unset: every check on), in alternating
@@ -49,9 +49,9 @@ EXTRA_VARIANTS = {
     # Every check on, each part of the runtime's host time counted inside
     # the process (runtime/timing.h): train_step.py prints it per step.
     "parts": {"XSC_PROFILE": "parts"},
-    # Every check on, checked on the program's threads as events are made
-    # (no checker's thread): what the checker's thread saves.
-    "inline": {"XSC_OPTIONS": "checker_thread=0"},
+    # Every check on, the checker on a thread of the runtime's own
+    # (runtime/checker_thread.cpp): what that saves the program's threads.
+    "thread": {"XSC_OPTIONS": "checker_thread=1"},
 }
 
 

@@ -288,11 +288,10 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 template <typename ForEachWord>
 void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       ForEachWord&& for_each_word) {
-  const AllocationView& allocations = locked.allocations();
   DistinctAllocations found;
   for_each_word([&](std::uint64_t word, bool read) {
     AllocInfo alloc;
-    if (!allocations.lookup(word, &alloc)) return;
+    if (!locked.lookup_allocation(word, &alloc)) return;
     found.add(alloc.addr, word, read);
   });
   emit_uses(locked, found, stream, name, stack);
@@ -357,14 +356,13 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   if (!overflow && caching_blocks_seen()) {
     Locked locked;
     if (!locked) return;
-    const AllocationView& allocations = locked.allocations();
-    const bool keep_own_stream = captures_underway(locked);
+      const bool keep_own_stream = captures_underway(locked);
     bool needs_stack = false;
     DistinctAllocations own;
     for (std::size_t i = 0; i < count && !needs_stack; ++i) {
       AllocInfo alloc;
       bool carries_past_uses = false;
-      if (!allocations.lookup(candidates[i], &alloc, &carries_past_uses)) continue;
+      if (!locked.lookup_allocation(candidates[i], &alloc, &carries_past_uses)) continue;
       // Inside a capture an own-stream use counts where the graph runs,
       // and is reported with the launch's stack like any other.
       if (keep_own_stream || carries_past_uses || !is_own_stream_caching_use(alloc, stream))

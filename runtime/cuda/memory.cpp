@@ -65,7 +65,7 @@ Event use_event(Addr addr, std::uint64_t bytes, StreamId stream, UseWhat what, A
 
 bool is_device(Locked& locked, Addr addr) {
   AllocInfo info;
-  return addr != 0 && locked.allocations().lookup(addr, &info) &&
+  return addr != 0 && locked.lookup_allocation(addr, &info) &&
          info.kind != AllocKind::kPinnedHost;
 }
 
@@ -73,7 +73,7 @@ bool is_device(Locked& locked, Addr addr) {
 // PyTorch's pinned blocks, which come from those calls).
 bool is_pinned(Locked& locked, Addr addr) {
   AllocInfo info;
-  return addr != 0 && locked.allocations().lookup(addr, &info) &&
+  return addr != 0 && locked.lookup_allocation(addr, &info) &&
          info.kind == AllocKind::kPinnedHost;
 }
 

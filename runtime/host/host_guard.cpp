@@ -323,7 +323,7 @@ void host_guard_copy(Locked& locked, Addr host, std::uint64_t bytes, bool host_w
   // A captured copy runs when its graph is launched, not now.
   if (captures_underway(locked)) return;
   AllocInfo info;
-  if (!locked.allocations().lookup(host, &info) || info.kind != AllocKind::kPinnedHost) return;
+  if (!locked.lookup_allocation(host, &info) || info.kind != AllocKind::kPinnedHost) return;
   // Only the copy's bytes inside the allocation.
   const std::uint64_t end = info.addr + info.size;
   if (bytes > end - host) bytes = end - host;
@@ -421,7 +421,7 @@ void host_guard_before_free(Locked& locked, Addr addr) {
   GuardState* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr) return;
   AllocInfo info;
-  if (!locked.allocations().lookup(addr, &info)) return;
+  if (!locked.lookup_allocation(addr, &info)) return;
   SpinHold hold(s->mu);
   const PageRange changed =
       s->set.remove_if([&](const Guard& g) { return g.allocation == info.addr; });

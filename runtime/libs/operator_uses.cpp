@@ -53,13 +53,12 @@ EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enq
 // a caching block on its own allocation stream that no other stream took
 // part in, which is fed without one, like a kernel's use of it (launch.cpp).
 bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n) {
-  const AllocationView& allocations = locked.allocations();
   bool stack = captures_underway(locked);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < *n; ++i) {
     AllocInfo alloc;
     bool carries_past_uses = false;
-    if (!allocations.lookup(uses[i].addr, &alloc, &carries_past_uses)) continue;
+    if (!locked.lookup_allocation(uses[i].addr, &alloc, &carries_past_uses)) continue;
     stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
             alloc.stream != stream;
     const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
