@@ -45,7 +45,9 @@ constexpr const char* kUsage =
     "  launch_callbacks=auto|runtime|driver (run only)\n"
     "  torch_op_access=0|1 (run only: what PyTorch operators write, from their\n"
     "                      schemas, counts as known writes; default 1)\n"
-    "  cublas_access=0|1 (run only: what cuBLAS calls read and write; default 1)\n";
+    "  cublas_access=0|1 (run only: what cuBLAS calls read and write; default 1)\n"
+    "  checker_thread=0|1 (run only: the checker on a thread of its own, the\n"
+    "                     program's threads only hand events over; default 0)\n";
 
 }  // namespace
 
