@@ -34,9 +34,17 @@ void AllocationView::note(const Event& event) {
   }
 }
 
+const RangeIndex::Entry* AllocationView::find(Addr addr) const {
+  if (addr >= last_.start && addr < last_.end) return &last_;
+  const RangeIndex::Entry* e = index_.containing(addr);
+  if (e != nullptr) last_ = *e;
+  return e;
+}
+
 void AllocationView::on_alloc(const Event& event) {
   const Addr end = range_end(event.addr, event.size);
   if (end == event.addr) return;  // the checker keeps no empty range either
+  last_ = RangeIndex::Entry{0, 0, 0};
   // Live ranges it overlaps give way: a free that was never seen. The
   // checker drops them without remembering their uses.
   if (!index_.empty() && index_.last()->end > event.addr) {
@@ -69,7 +77,7 @@ void AllocationView::on_alloc(const Event& event) {
 }
 
 void AllocationView::on_free(const Event& event) {
-  const RangeIndex::Entry* e = index_.containing(event.addr);
+  const RangeIndex::Entry* e = find(event.addr);
   if (e == nullptr || e->start != event.addr) return;  // the checker frees starts only
   const Entry& entry = slab_[e->slot];
   const Addr begin = e->start, end = e->end;
@@ -81,6 +89,7 @@ void AllocationView::on_free(const Event& event) {
   if (users.any) add_residue(begin, end, users);
   index_.erase(begin);
   free_slots_.push_back(slot);
+  last_ = RangeIndex::Entry{0, 0, 0};
 }
 
 void AllocationView::mark_use(Entry& entry, const Event& use) {
@@ -94,7 +103,7 @@ void AllocationView::mark_use(Entry& entry, const Event& use) {
 
 void AllocationView::on_use(const Event& event) {
   if (event.size == 0) {
-    if (const RangeIndex::Entry* e = index_.containing(event.addr)) mark_use(slab_[e->slot], event);
+    if (const RangeIndex::Entry* e = find(event.addr)) mark_use(slab_[e->slot], event);
     return;
   }
   index_.for_each_overlapping(event.addr, range_end(event.addr, event.size),
@@ -156,7 +165,7 @@ void AllocationView::add_residue(Addr begin, Addr end, const Users& users) {
 }
 
 bool AllocationView::lookup(Addr addr, AllocInfo* out, bool* carries_past_uses) const {
-  const RangeIndex::Entry* e = index_.containing(addr);
+  const RangeIndex::Entry* e = find(addr);
   if (e == nullptr) return false;
   const Entry& entry = slab_[e->slot];
   if (out) *out = entry.info;
@@ -167,7 +176,7 @@ bool AllocationView::lookup(Addr addr, AllocInfo* out, bool* carries_past_uses) 
 }
 
 bool AllocationView::used_off_allocation_stream(Addr addr) const {
-  const RangeIndex::Entry* e = index_.containing(addr);
+  const RangeIndex::Entry* e = find(addr);
   if (e == nullptr || e->start != addr) return true;
   const Entry& entry = slab_[e->slot];
   return entry.own.other_than(entry.info.stream);

@@ -84,6 +84,11 @@ class AllocationView {
   Users take_residue(Addr begin, Addr end);
   void add_residue(Addr begin, Addr end, const Users& users);
 
+  // The entry the last lookup found: a launch looks its words up and then
+  // feeds uses of the same allocations. Cleared by every insert and erase.
+  const RangeIndex::Entry* find(Addr addr) const;
+  mutable RangeIndex::Entry last_{0, 0, 0};
+
   RangeIndex index_;
   std::vector<Entry> slab_;
   std::vector<std::uint32_t> free_slots_;
