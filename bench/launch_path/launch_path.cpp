@@ -241,6 +241,97 @@ void BM_CachingBlockLifetime(benchmark::State& state) {
 }
 BENCHMARK(BM_CachingBlockLifetime)->UseRealTime();
 
+// A training step's mix, in the process it runs in: 2,048 caching blocks
+// live on two streams, and per iteration an allocation (one of the recently
+// freed blocks), a launch reading two live blocks and writing the new one,
+// the oldest block's free and completion, every 16th iteration an event
+// recorded on the side stream and waited for on the compute stream, and
+// the program's own work between launches: 256 KiB of a 64 MiB buffer read,
+// which evicts the runtime's data from the caches as PyTorch's dispatcher
+// and Python do (the in-process cost on the GPU is 2 to 3 times the
+// engine's on a replayed trace, docs/performance.md). Compare
+// checker_thread=0 and 1 (XSC_OPTIONS) by time or, with callgrind's cache
+// simulation, by the misses left on the program's thread.
+void BM_StepShape(benchmark::State& state) {
+  using HostApi = const xsc_host_api* (*)();
+  auto get = reinterpret_cast<HostApi>(dlsym(RTLD_DEFAULT, "xsc_runtime_host_api"));
+  const xsc_host_api* api = get != nullptr ? get() : nullptr;
+  if (api == nullptr) {
+    state.SkipWithError("xsc_runtime_host_api not found (is the runtime preloaded?)");
+    return;
+  }
+  const xsc_frame alloc_frame{"forward", "train.py", 40};
+  const std::uint32_t alloc_stack = api->intern_frames(&alloc_frame, 1);
+  constexpr std::uint64_t kBase = 0x7f2000000000, kBlock = 1 << 16;
+  constexpr std::size_t kLive = 2048, kRecent = 64, kProgramBytes = 64u << 20,
+                        kTouchPerLaunch = 256u << 10;
+  cudaStream_t compute = streams[2], side = streams[3];
+  std::vector<unsigned char> program(kProgramBytes, 1);
+  std::size_t cursor = 0;
+  std::deque<std::uint64_t> live;
+  std::vector<std::uint64_t> freed;
+  std::uint64_t fresh = kBase;
+  std::uint32_t pick = 7;
+  auto next = [&] {
+    pick = pick * 1664525u + 1013904223u;
+    return pick >> 8;
+  };
+  auto allocate = [&](cudaStream_t stream) {
+    std::uint64_t addr;
+    if (freed.size() < kRecent) {
+      addr = fresh;
+      fresh += kBlock;
+    } else {
+      const std::size_t back = next() % kRecent;
+      addr = freed[freed.size() - 1 - back];
+      freed.erase(freed.end() - 1 - static_cast<std::ptrdiff_t>(back));
+    }
+    api->alloc(addr, kBlock, reinterpret_cast<std::uint64_t>(stream), XSC_ALLOC_CACHING,
+               alloc_stack);
+    live.push_back(addr);
+    return addr;
+  };
+  for (std::size_t i = 0; i < kLive; ++i) allocate(i % 2 ? compute : side);
+  std::uint64_t event = 0xe0000;
+  int i = 0;
+  unsigned sink = 0;
+  for (auto _ : state) {
+    const bool on_side = next() % 4 == 0;
+    cudaStream_t stream = on_side ? side : compute;
+    const std::uint64_t out = allocate(stream);
+    auto* a = reinterpret_cast<float*>(live[next() % live.size()]);
+    auto* b = reinterpret_cast<float*>(live[next() % live.size()]);
+    int n = i;
+    auto* o = reinterpret_cast<float*>(out);
+    void* args[] = {&a, &b, &o, &n};
+    cuLaunchKernel_params drv{reinterpret_cast<CUfunction>(&stub), 1, 1, 1, 32, 1, 1, 0,
+                              reinterpret_cast<CUstream>(stream), args, nullptr};
+    const CUresult ok = CUDA_SUCCESS;
+    call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, &drv,
+         &ok);
+    call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, &drv,
+         &ok);
+    const std::uint64_t oldest = live.front();
+    live.pop_front();
+    api->free(oldest, reinterpret_cast<std::uint64_t>(compute), XSC_FREE_CACHING, 1, 0);
+    api->free_completed(oldest, 0);
+    freed.push_back(oldest);
+    if (freed.size() > 4 * kRecent) freed.erase(freed.begin(), freed.begin() + kRecent);
+    if (++i % 16 == 0) {
+      cudaEventRecord_v3020_params record{reinterpret_cast<cudaEvent_t>(event), side};
+      runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, &record);
+      cudaStreamWaitEvent_v3020_params wait{compute, reinterpret_cast<cudaEvent_t>(event), 0};
+      runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &wait);
+    }
+    for (std::size_t k = 0; k < kTouchPerLaunch; k += 64) sink += program[(cursor + k) % kProgramBytes];
+    cursor = (cursor + kTouchPerLaunch) % kProgramBytes;
+  }
+  benchmark::DoNotOptimize(sink);
+  for (const std::uint64_t addr : live)
+    api->free(addr, reinterpret_cast<std::uint64_t>(compute), XSC_FREE_CACHING, 0, 0);
+}
+BENCHMARK(BM_StepShape)->UseRealTime();
+
 }  // namespace
 
 int main(int argc, char** argv) {
