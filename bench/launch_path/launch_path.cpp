@@ -194,14 +194,19 @@ BENCHMARK(BM_LaunchLargeArguments)->UseRealTime();
 // is one of the 32 most recently freed (the allocator's free lists hand out
 // recent blocks of the size asked for), so freed ranges are remembered and
 // forgotten again as in a training loop.
-void BM_CachingBlockLifetime(benchmark::State& state) {
+// The runtime's host API (the PyTorch adapter's way in), or null with the
+// benchmark skipped.
+const xsc_host_api* host_api(benchmark::State& state) {
   using HostApi = const xsc_host_api* (*)();
   auto get = reinterpret_cast<HostApi>(dlsym(RTLD_DEFAULT, "xsc_runtime_host_api"));
   const xsc_host_api* api = get != nullptr ? get() : nullptr;
-  if (api == nullptr) {
-    state.SkipWithError("xsc_runtime_host_api not found (is the runtime preloaded?)");
-    return;
-  }
+  if (api == nullptr) state.SkipWithError("xsc_runtime_host_api not found (is the runtime preloaded?)");
+  return api;
+}
+
+void BM_CachingBlockLifetime(benchmark::State& state) {
+  const xsc_host_api* api = host_api(state);
+  if (api == nullptr) return;
   const xsc_frame alloc_frame{"forward", "train.py", 40};
   const xsc_frame free_frame{"step", "train.py", 77};
   const std::uint32_t alloc_stack = api->intern_frames(&alloc_frame, 1);
@@ -253,13 +258,8 @@ BENCHMARK(BM_CachingBlockLifetime)->UseRealTime();
 // checker_thread=0 and 1 (XSC_OPTIONS) by time or, with callgrind's cache
 // simulation, by the misses left on the program's thread.
 void BM_StepShape(benchmark::State& state) {
-  using HostApi = const xsc_host_api* (*)();
-  auto get = reinterpret_cast<HostApi>(dlsym(RTLD_DEFAULT, "xsc_runtime_host_api"));
-  const xsc_host_api* api = get != nullptr ? get() : nullptr;
-  if (api == nullptr) {
-    state.SkipWithError("xsc_runtime_host_api not found (is the runtime preloaded?)");
-    return;
-  }
+  const xsc_host_api* api = host_api(state);
+  if (api == nullptr) return;
   const xsc_frame alloc_frame{"forward", "train.py", 40};
   const std::uint32_t alloc_stack = api->intern_frames(&alloc_frame, 1);
   constexpr std::uint64_t kBase = 0x7f2000000000, kBlock = 1 << 16;

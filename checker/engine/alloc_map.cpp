@@ -7,16 +7,6 @@
 #include <utility>
 
 namespace xsc {
-namespace {
-
-// End of [addr, addr + size), saturated instead of wrapping on bad input.
-Addr range_end(Addr addr, std::uint64_t size) {
-  return size > std::numeric_limits<Addr>::max() - addr
-             ? std::numeric_limits<Addr>::max()
-             : addr + size;
-}
-
-}  // namespace
 
 void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
   const std::size_t i = last_use.find(agent);

@@ -1,19 +1,8 @@
 #include "checker/engine/allocation_view.h"
 
 #include <iterator>
-#include <limits>
 
 namespace xsc {
-namespace {
-
-// End of [addr, addr + size), saturated instead of wrapping on bad input
-// (the checker's allocation map clamps the same way).
-Addr range_end(Addr addr, std::uint64_t size) {
-  return size > std::numeric_limits<Addr>::max() - addr ? std::numeric_limits<Addr>::max()
-                                                        : addr + size;
-}
-
-}  // namespace
 
 void AllocationView::Users::add(const Users& other) {
   if (!other.any) return;

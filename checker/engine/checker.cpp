@@ -12,16 +12,6 @@
 
 namespace xsc {
 
-namespace {
-
-// End of [addr, addr + size), saturated instead of wrapping on bad input.
-Addr range_end(Addr addr, std::uint64_t size) {
-  return size > std::numeric_limits<Addr>::max() - addr ? std::numeric_limits<Addr>::max()
-                                                        : addr + size;
-}
-
-}  // namespace
-
 Finding& Checker::Impl::report(const FindingKey& key, bool* fresh) {
   auto [it, inserted] =
       finding_index.try_emplace(key, static_cast<std::uint32_t>(findings.size()));

@@ -11,11 +11,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "checker/engine/event.h"
 
 namespace xsc {
+
+// End of [addr, addr + size), saturated instead of wrapping on bad input.
+inline Addr range_end(Addr addr, std::uint64_t size) {
+  return size > std::numeric_limits<Addr>::max() - addr ? std::numeric_limits<Addr>::max()
+                                                        : addr + size;
+}
 
 class RangeIndex {
  public:
