@@ -269,6 +269,7 @@ class FunctionAnalysis(Rules, Ordering):
         self.assume = None
         self._signals = None  # see signals_through_memory
         self.inlined = set()  # (module path, def line) of every function interpreted at a call
+        self.inlined_calls = set()  # ids of the call nodes interpreted in place
         # write site -> origin (State.made) of the writes of tensors not made here
         self.made_sites = {}
         self.entry_races = set()  # keys of self.races against what the caller wrote (ENTRY)
@@ -430,6 +431,8 @@ class FunctionAnalysis(Rules, Ordering):
         streams, writers, made = set(), set(), False
         for a in self.reachable(value):
             if a[0] == "t":
+                if a[1] in self.host_sites:
+                    continue  # host memory: no stream's pool made it
                 buf = self.st.buffers.get(a)
                 if buf is not None and buf.foreign and not (isinstance(a[1], str) and a[1][2:] in self.side_made):
                     continue  # not made here: where is only assumed
@@ -1620,6 +1623,8 @@ class FunctionAnalysis(Rules, Ordering):
                 out.add(a)  # rows of a tensor: views
             elif kind == "p":
                 out |= self.foreign_value(a[1] + "[*]")  # `for p in params`
+                # and what this function appended to it (call_method)
+                out |= self.st.names.get(self.key(a[1] + "[+]"), EMPTY)
         return frozenset(out)
 
     def eval(self, node, hint=None):
@@ -2038,10 +2043,10 @@ class FunctionAnalysis(Rules, Ordering):
             self.func._xsc_scalars = found
         return found
 
-    def release_path(self, path, stmt, how, key=None):
+    def release_path(self, path, stmt, how, key=None, keep=False):
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
         `d.pop(k)`: the storage that path held goes, unless another name
-        still holds it."""
+        still holds it. `keep`: it goes on some paths only."""
         if path.startswith("~"):
             return  # an instance's attribute: instances bound to one name are one here
         atom = ("t", "p:" + path, 0)
@@ -2052,20 +2057,30 @@ class FunctionAnalysis(Rules, Ordering):
         for k, v in self.st.names.items():
             if k != key and (atom in v or probe in v):
                 return  # `g = p.grad; p.grad = None`: g still holds it
-        self.free(atom, self.site(stmt, "free"), path, how)
+        self.free(atom, self.site(stmt, "free"), path, how, keep=keep)
 
     def release_value(self, old, stmt, path, how, key, new=EMPTY):
         """A binding at an attribute or element path is replaced (by `new`)
         or deleted. What the new value still holds (`self.x =
         helper(self.x)` returning it) is not released."""
         kept = self.reachable(new) if new else set()
+        # `self.x = helper(self.x)` where the helper hands back, on some
+        # path, a host copy in its place (`x = x.to("cpu", non_blocking=True)`
+        # under an `if`): on that path the device tensor is released.
+        value = getattr(stmt, "value", None)
+        replaced = isinstance(value, ast.Call) and id(value) in self.inlined_calls and \
+            any(a[0] == "t" and isinstance(a[1], int) and a[1] in self.host_sites for a in new)
         if old is None:
             if ("t", "p:" + path, 0) not in kept and ("p", path) not in kept:
                 self.release_path(path, stmt, how, key)
+            elif replaced and ("t", "p:" + path, 0) in new:
+                self.release_path(path, stmt, how, key, keep=True)
             return
         for a in old:
             if a[0] == "t" and isinstance(a[1], str) and a not in kept:
                 self.release_path(a[1][2:], stmt, how, key)
+            elif a[0] == "t" and isinstance(a[1], str) and replaced and a in new:
+                self.release_path(a[1][2:], stmt, how, key, keep=True)
 
     def foreign_path(self, base, attr):
         """The path of `base.attr` when base is one thing not made here."""
@@ -2694,6 +2709,14 @@ class FunctionAnalysis(Rules, Ordering):
             for v in args:
                 self.note_store(dotted(recv_node), v)
                 self.escape(v)
+            if args and meth in ("append", "appendleft", "add"):
+                # What iterating that container later in this function
+                # yields includes what was put there (elements), under the
+                # binding key of its path with "[+]" appended.
+                for a in recv:
+                    if a[0] == "p":
+                        k = self.key(a[1] + "[+]")
+                        self.st.names[k] = self.st.names.get(k, EMPTY) | args[-1]
             return EMPTY
         if meth == "wait" and has_kind(recv, "p") and "event" in (dotted(recv_node) or "").lower():
             # `self.event.wait(stream)`: an event this analysis did not see
@@ -2990,6 +3013,7 @@ class FunctionAnalysis(Rules, Ordering):
         if not streamy:
             self.inlined_lines += size
         self.inlined.add((module.path, callee.lineno))
+        self.inlined_calls.add(id(node))
         if stage:
             # One stage of an object's life (see run_stages): reported where
             # it is, as the analyzed function's own code.
