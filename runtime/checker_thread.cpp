@@ -1,6 +1,7 @@
-// The checker's thread: the session is fed from a thread of the runtime's
-// own, so that a program thread making an event pays for handing it over
-// (a copy into a batch under the session mutex), not for checking it.
+// The checker's thread (checker_thread=1): the session is fed from a thread
+// of the runtime's own, so that a program thread making an event pays for
+// handing it over (a copy into a batch under the session mutex), not for
+// checking it.
 //
 // Order is kept: producers append under the session mutex, batches go to
 // the checker's thread whole and in order, and it feeds them in that order,
@@ -11,7 +12,7 @@
 // checker itself (the host guard's orderings, a test's findings, the
 // report) first waits for it to catch up (checker_catch_up).
 //
-// The thread is started with the session, never makes a CUDA call, never
+// The thread is started at the first event, never makes a CUDA call, never
 // takes the GIL and is never observed (its ThreadState guard is up). Across
 // fork it is quiesced first: the child, which has no such thread, gets a
 // session the checker is not halfway through, and starts its own thread on

@@ -1,7 +1,7 @@
 // The allocations as a producer sees them, ahead of the checker.
 //
-// The runtime feeds the checker from a thread of its own, so the checker's
-// allocation map lags behind the program. The questions the program's
+// With checker_thread=1 the runtime feeds the checker from a thread of its
+// own, so the checker's allocation map lags behind the program. The questions the program's
 // threads ask on their fast paths (is this kernel argument word a pointer
 // into a tracked allocation; can a use of this block ever appear in a
 // report, so that it needs a stack) are answered here instead, from the

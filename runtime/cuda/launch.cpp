@@ -356,7 +356,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   if (!overflow && caching_blocks_seen()) {
     Locked locked;
     if (!locked) return;
-      const bool keep_own_stream = captures_underway(locked);
+    const bool keep_own_stream = captures_underway(locked);
     bool needs_stack = false;
     DistinctAllocations own;
     for (std::size_t i = 0; i < count && !needs_stack; ++i) {
