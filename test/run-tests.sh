@@ -41,4 +41,12 @@ fi
 if [ "${XSC_SKIP_HEADERS:-0}" != 1 ]; then
   XSC_HEADERS_BUILD="$build/headers" bash "$root/test/headers/check-headers.sh" || status=1
 fi
+# Stage 5, the runtime's threads under ThreadSanitizer: libxstream_check.so
+# built with -fsanitize=thread, preloaded into programs that feed it from
+# several threads, flood it and fork, with the checker on its own thread
+# and inline (test/tsan/check-thread.sh; about a minute on two cores).
+# XSC_SKIP_TSAN=1 skips it.
+if [ "${XSC_SKIP_TSAN:-0}" != 1 ]; then
+  bash "$root/test/tsan/check-thread.sh" "$build/tsan" || status=1
+fi
 exit $status
