@@ -35,6 +35,9 @@ struct State {
   // Under `mu`, as of the last event fed; kept while the checker runs on
   // its own thread (checker_thread.cpp).
   AllocationView allocations;
+  // Set in a forked child: the session, made before the fork, still names
+  // the parent's process in its reports and must be told.
+  std::atomic<bool> forked{false};
   bool session_failed = false;
   std::once_flag subscribe_once;
   std::mutex log_mu;
@@ -117,6 +120,15 @@ void exit_with_pending_status(void*) {
   _exit(status);
 }
 
+// Under the session mutex: a session made before a fork reports, in the
+// child, as the child.
+void name_this_process(Session& session) {
+  State& s = state();
+  if (!s.forked.load(std::memory_order_relaxed)) return;
+  s.forked.store(false, std::memory_order_relaxed);
+  session.set_process(getpid(), launcher_rank());
+}
+
 void finish_at_exit() {
   State& s = state();
   StartupTimes& times = startup_times();
@@ -131,6 +143,7 @@ void finish_at_exit() {
     // give (with verbosity=2 it still tells its fixed costs).
     if (s.session != nullptr) {
       checker_catch_up();
+      name_this_process(*s.session);
       // Deferred (Python) stacks are resolved before the report needs them.
       s.session->stacks().resolve_pending();
       std::ostringstream out;
@@ -243,6 +256,10 @@ Locked::Locked() : lock_(state().mu, std::defer_lock) {
       return;
     }
     install_symbolizer(*session);
+    static std::once_flag at_fork;
+    std::call_once(at_fork, [] {
+      pthread_atfork(nullptr, nullptr, [] { state().forked.store(true, std::memory_order_relaxed); });
+    });
     s.session = std::move(session);
     s.published.store(s.session.get(), std::memory_order_release);
   }
@@ -257,6 +274,7 @@ bool holding_session_lock() { return thread_state().session_locks > 0; }
 
 Session& Locked::session() {
   checker_catch_up();
+  name_this_process(*session_);
   return *session_;
 }
 
