@@ -18,7 +18,6 @@
 // session the checker is not halfway through, and starts its own thread on
 // its first event.
 #include <pthread.h>
-#include <unistd.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -34,7 +33,7 @@ namespace {
 // few times per millisecond of a busy program, not per event.
 constexpr std::size_t kBatch = 256;
 // Events the checker may lag behind before producers wait for it, which
-// bounds the memory the backlog takes (about 6 MiB).
+// bounds the memory the backlog takes (72-byte events: about 5 MiB).
 constexpr std::uint64_t kMaxBacklog = 1 << 16;
 
 struct Feed {
@@ -42,7 +41,6 @@ struct Feed {
   std::vector<Event> filling;
   bool threaded = false;  // a checker's thread runs in this process
   bool failed = false;    // it could not be started: events are fed inline
-  pid_t owner = 0;        // the process that started it
   Session* session = nullptr;
 
   // Shared with the checker's thread, under `mu`.
@@ -110,7 +108,6 @@ bool ensure_thread(Feed& feed, Session& session) {
   static std::once_flag at_fork;
   std::call_once(at_fork, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
   feed.threaded = true;
-  feed.owner = getpid();
   return true;
 }
 
