@@ -436,15 +436,17 @@ class Rules:
         # under a copy stream): which one this element came from is not
         # known, so the free is reported only when, whichever it is, some
         # use is unordered with its stream (and then for the first of them).
+
+        def unordered(use, fs):
+            return not use.ordered_on(fs) and use.stream not in buf.recorded
+
         alloc = sorted(buf.alloc, key=lambda s: (s == CURRENT, str(s)))
         if len(alloc) > 1 and self.kept_by_object(atom, buf):
-            if not all(any(not use.ordered_on(fs) and use.stream not in buf.recorded for use in buf.uses.values())
-                       for fs in alloc):
-                alloc = []
-            alloc = alloc[:1]
+            every = all(any(unordered(use, fs) for use in buf.uses.values()) for fs in alloc)
+            alloc = alloc[:1] if every else []
         for fs in alloc:
             for use_site, use in buf.uses.items():
-                if use.ordered_on(fs) or use.stream in buf.recorded:
+                if not unordered(use, fs):
                     continue
                 key = (site, use_site, fs)
                 self.st.open[key] = use
