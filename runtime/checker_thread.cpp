@@ -40,7 +40,9 @@ struct Feed {
   // Producers' side, under the session mutex.
   std::vector<Event> filling;
   bool threaded = false;  // a checker's thread runs in this process
-  bool failed = false;    // it could not be started: events are fed inline
+  // Events are fed inline in this process: checker_thread=0, or the
+  // thread could not be started. Decided at the first event.
+  bool inline_only = false;
   Session* session = nullptr;
 
   // Shared with the checker's thread, under `mu`.
@@ -89,7 +91,11 @@ void fork_child();
 // on the first event. False when events must be fed inline.
 bool ensure_thread(Feed& feed, Session& session) {
   if (feed.threaded) return true;
-  if (feed.failed || !options().checker_thread) return false;
+  if (feed.inline_only) return false;
+  if (!options().checker_thread) {
+    feed.inline_only = true;
+    return false;
+  }
   feed.session = &session;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -100,7 +106,7 @@ bool ensure_thread(Feed& feed, Session& session) {
   const int rc = pthread_create(&thread, &attr, run_checker, &feed);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    feed.failed = true;
+    feed.inline_only = true;
     notice("cannot start the checker's thread; events are checked on the program's threads");
     return false;
   }
@@ -152,7 +158,7 @@ void fork_parent() { unlock_session_after_fork(); }
 void fork_child() {
   Feed* old = feed_instance;
   Feed* fresh = new Feed;
-  fresh->failed = old->failed;
+  fresh->inline_only = old->inline_only;
   fresh->session = old->session;
   fresh->filling.reserve(kBatch);
   feed_instance = fresh;  // the old one stays allocated: its mutex may look held
