@@ -2238,7 +2238,7 @@ class FunctionAnalysis(Rules, Ordering):
             # An instance of a class of the run: its methods are followed
             # through it (`p = Pool(); t = p.make()`).
             self.escape_functions(list(args) + list(kwargs.values()))
-            self.use_quietly(args, kwargs, node)
+            self.use_quietly(args, kwargs, node, module.constructor_stores_only(cls))
             self.modules_seen[module.name] = module
             # Named by what it is bound to (`pool = Pool()`); attributes of
             # one name are one thing here (~name.attr).
@@ -2256,15 +2256,19 @@ class FunctionAnalysis(Rules, Ordering):
         self.uninlined.add(id(node))
         return self.unknown_call(node, args, kwargs)
 
-    def use_quietly(self, args, kwargs, node):
+    def use_quietly(self, args, kwargs, node, stores_only=False):
         """A constructor's arguments: kept by the new object, and used on the
         current stream for the free rule (it may run work on them), but not
         taken as reads that must wait for pending writes (an object made
-        around a tensor runs no kernel on it)."""
+        around a tensor runs no kernel on it). `stores_only`: its __init__
+        calls nothing on them (Module.constructor_stores_only), so, as with
+        an unknown call, no kernel is known to run on them."""
         values = list(args) + list(kwargs.values())
         if not values:
             return
         everything = frozenset().union(*values)
+        if stores_only:
+            self.unknown_use_nodes.add(id(node))
         self.use(everything, node, ready=False)
         self.mark_stored(everything)
 

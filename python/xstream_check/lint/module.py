@@ -70,52 +70,27 @@ def ordering_call_name(call):
     return name in ORDERING_METHODS or name == "synchronize"
 
 
-def index_calls_in(func):
-    """([(line, whether it waits) of ordering calls], [(line, callee name,
-    loop spans around it)]) of the calls in `func`, not in its nested defs."""
-    order_lines = []
-    calls = []
-
-    def visit(node, loop_spans):
-        for child in child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                continue
-            spans = loop_spans
-            if isinstance(child, (ast.For, ast.AsyncFor, ast.While)):
-                spans = loop_spans + ((child.lineno, child.end_lineno or child.lineno),)
-            if isinstance(child, ast.Call):
-                if ordering_call_name(child):
-                    f = child.func
-                    called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-                    order_lines.append((child.lineno, called in WAITING_CALLS))
-                f = child.func
-                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-                if name is not None:
-                    calls.append((child.lineno, name, spans))
-            visit(child, spans)
-
-    visit(func, ())
-    return order_lines, calls
-
-
 def index_module_calls(tree):
-    """Module.call_index in one pass over the module: index_calls_in of
-    every def, nested ones and methods included (the calls in a lambda or
-    a class body belong to no def's index; a def's own decorators and
-    defaults are its own)."""
+    """Module.call_index in one pass over the module: for every def, nested
+    ones and methods included, its ordering calls (line, whether it waits,
+    guards) and its calls (line, callee name, loop spans around it, arity,
+    other branches, guards); the calls in a lambda or a class body belong
+    to no def's index, a def's own decorators and defaults are its own.
+    Guards: the spans of the if branches and except handlers around a call,
+    which may not run when the statements around them do."""
     callers, orderers = {}, set()
     function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
     loop_types = (ast.For, ast.AsyncFor, ast.While)
     call_type, attr_type, name_type = ast.Call, ast.Attribute, ast.Name
     entries = []
-    stack = [(tree, None, (), ())]
+    stack = [(tree, None, (), (), ())]
     # Names and their contexts hold no call.
     leaves = (ast.Name, ast.Load, ast.Store, ast.Del, ast.Constant)
 
     def span(stmts):
         return (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno)
     while stack:
-        node, entry, loop_spans, other_branches = stack.pop()
+        node, entry, loop_spans, other_branches, guards = stack.pop()
         for field in node._fields:
             v = getattr(node, field, None)
             if type(v) is list:
@@ -129,6 +104,11 @@ def index_module_calls(tree):
                 # The other branch of an if never runs after this one (but
                 # may in a later round of a loop around both).
                 excluded = other_branches + (span(node.orelse if field == "body" else node.body),)
+            inner_guards = guards
+            if type(node) is ast.If and field in ("body", "orelse") and children:
+                inner_guards = guards + (span(children) + (present_names(node.test, field == "body"),),)
+            elif type(node) is ast.ExceptHandler and field == "body" and children:
+                inner_guards = guards + (span(children) + (frozenset(),),)
             for child in children:
                 t = type(child)
                 if t in leaves or not isinstance(child, _AST):
@@ -136,10 +116,10 @@ def index_module_calls(tree):
                 if t in function_types:
                     inner = ([], [])
                     entries.append((child.name, inner))
-                    stack.append((child, inner, (), ()))
+                    stack.append((child, inner, (), (), ()))
                     continue
                 if t is ast.Lambda or t is ast.ClassDef:
-                    stack.append((child, None, (), ()))
+                    stack.append((child, None, (), (), ()))
                     continue
                 spans = loop_spans
                 if t in loop_types:
@@ -148,20 +128,43 @@ def index_module_calls(tree):
                     f = child.func
                     name = f.attr if type(f) is attr_type else f.id if type(f) is name_type else None
                     if name in ORDERING_METHODS or name == "synchronize":
-                        entry[0].append((child.lineno, name in WAITING_CALLS))
+                        receiver = dotted(f.value) if type(f) is attr_type else None
+                        entry[0].append((child.lineno, name in WAITING_CALLS, inner_guards, receiver))
                     if name is not None:
                         args = child.args
                         starred = any(type(a) is ast.Starred for a in args) or \
                             any(k.arg is None for k in child.keywords)
                         arity = (len(args), frozenset(k.arg for k in child.keywords if k.arg), starred)
-                        entry[1].append((child.lineno, name, spans, arity, excluded))
-                stack.append((child, entry, spans, excluded))
+                        entry[1].append((child.lineno, name, spans, arity, excluded, inner_guards))
+                stack.append((child, entry, spans, excluded, inner_guards))
     for name, entry in entries:
         if entry[0]:
             orderers.add(name)
-        for line, callee, spans, arity, excluded in entry[1]:
+        for line, callee, spans, arity, excluded, _ in entry[1]:
             callers.setdefault(callee, []).append((entry, line, spans, arity, excluded))
     return callers, orderers
+
+
+def present_names(test, body):
+    """The names an if's branch runs only when they are there: `x` and
+    `x is not None` (and `and`s of them) for the body, `x is None` and
+    `not x` for the else branch. An ordering on such a name under that
+    branch (`if event is not None: event.wait()`) orders whenever there is
+    something to order."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and body:
+        out = frozenset()
+        for v in test.values:
+            out |= present_names(v, True)
+        return out
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return present_names(test.operand, not body)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        present = isinstance(test.ops[0], ast.IsNot) if body else isinstance(test.ops[0], ast.Is)
+        text = dotted(test.left) if present else None
+        return frozenset((text,)) if text else frozenset()
+    text = dotted(test) if body else None
+    return frozenset((text,)) if text else frozenset()
 
 
 def accepts(func, method):
@@ -196,14 +199,20 @@ def ordered_after_a_call(index, name, orderers, before=False, skip=(), fits=None
     one (`orderers`): textually after it, or anywhere in a loop around it.
     `before`: preceded instead of followed, by a wait (a record before the
     call orders nothing the call does). An ordering on the other branch of
-    an if around the call is not after it. `skip`: (name, line) of calls
-    not to count. `fits`: whether a call's arity (see accepts) can be a
-    call of the function meant."""
+    an if around the call is not after it, nor is one after it that only
+    some paths take (in an if branch or an except handler that the call is
+    not in: `if opts.sync: torch.cuda.synchronize()`), which leaves the
+    other paths unordered; but an ordering on what the branch tests is
+    there (`if event is not None: event.wait()`) counts. `skip`: (name, line) of calls not to count.
+    `fits`: whether a call's arity (see accepts) can be a call of the
+    function meant."""
     for (order_lines, calls), line, spans, arity, excluded in index[0].get(name, ()):
         if (name, line) in skip or (fits is not None and not fits(arity)):
             continue
 
-        def later(at):
+        def later(at, guards, receiver=None):
+            if not before and not all(lo <= line <= hi or receiver in present for lo, hi, present in guards):
+                return False
             if any(lo <= at <= hi for lo, hi in spans):
                 return True
             if before:
@@ -212,9 +221,10 @@ def ordered_after_a_call(index, name, orderers, before=False, skip=(), fits=None
                 # its whole text, and errs toward silence.
                 return at < line
             return at > line and not any(lo <= at <= hi for lo, hi in excluded)
-        if any(later(o) for o, waits in order_lines if waits or not before):
+        if any(later(o, guards, receiver) for o, waits, guards, receiver in order_lines if waits or not before):
             return True
-        if any(later(at) and callee in orderers and callee != name for at, callee, _, _, _ in calls):
+        if any(later(at, guards) and callee in orderers and callee != name
+               for at, callee, _, _, _, guards in calls):
             return True
     return False
 
@@ -836,6 +846,32 @@ class Module:
                 if hit is not None:
                     return hit
         return None
+
+    def constructor_stores_only(self, class_name):
+        """Whether making an instance of the class runs nothing on what it is
+        given: a dataclass, or an __init__ (its own or a base's) that hands
+        none of its parameters to a call (`self._context = context`)."""
+        key = ("stores-only", class_name)
+        cached = self._stream_cache.get(key)
+        if cached is not None:
+            return cached
+        found = self.method(class_name, "__init__")
+        if found is None:
+            node = self.class_nodes.get(class_name)
+            result = node is not None and any(
+                (dotted(d.func if isinstance(d, ast.Call) else d) or "").rpartition(".")[2] == "dataclass"
+                for d in node.decorator_list)
+        else:
+            fn = found[1]
+            a = fn.args
+            params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} | \
+                {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+            params.discard("self")
+            result = not any(isinstance(n, ast.Call) and any(
+                isinstance(x, ast.Name) and x.id in params for part in [n.func] + n.args + [k.value for k in n.keywords]
+                for x in ast.walk(part)) for n in walk(fn))
+        self._stream_cache[key] = result
+        return result
 
     def side_filled_fields(self):
         """Names of the containers on objects (`ctx.module_contexts[k] =

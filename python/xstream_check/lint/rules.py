@@ -11,6 +11,12 @@ from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_
 from .module import accepts, ordered_after_a_call, walk
 
 
+# A device-wide synchronize, through torch or a device module held anywhere
+# (`get_accelerator().synchronize()`, `self._device_handle.synchronize()`).
+DEVICE_WIDE_SYNC = re.compile(r"(?:\btorch\.(?:cuda|accelerator)|\bget_accelerator\(\)|\btorch\.get_device_module\([^()]*\)|"
+                              r"[\w.]*(?:device_module|device_handle|accelerator_module)\w*)\s*\.\s*synchronize\(\s*\)")
+
+
 class RawFree:
     __slots__ = ("free_site", "buffer", "free_stream", "use_site", "use_stream", "how")
 
@@ -116,6 +122,13 @@ class Rules:
                 for fs in buf.alloc:
                     if fs in (ANY_STREAM, None) or passed_in(fs) or self.class_orders_later(fs, us):
                         continue
+                    if fs == CURRENT and us.startswith("self.") and self.ordered_elsewhere(us):
+                        # Made from the current stream's pool and used on a
+                        # stream of the object: what makes the current stream
+                        # wait for that stream in another method (a wait
+                        # helper the object hands it to, a device
+                        # synchronize) orders its free too.
+                        continue
                     if fs != us and not use.ordered_on(fs) and site not in self.pending:
                         label = self.buffer_name(atom)
                         if label == "tensor":
@@ -207,6 +220,11 @@ class Rules:
             if not bound and not re.search(r"^%s\s*[:=]" % re.escape(root), text, re.M):
                 return True
         k = re.escape(name)
+        if root == "self" and DEVICE_WIDE_SYNC.search(text):
+            # The object synchronizes the whole device somewhere (before its
+            # optimizer reads what its streams reduced): every stream it
+            # owns is ordered there.
+            return True
         if re.search(k + r"\s*\.\s*(synchronize|record_event|query)\(", text) or \
                 re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or \
                 re.search(r"\.record\(\s*(stream\s*=\s*)?" + k + r"\s*\)", text):
