@@ -13,7 +13,8 @@ from .module import accepts, ordered_after_a_call, walk
 
 # A device-wide synchronize, through torch or a device module held anywhere
 # (`get_accelerator().synchronize()`, `self._device_handle.synchronize()`).
-DEVICE_WIDE_SYNC = re.compile(r"(?:\btorch\.(?:cuda|accelerator)|\bget_accelerator\(\)|\btorch\.get_device_module\([^()]*\)|"
+DEVICE_WIDE_SYNC = re.compile(r"(?:\btorch\.(?:cuda|accelerator)|\bget_accelerator\(\)|"
+                              r"\btorch\.get_device_module\([^()]*\)|"
                               r"[\w.]*(?:device_module|device_handle|accelerator_module)\w*)\s*\.\s*synchronize\(\s*\)")
 
 
