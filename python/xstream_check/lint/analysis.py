@@ -199,6 +199,7 @@ class Frame:
         # The buffers that existed when the helper was entered: the caller's.
         self.entry_buffers = frozenset()
         self.stage = False
+        self.waited_current = False  # made the current stream wait for another one (note_current_waited)
         self.keys = {}  # name -> binding key (FunctionAnalysis.key): fixed for the frame
         # A parameter of an inlined helper -> the text its argument gives an
         # element key (`state[key]` in the helper is the caller's
@@ -252,6 +253,9 @@ class FunctionAnalysis(Rules, Ordering):
         self.allocation_sites = set()  # sites of uninitialized device allocations, kept as uses
         # path of an unknown call's result -> the side stream current when it was made
         self.side_made = {}
+        self.opaque_results = set()  # paths of unknown calls given arguments (unknown_call)
+        self.taken_out = set()  # paths of elements popped from containers not made here
+        self.read_in_helpers = set()  # paths first read inside an inlined helper
         # path -> "@field": an element of a container the run fills while a
         # side stream is current (Program.side_filled_fields)
         self.field_made = {}
@@ -327,9 +331,27 @@ class FunctionAnalysis(Rules, Ordering):
         elif f.outer_fid is not None and root not in f.own_names:
             k = "%d:%s" % (f.outer_fid, name)
         else:
-            k = "%d:%s" % (f.fid, name)
+            k = "%d:%s" % (self.owner_fid(f, root) if name != root else f.fid, name)
         f.keys[name] = k
         return k
+
+    def owner_fid(self, f, root):
+        """The frame a path's root belongs to. In an inlined helper, a path
+        whose root the helper's text never names, or names for the caller's
+        object of that name (a parameter bound to it), came from a caller's
+        value (`ctx1.forward_ctxs['a']` for the helper's `current_ctx.
+        forward_ctxs['a']`, subscript_path): it is the caller's element, so
+        another helper handed the same object finds it there."""
+        if f.depth == 0:
+            return f.fid
+        if root in f.module.subtree(f.func)[1]:
+            bound = self.st.names.get("%d:%s" % (f.fid, root)) if self.st is not None else None
+            if not bound or not any(a == ("p", root) or a == ("t", "p:" + root, 0) for a in bound):
+                return f.fid
+        for outer in reversed(self.frames[:-1]):
+            if outer.depth == 0 or root in outer.module.subtree(outer.func)[1]:
+                return outer.fid
+        return f.fid
 
     @property
     def ctx(self):
@@ -434,15 +456,15 @@ class FunctionAnalysis(Rules, Ordering):
                 if a[1] in self.host_sites:
                     continue  # host memory: no stream's pool made it
                 buf = self.st.buffers.get(a)
-                if buf is not None and buf.foreign and not (isinstance(a[1], str) and a[1][2:] in self.side_made):
+                if buf is not None and buf.foreign and not (isinstance(a[1], str) and self.made_on_side(a[1][2:])):
                     continue  # not made here: where is only assumed
                 if buf is not None:
                     streams |= buf.alloc
                     writers |= {w.stream for w in buf.writes.values()}
                     made = made or not buf.foreign  # an operator's tensor
-            elif a[0] == "p" and a[1] in self.side_made:
-                streams.add(self.side_made[a[1]])
-                writers.add(self.side_made[a[1]])
+            elif a[0] == "p" and self.made_on_side(a[1]):
+                streams.add(self.made_on_side(a[1]))
+                writers.add(self.made_on_side(a[1]))
 
         def kept(keys):
             return {s for s in keys if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
@@ -1425,7 +1447,14 @@ class FunctionAnalysis(Rules, Ordering):
         stream = self.ctx
         if stream is None:
             return
-        if stream != CURRENT or (self.side_made and any(a[0] == "p" and a[1] in self.side_made for a in value)) \
+        if stream == CURRENT and self.side_made and any(a[0] == "c" or a[0] == "tup" for a in value):
+            # What a list or tuple holds that a side stream's pool made is
+            # touched too (`f([c.x for c in ctxs])`, the contexts a side
+            # stream's collective handed back).
+            inner = self.reachable(value)
+            if any(a[0] == "p" and self.made_on_side(a[1]) for a in inner):
+                value = frozenset(inner)
+        if stream != CURRENT or (self.side_made and any(a[0] == "p" and self.made_on_side(a[1]) for a in value)) \
                 or (self.field_made and any(a[0] == "p" and a[1] in self.field_made for a in value)) \
                 or (any(a[0] == "p" and a[1].startswith("self.") for a in value) and
                     any(a[0] == "p" and self.attribute_facts(a[1]) for a in value)):
@@ -1561,6 +1590,12 @@ class FunctionAnalysis(Rules, Ordering):
     def call_label(self, path):
         """How reports name an unknown call's result `<f()>`: by the call's
         text."""
+        if ")>" in path and not path.endswith(")>"):
+            # A part of the result (`<r.wait()>[0].features`), by the local
+            # name that holds the result when one does (`net.module.weight`).
+            root = path[:path.find(")>") + 2]
+            held = self.local_holding(("t", "p:" + root, 0), plain=True)
+            return (held or self.call_label(root)) + path[len(root):]
         return self.call_labels.get(path, path.strip("<>"))
 
     def local_holding(self, atom, plain=False):
@@ -1815,6 +1850,10 @@ class FunctionAnalysis(Rules, Ordering):
     def eval_attribute(self, node):
         path = dotted(node)
         base = self.eval(node.value)
+        if NONE in base and len(base) > 1:
+            # `ctx = x if ... else None`: an attribute of the x it is, when it
+            # is something.
+            base = base - NONE_VALUE
         k = self.attr_key(base, node.attr, path)
         if k is not None:
             v = self.st.names.get(k)
@@ -1844,7 +1883,11 @@ class FunctionAnalysis(Rules, Ordering):
             # (`p.grad`, `self.stash`, `params[*].grad`).
             if a[0] == "p":
                 return self.foreign_value(a[1] + "." + node.attr)
-            if a[0] == "t" and node.attr in TENSOR_FIELDS and isinstance(a[1], str):
+            if a[0] == "t" and isinstance(a[1], str) and (node.attr in TENSOR_FIELDS or (
+                    self.st.buffers.get(a) is not None and self.st.buffers[a].foreign == FOREIGN_UNKNOWN)):
+                # A tensor's .grad; or a field of something only handed to
+                # unknown calls so far, which may be no tensor at all (a
+                # context object: `ctx.forward_ctxs`).
                 return self.foreign_value(a[1][2:] + "." + node.attr)
         if len(base) == 1 and next(iter(base))[0] == "obj":
             # An attribute of an instance made here: something not made here
@@ -1880,7 +1923,21 @@ class FunctionAnalysis(Rules, Ordering):
         attribute, a container's element, an unknown call's result. Once
         used as a tensor it is a buffer of its own (materialize)."""
         atom = ("t", "p:" + path, 0)
-        if atom in self.st.buffers:
+        buf = self.st.buffers.get(atom)
+        if buf is not None:
+            made = self.field_made.get(path)
+            waited = self.st.names.get(CURRENT_WAITED)
+            if made is not None and waited is not None:
+                if buf.alloc == frozenset((CURRENT,)):
+                    # Read first before the hand-over, taken as the current
+                    # stream's; read again after the current stream waited
+                    # for the stream that fills its container: made there
+                    # (materialize).
+                    buf = buf.copy()
+                    buf.alloc = frozenset((made,))
+                    self.st.buffers[atom] = buf
+                if self.f.depth == 0 or self.f.waited_current:
+                    self.read_in_helpers.discard(path)
             return frozenset((atom,))
         if path.endswith("]") and path not in self.field_made:
             field = FILLED_FIELD.search(path)
@@ -1890,6 +1947,27 @@ class FunctionAnalysis(Rules, Ordering):
                 # side stream is current: made from that stream's pool.
                 self.field_made[path] = "@" + field.group(1)
         return frozenset((("p", path),))
+
+    def opaque(self, path):
+        """Whether `path` is an unknown call's result given arguments, or a
+        part of one (`<f(x)>[0]`, `<f(x)>.out`): it may be an argument or a
+        view of one, and is no tensor of its own here. What a call on it
+        returns (`<r.wait()>` for each `r` in it) is a result of its own."""
+        if not self.opaque_results or not path.startswith("<"):
+            return False
+        return path[:path.find(")>") + 2] in self.opaque_results if ")>" in path else path in self.opaque_results
+
+    def made_on_side(self, path):
+        """The side stream that was current when the unknown call `path`
+        names, or the one it is reached from (`<r.wait()>[0].features`),
+        made it: its memory comes from that stream's pool. None otherwise."""
+        side = self.side_made
+        if not side:
+            return None
+        found = side.get(path)
+        if found is None and path.startswith("<") and ")>" in path:
+            found = side.get(path[:path.find(")>") + 2])
+        return found
 
     def resolve_foreign(self, value):
         """A binding to something not made here, once it is a buffer."""
@@ -1964,7 +2042,15 @@ class FunctionAnalysis(Rules, Ordering):
         out = set()
         buffers = self.st.buffers
         for a in value:
-            if a[0] == "p" and not self.not_a_tensor(a[1]):
+            if a[0] == "p" and evidence and self.opaque(a[1]) and not self.not_a_tensor(a[1]):
+                # Used as a tensor (`out.clone()`, `out.zero_()`), though it
+                # may be one of the call's arguments: a tensor whose
+                # allocation stream is not known.
+                atom = ("t", "p:" + a[1], 0)
+                if atom not in buffers:
+                    buffers[atom] = Buffer(alloc=frozenset((ANY_STREAM,)), foreign=FOREIGN_TENSOR)
+                out.add(atom)
+            elif a[0] == "p" and not self.not_a_tensor(a[1]) and not self.opaque(a[1]):
                 atom = ("t", "p:" + a[1], 0)
                 buf = buffers.get(atom)
                 if buf is None:
@@ -1983,8 +2069,11 @@ class FunctionAnalysis(Rules, Ordering):
                         # An element of a container filled under a side
                         # stream, read where the current stream has waited
                         # for another stream (the hand-over): made there.
-                        alloc = self.side_made.get(a[1]) or (
+                        alloc = self.made_on_side(a[1]) or (
                             self.field_made.get(a[1], CURRENT) if CURRENT_WAITED in self.st.names else CURRENT)
+                        if self.f.depth > 0 and not self.f.waited_current:
+                            # Read in a helper that did not wait for it itself.
+                            self.read_in_helpers.add(a[1])
                         buffers[atom] = Buffer(alloc=frozenset((alloc,)),
                                                foreign=kind,
                                                writes={made[0]: made[1]} if made is not None else None)
@@ -2097,6 +2186,8 @@ class FunctionAnalysis(Rules, Ordering):
         """`d[k]` -> "d[k]" (the key's text), for an element not made here.
         The container is named by where it came from, else by its text."""
         base = dotted(node.value)
+        if NONE in base_value and len(base_value) > 1:
+            base_value = base_value - NONE_VALUE
         if len(base_value) == 1:
             # A container bound to a name (`state = opt.state[p]`), or handed
             # to an inlined helper: named as where it came from, while that
@@ -2341,7 +2432,16 @@ class FunctionAnalysis(Rules, Ordering):
             self.use(tensors, node, ready=False, kind="use@" + stream)
             self.f.streams.pop()
         self.mark_stored(everything)
-        return EMPTY
+        if not self.ctx_is_side():
+            return EMPTY
+        # Made while a side stream is current. The result, and what it
+        # holds, may be one of the arguments or a view of one: no tensor of
+        # its own here (opaque). But what a call on it returns (each
+        # awaitable's .wait() in a list of them) is made under that stream,
+        # from its pool.
+        result = self.call_result(node)
+        self.opaque_results.add(next(iter(result))[1])
+        return result
 
     def argument_streams(self, node, args, kwargs):
         """(streams, their argument values): the streams other than the
@@ -2781,7 +2881,7 @@ class FunctionAnalysis(Rules, Ordering):
             self.host_sites.add(next(iter(made))[1])
             return mine | made
         if mine and all(a[1] in self.host_sites for a in mine) and meth not in ("to", "cuda", "copy_") and \
-                meth not in HOST_SYNC_METHODS and not is_in_place(meth):
+                meth not in HOST_SYNC_METHODS and meth not in METADATA_METHODS and not is_in_place(meth):
             # An operator on host memory: the host runs it (reading what
             # copies wrote there) and its result is host memory too.
             self.host_read(mine, node)
@@ -2910,6 +3010,7 @@ class FunctionAnalysis(Rules, Ordering):
             if self.discarding is node:
                 self.release_path(path, node, "pop")
                 return EMPTY
+            self.taken_out.add(path)
             return self.foreign_value(path)
         return self.call_result(node)
 
@@ -2980,6 +3081,20 @@ class FunctionAnalysis(Rules, Ordering):
         return EMPTY
 
     # ----- inlining -------------------------------------------------------
+    def holds_parts_of(self, values):
+        """Whether this analysis stored something in a field or element of
+        an object handed over (`ctx.outputs[k] = made` before
+        `self.consume(ctx)`): the helper may read it back."""
+        paths = {a[1] for v in values for a in v if a[0] == "p" and not a[1].startswith("<")}
+        if not paths:
+            return False
+        for k in self.st.names:
+            rest = k.partition(":")[2]
+            for path in paths:
+                if len(rest) > len(path) and rest.startswith(path) and rest[len(path)] in ".[":
+                    return True
+        return False
+
     def inline(self, callee, node, args, kwargs, self_node, module=None, class_name=None, outer_fid=None,
                self_outer=None, self_value=None, stage=False):
         """Interprets a function the run defines in place, its parameters
@@ -3005,7 +3120,7 @@ class FunctionAnalysis(Rules, Ordering):
         values = list(args) + list(kwargs.values())
         streamy = stage or is_lambda or module.deals_with_streams(callee, cls)
         if not streamy and not any(not self.st.buffers.keys().isdisjoint(self.reachable(v)) for v in values) \
-                and not self.ctx_is_side():
+                and not self.ctx_is_side() and not self.holds_parts_of(values):
             # Nothing of ours goes in and no stream is named: a plain call.
             return None
         if not streamy and self.inlined_lines + size > INLINE_BUDGET_LINES:
@@ -3036,9 +3151,12 @@ class FunctionAnalysis(Rules, Ordering):
         before = self.st.copy()
         caller = self.f
         self.frames.append(frame)
-        if self_node is not None and positional:
+        static = any(dotted(d) == "staticmethod" for d in getattr(callee, "decorator_list", ()))
+        if self_node is not None and positional and not static:
+            # A static method called through self (`self._record(ctx, s)`)
+            # has no self to skip.
             positional = positional[1:]
-        elif self_value is not None and positional:
+        elif self_value is not None and positional and not static:
             self.st.names[self.key(positional[0].arg)] = self_value
             positional = positional[1:]
         if isinstance(node, ast.Call) and not stage:

@@ -80,7 +80,7 @@ class Ordering:
             if not streams <= {other}:
                 self.waited_streams.add(other)
         if CURRENT in streams and recorded_on - {CURRENT}:
-            self.st.names[CURRENT_WAITED] = EMPTY
+            self.note_current_waited()
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):
@@ -89,6 +89,12 @@ class Ordering:
                 return use
             self.order_all(stream, order, site)
 
+
+    def note_current_waited(self):
+        """The current stream waited for another one (a hand-over), in the
+        frame (helper) that made the wait."""
+        self.st.names[CURRENT_WAITED] = EMPTY
+        self.f.waited_current = True
 
     def note_wait(self, streams, waited):
         """While a class's facts are collected (objects.stored_streams)."""
@@ -105,7 +111,7 @@ class Ordering:
         self.wait_log.append((frozenset(streams), other))
         self.waited_streams.add(other)
         if CURRENT in streams and other != CURRENT:
-            self.st.names[CURRENT_WAITED] = EMPTY
+            self.note_current_waited()
         site = self.site(node, "wait")
         for stream in streams:
             def order(use):

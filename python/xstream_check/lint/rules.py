@@ -86,9 +86,17 @@ class Rules:
             if not buf.alloc or atom[1] in self.host_sites:
                 continue
             kept = self.kept_by_object(atom, buf)
-            side_made = buf.foreign and isinstance(atom[1], str) and (
-                atom[1][2:] in self.side_made or kept or
-                (atom[1][2:] in self.field_made and any(s.startswith("@") for s in buf.alloc)))
+            # An element of a container a side stream fills counts when this
+            # function took it out (`ctx = context.module_contexts.pop(n)`)
+            # or read it itself after making the current stream wait; one a
+            # helper only read, after a wait the helper did not make, stays
+            # with the container's owner, who hands it over (and records it)
+            # later.
+            path = atom[1][2:] if isinstance(atom[1], str) else None
+            handed_over = path in self.field_made and (path in self.taken_out or path not in self.read_in_helpers)
+            side_made = buf.foreign and path is not None and (
+                self.made_on_side(path) or kept or
+                (handed_over and any(s.startswith("@") for s in buf.alloc)))
             if buf.foreign and not side_made:
                 # Only the caller's own tensors: a parameter, or reached from
                 # one. An attribute of `self` may be a buffer the object keeps

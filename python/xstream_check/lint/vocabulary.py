@@ -215,7 +215,9 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 # Names that are never a tensor's: what is passed to an unknown call under a
 # side stream is kept as a tensor's use unless it is named like one of these
 # (an accelerator object, a process group, an event, a stream).
-NOT_TENSOR_WORDS = ("accelerator", "process_group", "event", "stream")
+# `splits`: the per-rank sizes of an all-to-all (`input_splits`, a list of
+# ints).
+NOT_TENSOR_WORDS = ("accelerator", "process_group", "event", "stream", "splits")
 
 # Names of what the host fills (a data loader's batches, pinned buffers):
 # not written by a stream before the function started.
