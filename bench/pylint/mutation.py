@@ -47,6 +47,8 @@ KINDS = ("record_stream", "wait_stream", "wait_event", "synchronize")
 # Callers in other files are checked again with the mutated text for at most
 # this many files, and never for names every module calls.
 MAX_CALLER_FILES = 12
+# How many calls away a caller is looked for (MAX_INLINE_DEPTH of the check).
+CALLER_DEPTH = 3
 COMMON_NAMES = {"forward", "backward", "step", "run", "wait", "record_stream", "synchronize", "call",
                 "apply", "update", "reset", "get", "set", "load", "save", "main"}
 
@@ -148,16 +150,42 @@ def run_tree(root, limit=None, listing=False, keep=None):
             call_lines[key] = set(calls_of(linter.tree(other), name)) if linter.tree(other) else set()
         return call_lines[key]
 
+    def callers_in(p, names):
+        """Names of the defs in file `p` that call one of `names`."""
+        out = set()
+        tree = linter.tree(p)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    isinstance(c, ast.Call) and (getattr(c.func, "attr", None) or getattr(c.func, "id", None)) in names
+                    for c in ast.walk(node)):
+                out.add(node.name)
+        return out
+
     def caller_files(fn, path):
-        """The other files of the tree that call `fn` by its name (at most
-        MAX_CALLER_FILES; a name as common as `forward` is left alone)."""
+        """The other files of the tree that call `fn` by its name, or call a
+        function that does, up to CALLER_DEPTH calls away (the check follows
+        a helper that deep into its caller, and reports there). At most
+        MAX_CALLER_FILES; a name as common as `forward` is left alone."""
         if fn is None or fn.name.startswith("__") or fn.name in COMMON_NAMES:
             return []
-        pattern = fn.name + "("
         if not texts:
             texts.update((p, "\n".join(linter.lines(p))) for p in files)
-        out = [p for p in files if p != path and pattern in texts[p]]
-        return out if len(out) <= MAX_CALLER_FILES else []
+        out, names, frontier = set(), {fn.name}, {fn.name}
+        for depth in range(CALLER_DEPTH):
+            patterns = [n + "(" for n in frontier]
+            hits = [p for p in files if any(x in texts[p] for x in patterns)]
+            wider = out | {p for p in hits if p != path}
+            if len(wider) > MAX_CALLER_FILES:
+                # The direct callers alone past the bound: none (as before);
+                # a farther level past it: the nearer ones.
+                return [] if depth == 0 else sorted(out)
+            out = wider
+            frontier = set().union(*(callers_in(p, frontier) for p in hits)) - names - COMMON_NAMES
+            frontier = {n for n in frontier if not n.startswith("__")}
+            names |= frontier
+            if not frontier:
+                break
+        return sorted(out)
     forwarding = 0
     rows = []
     done = 0

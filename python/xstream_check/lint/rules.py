@@ -129,7 +129,7 @@ class Rules:
                         passed_in(us):
                     continue
                 for fs in buf.alloc:
-                    if fs in (ANY_STREAM, None) or passed_in(fs) or self.class_orders_later(fs, us):
+                    if fs in (ANY_STREAM, None) or passed_in(fs) or self.class_orders_later(fs, us, free=True):
                         continue
                     if fs == CURRENT and us.startswith("self.") and self.ordered_elsewhere(us):
                         # Made from the current stream's pool and used on a
@@ -332,13 +332,17 @@ class Rules:
         index = self.root.call_index()
         return ordered_after_a_call(index, fn, index[1], before=before, fits=fits)
 
-    def class_orders_later(self, waiter, waited):
+    def class_orders_later(self, waiter, waited, free=False):
         """Whether another method of the class may order `waiter` after
         `waited` (one of them an attribute of self): the object keeps the
         tensor and orders later, which this function cannot see
         (`self.copy_stream.wait_stream(...)` before it allocates again,
         `...wait_stream(self.copy_stream)` or an event recorded on it before
-        the next step reads or frees)."""
+        the next step reads or frees). `free`: for a free, where the block
+        goes back to `waiter`'s pool: when that is a stream of the object
+        that waits for nothing in the class's text, no wait of another
+        stream for `waited` orders it (`current.wait_stream(self.lookup)`
+        leaves `self.dist`, which allocated, unordered)."""
         if self.class_name is None:
             return False
         node = self.root.class_nodes.get(self.class_name)
@@ -349,10 +353,14 @@ class Rules:
             text = self.root.class_text[self.class_name] = "\n".join(
                 self.root.lines[node.lineno - 1:node.end_lineno or node.lineno])
         a, u = waiter.lstrip("~"), waited.lstrip("~")
-        key = ("class_orders_later", self.class_name, a, u)
+        key = ("class_orders_later", self.class_name, a, u, free)
         found = self.root._stream_cache.get(key)
         if found is None:
-            found = self.root._stream_cache[key] = self.class_text_orders(text, a, u)
+            if free and a.startswith("self.") and not re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
+                found = False
+            else:
+                found = self.class_text_orders(text, a, u)
+            self.root._stream_cache[key] = found
         return found
 
     @staticmethod

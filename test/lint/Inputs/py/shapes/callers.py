@@ -182,3 +182,37 @@ class GradientBucketSynchronized:
 
     def epilogue(self):
         torch.cuda.synchronize()
+
+
+class LookupOnItsOwnStream:
+    """Inputs the distribution stream made are looked up on the lookup
+    stream; another method makes the current stream wait for the lookup
+    stream, but the distribution stream, whose pool the inputs go back to,
+    waits for nothing in this class."""
+
+    def __init__(self):
+        self.dist_stream = torch.cuda.Stream()
+        self.lookup_stream = torch.cuda.Stream()
+
+    def lookup_unrecorded(self, context, module):
+        with torch.cuda.stream(self.dist_stream):
+            kjt = context.requests.pop(module.name).wait()
+        with torch.cuda.stream(self.lookup_stream):
+            context.outputs[module.name] = module.lookup(kjt)  # CHECK: [[@LINE]]:44: warning: 'kjt' is used on stream 'self.lookup_stream' here and is still held when 'lookup_unrecorded' returns{{.*}}[xstream-pending-at-return]
+
+    def wait_lookups(self):
+        torch.cuda.current_stream().wait_stream(self.lookup_stream)
+
+
+class LookupOnItsOwnStreamOrdered(LookupOnItsOwnStream):
+    """The same, and the class makes the distribution stream wait for the
+    lookup stream before it distributes the next batch: silent."""
+
+    def lookup(self, context, module):
+        with torch.cuda.stream(self.dist_stream):
+            kjt = context.requests.pop(module.name).wait()
+        with torch.cuda.stream(self.lookup_stream):
+            context.outputs[module.name] = module.lookup(kjt)
+
+    def next_batch(self):
+        self.dist_stream.wait_stream(self.lookup_stream)
