@@ -64,12 +64,6 @@ def is_ordering_statement(stmt):
 WAITING_CALLS = {"wait_stream", "wait_event", "wait", "synchronize"}
 
 
-def ordering_call_name(call):
-    f = call.func
-    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    return name in ORDERING_METHODS or name == "synchronize"
-
-
 def index_module_calls(tree):
     """Module.call_index in one pass over the module: for every def, nested
     ones and methods included, its ordering calls (line, whether it waits,
