@@ -121,16 +121,15 @@ def mutate(lines, stmt):
     return new
 
 
+def callee_name(call):
+    """`f` of a call `f(...)` or `x.f(...)`, else None."""
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
 def calls_of(tree, name):
     """Lines of calls `name(...)` / `x.name(...)` in a tree."""
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            callee = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if callee == name:
-                out.append(node.lineno)
-    return out
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and callee_name(node) == name]
 
 
 def run_tree(root, limit=None, listing=False, keep=None):
@@ -156,8 +155,7 @@ def run_tree(root, limit=None, listing=False, keep=None):
         tree = linter.tree(p)
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    isinstance(c, ast.Call) and (getattr(c.func, "attr", None) or getattr(c.func, "id", None)) in names
-                    for c in ast.walk(node)):
+                    isinstance(c, ast.Call) and callee_name(c) in names for c in ast.walk(node)):
                 out.add(node.name)
         return out
 

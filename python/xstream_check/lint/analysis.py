@@ -97,6 +97,12 @@ def element_depth(path):
     return depth
 
 
+def call_root(path):
+    """The unknown call's result a path names or is reached from:
+    `<r.wait()>` for `<r.wait()>[0].features`."""
+    return path[:path.find(")>") + 2] if ")>" in path else path
+
+
 def flatten_nested(value, depth=0):
     """Tuples nested deeper than a few levels lose their shape (`args = (*args,
     x)` in a loop would otherwise grow without end)."""
@@ -463,8 +469,9 @@ class FunctionAnalysis(Rules, Ordering):
                     writers |= {w.stream for w in buf.writes.values()}
                     made = made or not buf.foreign  # an operator's tensor
             elif a[0] == "p" and self.made_on_side(a[1]):
-                streams.add(self.made_on_side(a[1]))
-                writers.add(self.made_on_side(a[1]))
+                side = self.made_on_side(a[1])
+                streams.add(side)
+                writers.add(side)
 
         def kept(keys):
             return {s for s in keys if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
@@ -1590,10 +1597,10 @@ class FunctionAnalysis(Rules, Ordering):
     def call_label(self, path):
         """How reports name an unknown call's result `<f()>`: by the call's
         text."""
-        if ")>" in path and not path.endswith(")>"):
+        root = call_root(path)
+        if root != path:
             # A part of the result (`<r.wait()>[0].features`), by the local
             # name that holds the result when one does (`net.module.weight`).
-            root = path[:path.find(")>") + 2]
             held = self.local_holding(("t", "p:" + root, 0), plain=True)
             return (held or self.call_label(root)) + path[len(root):]
         return self.call_labels.get(path, path.strip("<>"))
@@ -1955,7 +1962,7 @@ class FunctionAnalysis(Rules, Ordering):
         returns (`<r.wait()>` for each `r` in it) is a result of its own."""
         if not self.opaque_results or not path.startswith("<"):
             return False
-        return path[:path.find(")>") + 2] in self.opaque_results if ")>" in path else path in self.opaque_results
+        return call_root(path) in self.opaque_results
 
     def made_on_side(self, path):
         """The side stream that was current when the unknown call `path`
@@ -1965,8 +1972,8 @@ class FunctionAnalysis(Rules, Ordering):
         if not side:
             return None
         found = side.get(path)
-        if found is None and path.startswith("<") and ")>" in path:
-            found = side.get(path[:path.find(")>") + 2])
+        if found is None and path.startswith("<"):
+            found = side.get(call_root(path))
         return found
 
     def resolve_foreign(self, value):
@@ -2101,8 +2108,7 @@ class FunctionAnalysis(Rules, Ordering):
         if not made:
             return None
         if path.startswith("<"):
-            root = path[:path.find(")>") + 2] if ")>" in path else path
-            return made.get(root)
+            return made.get(call_root(path))
         return made.get(ENTRY)
 
     def not_a_tensor(self, path):

@@ -139,6 +139,14 @@ def index_module_calls(tree):
     return callers, orderers
 
 
+def parameter_names(func):
+    """Every parameter a def or lambda takes, `*args` and `**kwargs`
+    included."""
+    a = func.args
+    return {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} | \
+        {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+
+
 def present_names(test, body):
     """The names an if's branch runs only when they are there: `x` and
     `x is not None` (and `and`s of them) for the body, `x is None` and
@@ -197,9 +205,9 @@ def ordered_after_a_call(index, name, orderers, before=False, skip=(), fits=None
     some paths take (in an if branch or an except handler that the call is
     not in: `if opts.sync: torch.cuda.synchronize()`), which leaves the
     other paths unordered; but an ordering on what the branch tests is
-    there (`if event is not None: event.wait()`) counts. `skip`: (name, line) of calls not to count.
-    `fits`: whether a call's arity (see accepts) can be a call of the
-    function meant."""
+    there (`if event is not None: event.wait()`) counts. `skip`: (name,
+    line) of calls not to count. `fits`: whether a call's arity (see
+    accepts) can be a call of the function meant."""
     for (order_lines, calls), line, spans, arity, excluded in index[0].get(name, ()):
         if (name, line) in skip or (fits is not None and not fits(arity)):
             continue
@@ -587,10 +595,7 @@ class Module:
         key = ("bound", func)
         cached = self._subtree.get(key)
         if cached is None:
-            cached = set()
-            a = func.args
-            for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
-                cached.add(p.arg)
+            cached = parameter_names(func)
             stack = list(func.body) if isinstance(func.body, list) else [func.body]
             while stack:
                 n = stack.pop()
@@ -857,10 +862,7 @@ class Module:
                 for d in node.decorator_list)
         else:
             fn = found[1]
-            a = fn.args
-            params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} | \
-                {p.arg for p in (a.vararg, a.kwarg) if p is not None}
-            params.discard("self")
+            params = parameter_names(fn) - {"self"}
             result = not any(isinstance(n, ast.Call) and any(
                 isinstance(x, ast.Name) and x.id in params for part in [n.func] + n.args + [k.value for k in n.keywords]
                 for x in ast.walk(part)) for n in walk(fn))
@@ -1083,9 +1085,7 @@ class Module:
         out = set()
         outer = parents.get(func)
         while outer is not None:
-            a = outer.args
-            out |= {x.arg for x in a.args + a.kwonlyargs + a.posonlyargs} | \
-                {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+            out |= parameter_names(outer)
             outer = parents.get(outer)
         return out - {"self", "cls"}
 

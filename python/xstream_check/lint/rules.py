@@ -356,18 +356,17 @@ class Rules:
         key = ("class_orders_later", self.class_name, a, u, free)
         found = self.root._stream_cache.get(key)
         if found is None:
-            if free and a.startswith("self.") and not re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
-                found = False
-            else:
-                found = self.class_text_orders(text, a, u)
-            self.root._stream_cache[key] = found
+            found = self.root._stream_cache[key] = self.class_text_orders(text, a, u, free)
         return found
 
     @staticmethod
-    def class_text_orders(text, a, u):
+    def class_text_orders(text, a, u, free=False):
         """class_orders_later's reading of the class's text."""
-        if a.startswith("self.") and re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
-            return True
+        if a.startswith("self."):
+            if re.search(re.escape(a) + r"\s*\.\s*wait_(stream|event)\(", text):
+                return True
+            if free:
+                return False
         if u.startswith("self."):
             k = re.escape(u)
             if re.search(r"wait_stream\(\s*" + k + r"\s*\)", text) or \
