@@ -36,7 +36,7 @@ from .vocabulary import (
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place,
     says_host_memory)
-from .module import dotted, flag_text, is_ordering_statement, none_test
+from .module import dotted, flag_text, guarded_entry_wait, is_ordering_statement, none_test
 from .ordering import CURRENT_WAITED, Ordering
 from .rules import Rules
 
@@ -277,6 +277,10 @@ class FunctionAnalysis(Rules, Ordering):
         # flag text -> value (see module.repeated_flag), ("none", stream
         # text) -> whether it is None (see module.none_tested_stream)
         self.assume = None
+        # (defs, {flag: value}) while an unpack hook runs once per value of
+        # the flags its node hooks test (see flag_runs)
+        self.flag_split = None
+        self.entry_keys = {}  # (container, newest tensor) -> key binding it was stored under, or None
         self._signals = None  # see signals_through_memory
         self.inlined = set()  # (module path, def line) of every function interpreted at a call
         self.inlined_calls = set()  # ids of the call nodes interpreted in place
@@ -556,45 +560,91 @@ class FunctionAnalysis(Rules, Ordering):
         for value in reversed(packed):
             if self.st is None:
                 return
-            outer, self.autograd_hooks = self.autograd_hooks, []
-            try:
-                out = self.call_function_value(unpack, None, [value])
-                hooks = self.autograd_hooks
-            finally:
-                self.autograd_hooks = outer
-            if self.st is None:
-                return
-            self.node_read(out, node)
-            for kind, hook in hooks:
-                if kind == "end":
-                    queued.append(hook)
-                elif self.st is not None:
-                    self.call_function_value(hook, None, [EMPTY, EMPTY])
+            start, ends = self.st, []
+            runs = self.flag_runs(unpack)
+            for valuation in runs:
+                self.st = start.copy() if len(runs) > 1 else start
+                ends.append(self.unpack_once(unpack, value, node, valuation, queued))
+            self.st = join_states(ends)
         for hook in queued:
             if self.st is not None:
                 self.call_function_value(hook, None, [])
 
+    def unpack_once(self, unpack, value, node, valuation, queued):
+        """One unpack of a saved tensor, the node's read and the node's
+        hooks, under `valuation` (flag_runs); the state it leaves, or None
+        when no path gives the flags those values."""
+        outer, self.autograd_hooks = self.autograd_hooks, []
+        split, assume = self.flag_split, self.assume
+        if valuation is not None:
+            self.flag_split = valuation
+            self.assume = dict(assume or {}, **valuation[1])
+        try:
+            out = self.call_function_value(unpack, None, [value])
+            hooks = self.autograd_hooks
+            self.flag_split = split
+            if self.st is None:
+                return None
+            self.node_read(out, node)
+            for kind, hook in hooks:
+                if kind == "end":
+                    if hook not in queued:
+                        queued.append(hook)
+                elif self.st is not None:
+                    self.call_function_value(hook, None, [EMPTY, EMPTY])
+            return self.st
+        finally:
+            self.autograd_hooks = outer
+            self.flag_split, self.assume = split, assume
+
+    def flag_runs(self, unpack):
+        """The valuations to run an unpack hook under: one per value of the
+        flags it sets for the hooks it registers (module.closure_flags), as
+        (its defs, {flag: value}); [None] when it sets none. On the path
+        where unpack reloaded a tensor the node hook records its event; on
+        the path that kept the forward's tensor it does not: one run for
+        both would pair the reload with the missing event."""
+        defs, flags = [], set()
+        for a in unpack:
+            entry = self.functions_seen.get(a[1]) if a[0] == "fn" else None
+            if entry is not None:
+                defs.append(entry[0])
+                flags.update(entry[1].closure_flags(entry[0]))
+        flags = sorted(flags)[:2]
+        if not flags:
+            return [None]
+        runs = []
+        for bits in range(1 << len(flags)):
+            runs.append((tuple(defs), {f: bool(bits >> i & 1) for i, f in enumerate(flags)}))
+        return runs
+
+    def contradicts_split(self, st, stmt):
+        """Whether state `st` of the function being run under a flag
+        valuation (flag_runs) gives a flag the other value for good: set to
+        it and not set again past `stmt` (None: the function's end)."""
+        if st is None or self.flag_split is None or self.f.func not in self.flag_split[0]:
+            return False
+        for flag, value in self.flag_split[1].items():
+            bound = st.names.get(self.key(flag))
+            if bound is not None and len(bound) == 1:
+                atom = next(iter(bound))
+                if atom[0] == "bool" and atom[1] != value and (
+                        stmt is None or not self.m.assigned_after(self.f.func, flag, stmt)):
+                    return True
+        return False
+
     def node_read(self, value, node):
         """The backward node reads what unpack handed back, on the current
         stream: it must be ready there (what unpack wrote on another stream,
-        the current stream waited for). The read is not kept as a use: the
-        hooks after the node order it by flags this check does not follow
-        (a reloaded tensor or one kept from the forward), and a join there
-        would lose the event that covers it."""
-        before = dict(self.st.buffers)
+        the current stream waited for), and the read is a use that whoever
+        frees the tensor later (the node's hooks, the end-of-backward
+        callbacks) orders first. The hooks order it by the flags unpack set
+        (flag_runs) and the entries it stashed (absent_entry)."""
         self.reading_node = True
         try:
             self.use(self.materialize(value), node)
         finally:
             self.reading_node = False
-        if self.st is None:
-            return
-        for atom, buf in list(self.st.buffers.items()):
-            old = before.get(atom)
-            if buf is not old:
-                nb = buf.copy()
-                nb.uses = dict(old.uses) if old is not None else {}
-                self.st.buffers[atom] = nb
 
     # ----- statements -----------------------------------------------------
     def exec_block(self, stmts):
@@ -700,7 +750,7 @@ class FunctionAnalysis(Rules, Ordering):
             # (see repeated_flag): only the branch that value takes.
             self.exec_block(s.body if assumed else s.orelse)
             return
-        if not s.orelse and all(is_ordering_statement(b) for b in s.body):
+        if (not s.orelse and all(is_ordering_statement(b) for b in s.body)) or guarded_entry_wait(s):
             # `if not accelerator.is_synchronized_device(): t.record_stream(s)`,
             # `if record_stream: ...`, `if t.device.type != "cpu": ...`: an
             # ordering under a guard tests the platform or the tensor's kind,
@@ -713,6 +763,9 @@ class FunctionAnalysis(Rules, Ordering):
         then = self.st
         self.st = self.narrow(before, s.test, False)
         self.exec_block(s.orelse)
+        if self.flag_split is not None:
+            then = None if self.contradicts_split(then, s) else then
+            self.st = None if self.contradicts_split(self.st, s) else self.st
         self.st = join_states([then, self.st])
 
     def assumed(self, test):
@@ -758,6 +811,8 @@ class FunctionAnalysis(Rules, Ordering):
         emptied = self.container_test(test, truth)
         if emptied is not None:
             return self.empty_container(st, emptied)
+        if isinstance(test, ast.Compare):
+            st = self.absent_entry(st, test, truth)
         name, is_none = None, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
                 isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
@@ -1148,6 +1203,11 @@ class FunctionAnalysis(Rules, Ordering):
         if t is ast.Name:
             k = self.key(target.id)
             old = self.st.names.get(k)
+            if self.flag_split is not None and target.id in self.flag_split[1] and \
+                    self.f.func in self.flag_split[0] and isinstance(getattr(stmt, "value", None), ast.Constant):
+                # A flag the run splits on (flag_runs): its value, kept.
+                self.st.names[k] = frozenset((("bool", bool(stmt.value.value)),))
+                return
             if target.id in self.f.globals or target.id in self.f.kept_by_closures:
                 # A global outlives the function, and so does what a closure
                 # kept elsewhere names (a decorated def, a class body).
@@ -1214,6 +1274,7 @@ class FunctionAnalysis(Rules, Ordering):
             self.note_store(dotted(target.value), value)
             if has_kind(base, "c"):
                 self.container_add(base, value, stmt)
+                self.note_entry_key(base, value, target.slice)
             elif tensor_atoms(base):
                 self.write(base, stmt)  # t[i] = v is a copy kernel
                 self.use(value, stmt)
@@ -1270,7 +1331,7 @@ class FunctionAnalysis(Rules, Ordering):
                 for c in [a for a in base if a[0] == "c"]:
                     taken = self.st.containers.get(c, EMPTY)
                     self.st.containers[c] = EMPTY
-                    self.drop(taken, stmt, name, "del")
+                    self.drop(taken, stmt, name, "del", entry=True)
                     self.st.containers[c] = taken
 
     def reachable(self, roots):
@@ -1290,14 +1351,23 @@ class FunctionAnalysis(Rules, Ordering):
                         stack.append(e)
         return seen
 
-    def held(self, discarded=True):
+    def held(self, discarded=True, after=None):
         """What some binding reaches; without `discarded`, not through a
         name `_` (`_, ev = stash[k]; ...; del stash[k]`: the value is thrown
-        away, and the entry going is what frees it)."""
+        away, and the entry going is what frees it). `after`: a statement
+        past which the current function's locals that it never reads again
+        count as gone (`t = stash[k]; del stash[k]` and t unused: the entry
+        going is what frees it, t only outlives it to the return)."""
         roots = []
+        f = self.frames[-1]
+        prefix = "%d:" % f.fid
         for k, v in self.st.names.items():
-            if discarded or k.rpartition(":")[2] != "_":
-                roots.extend(v)
+            if not discarded and k.rpartition(":")[2] == "_":
+                continue
+            if after is not None and k.startswith(prefix) and "." not in k and "[" not in k and \
+                    not self.m.read_after(f.func, k[len(prefix):], after):
+                continue
+            roots.extend(v)
         return self.reachable(roots)
 
     def holds(self, atom):
@@ -1312,17 +1382,20 @@ class FunctionAnalysis(Rules, Ordering):
                     compound.add(a)
         return bool(compound) and atom in self.reachable(compound)
 
-    def drop(self, value, stmt, name, how):
-        """A binding to `value` went: free what nothing else reaches."""
+    def drop(self, value, stmt, name, how, entry=False):
+        """A binding to `value` went: free what nothing else reaches.
+        `entry`: a container's entry was deleted, and a local the function
+        no longer reads does not keep it (see held)."""
         gone = [a for a in self.reachable(value) if a[0] == "t"]
         if not gone:
             return
         held = self.held(discarded=how != "del")
+        lasting = self.held(discarded=False, after=stmt) if entry and any(a in held for a in gone) else held
         for atom in gone:
-            if atom in held:
+            if atom in lasting:
                 continue
             buf = self.st.buffers.get(atom)
-            if buf is None or buf.escaped:
+            if buf is None or buf.escaped or (atom in held and (buf.stored or buf.foreign)):
                 continue
             if buf.foreign and not (how == "del" and atom[1].startswith("p:<")):
                 # Held by whoever made it: a local name going frees nothing,
@@ -1353,9 +1426,9 @@ class FunctionAnalysis(Rules, Ordering):
         for atom in reached:
             if atom[0] == "t":
                 buf = self.st.buffers.get(atom)
-                if buf is not None and not buf.escaped:
+                if buf is not None and not buf.kept:
                     buf = buf.copy()
-                    buf.escaped = True
+                    buf.escaped = buf.kept = True
                     self.st.buffers[atom] = buf
 
     def finish_frame(self, frame, fallthrough, value, end_node):
@@ -1363,6 +1436,8 @@ class FunctionAnalysis(Rules, Ordering):
         exits = [(st, v, node) for st, v, node in frame.returns]
         if fallthrough is not None:
             exits.append((fallthrough, NONE_VALUE if value is None else value, end_node))
+        if self.flag_split is not None:
+            exits = [e for e in exits if not self.contradicts_split(e[0], None)]
         prefix = "%d:" % frame.fid
         outs, values = [], []
         for st, v, node in exits:
@@ -1639,6 +1714,50 @@ class FunctionAnalysis(Rules, Ordering):
                 return k.partition(":")[2]
         return "tensor"
 
+
+    def note_entry_key(self, containers, value, key_node):
+        """`d[k] = v`: v's newest tensors were stored last under the key
+        local k names (for `k in d` tests, see absent_entry); under any
+        other key, under no known one."""
+        key = self.key(key_node.id) if isinstance(key_node, ast.Name) else None
+        for c in containers:
+            if c[0] != "c":
+                continue
+            for a in self.reachable(value):
+                if a[0] == "t" and a[2] == 0:
+                    self.entry_keys[(c, a)] = key
+
+    def absent_entry(self, st, test, truth):
+        """On the branch where `k in d` says d holds nothing under k (d a
+        container made here), the entries stored under that key are not
+        there: what only they held was not kept (`if k in stash: ...`
+        handles the entry a previous call may have dropped already)."""
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.left, ast.Name) or \
+                not isinstance(test.ops[0], (ast.In, ast.NotIn)) or isinstance(test.ops[0], ast.In) == truth:
+            return st
+        if not self.entry_keys:
+            return st
+        saved, self.st = self.st, st
+        try:
+            held = self.eval(test.comparators[0])
+        finally:
+            self.st = saved
+        key = self.key(test.left.id)
+        changed = False
+        for c in held:
+            if c[0] != "c" or not st.containers.get(c):
+                continue
+            kept = []
+            for m in st.containers[c]:
+                mine = [a for a in self.reachable(frozenset((m,))) if a[0] == "t"]
+                if mine and all(a[2] == 0 and self.entry_keys.get((c, a)) == key for a in mine):
+                    changed = True
+                    continue
+                kept.append(m)
+            st.containers[c] = frozenset(kept)
+        if changed:
+            self.forget_unreachable(st)
+        return st
 
     def container_add(self, container, value, node):
         for c in container:
@@ -2390,7 +2509,10 @@ class FunctionAnalysis(Rules, Ordering):
 
     def function_value(self, fn, module=None, outer=True):
         """The value of a def or lambda: ("fn", id), its facts kept aside."""
-        if id(fn) not in self.functions_seen:
+        seen = self.functions_seen.get(id(fn))
+        if seen is None or (outer and seen[2] != self.f.fid):
+            # A def run again in another call of its enclosing function
+            # closes over that call's frame.
             f = self.f
             self.functions_seen[id(fn)] = (fn, module or self.m, f.fid if outer else None, f.class_name,
                                            f.self_outer)
@@ -2407,9 +2529,9 @@ class FunctionAnalysis(Rules, Ordering):
                 if entry is None or entry[2] is None:
                     continue
                 fn, module, outer_fid, _, _ = entry
-                if a in self.escaping:
+                if (a, outer_fid) in self.escaping:
                     continue
-                self.escaping.add(a)
+                self.escaping.add((a, outer_fid))
                 own = module.bound_names(fn)
                 prefix = "%d:" % outer_fid
                 for name in module.subtree(fn)[1] - own:
@@ -3082,7 +3204,7 @@ class FunctionAnalysis(Rules, Ordering):
         elif path is not None:
             new = self.alloc(node, stream)
             for atom in new:
-                self.st.buffers[atom].escaped = True
+                self.st.buffers[atom].escaped = self.st.buffers[atom].kept = True
             self.st.names[self.key(path)] = new
         return EMPTY
 

@@ -58,10 +58,10 @@ class Buffer:
     """What is known about one tensor storage (an allocation site, and
     generation: the newest one, or a summary of older ones still alive)."""
 
-    __slots__ = ("alloc", "uses", "recorded", "escaped", "stored", "writes", "foreign")
+    __slots__ = ("alloc", "uses", "recorded", "escaped", "stored", "writes", "foreign", "kept")
 
     def __init__(self, alloc=frozenset(), uses=None, recorded=frozenset(), escaped=False, stored=False,
-                 writes=None, foreign=0):
+                 writes=None, foreign=0, kept=False):
         self.alloc = alloc  # may: streams it was allocated on
         self.uses = uses if uses is not None else {}  # use site -> Use (reads, writes, unknown)
         self.recorded = recorded  # must: streams named by record_stream
@@ -75,10 +75,14 @@ class Buffer:
         # the stream current then, and held by others too, so only an
         # explicit release frees it (see analysis.release_foreign).
         self.foreign = foreign
+        # must: stored where it outlives the function on every path (escaped
+        # is the may). A tensor the caller handed in that the object keeps on
+        # one path only is released by the caller on the other.
+        self.kept = kept
 
     def copy(self):
         return Buffer(self.alloc, dict(self.uses), self.recorded, self.escaped, self.stored, dict(self.writes),
-                      self.foreign)
+                      self.foreign, self.kept)
 
     def join(self, other):
         if self is other:
@@ -86,14 +90,15 @@ class Buffer:
         return Buffer(self.alloc | other.alloc, join_uses(self.uses, other.uses), self.recorded & other.recorded,
                       self.escaped or other.escaped, self.stored or other.stored,
                       join_uses(self.writes, other.writes),
-                      max(self.foreign, other.foreign) if self.foreign and other.foreign else 0)
+                      max(self.foreign, other.foreign) if self.foreign and other.foreign else 0,
+                      self.kept and other.kept)
 
     def __eq__(self, other):
         if self is other:
             return True
         return (self.alloc == other.alloc and self.uses == other.uses and self.recorded == other.recorded
                 and self.escaped == other.escaped and self.stored == other.stored
-                and self.writes == other.writes and self.foreign == other.foreign)
+                and self.writes == other.writes and self.foreign == other.foreign and self.kept == other.kept)
 
 
 def join_uses(mine, other):

@@ -60,6 +60,34 @@ def is_ordering_statement(stmt):
     return False
 
 
+def guarded_entry_wait(stmt):
+    """`if k in events: e = events[k]; s.wait_event(e); del events[k]`: a
+    wait on the entry a container holds for a key, under the test that it
+    holds one (no else). Like `if e is not None: s.wait_event(e)`, the
+    entry is there whenever there is something to wait for."""
+    test = stmt.test
+    if stmt.orelse or not isinstance(test, ast.Compare) or len(test.ops) != 1 or \
+            not isinstance(test.ops[0], ast.In):
+        return False
+    key, container = ast.dump(test.left), ast.dump(test.comparators[0])
+
+    def entry(node):
+        return isinstance(node, ast.Subscript) and ast.dump(node.value) == container and \
+            ast.dump(node.slice) == key
+    waits = 0
+    for b in stmt.body:
+        if isinstance(b, ast.Assign) and len(b.targets) == 1 and isinstance(b.targets[0], ast.Name) and \
+                entry(b.value):
+            continue
+        if isinstance(b, ast.Delete) and all(entry(t) for t in b.targets):
+            continue
+        if is_ordering_statement(b):
+            waits += 1
+            continue
+        return False
+    return waits > 0
+
+
 # Ordering calls that make a stream or the host wait.
 WAITING_CALLS = {"wait_stream", "wait_event", "wait", "synchronize"}
 
@@ -610,6 +638,70 @@ class Module:
             cached -= self.scopes[func].declared if func in self.scopes else set()
             self._subtree[key] = cached
         return cached
+
+    def read_after(self, func, name, stmt):
+        """Whether the function (nested functions included: a closure reads
+        the name later) may read local `name` after statement `stmt`: a
+        load of it further down, or anywhere in a loop around `stmt`."""
+        key = ("reads", func)
+        table = self._subtree.get(key)
+        if table is None:
+            table = {"loads": {}, "loops": []}
+            for n in walk(func):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    table["loads"].setdefault(n.id, []).append((n.lineno, n.col_offset))
+                elif isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+                    table["loops"].append(n)
+            self._subtree[key] = table
+        loads = table["loads"].get(name, ())
+        end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+        if any(at > end for at in loads):
+            return True
+        for loop in table["loops"]:
+            if loop.lineno <= stmt.lineno and (stmt.end_lineno or stmt.lineno) <= (loop.end_lineno or loop.lineno):
+                first = (loop.lineno, loop.col_offset)
+                if any(first <= at <= end for at in loads):
+                    return True
+        return False
+
+    def closure_flags(self, func):
+        """Names `func` sets to True or False only (outside loops, nested
+        functions apart) that a function nested in it reads: a flag whose
+        value on the path taken a hook `func` registers tests later
+        (`reloaded = False` on one branch, `if reloaded:` in the hook).
+        At most two, by name."""
+        key = ("flags", func)
+        cached = self._subtree.get(key)
+        if cached is None:
+            sets, others, looped = {}, set(), set()
+            stack = [(n, False) for n in (func.body if isinstance(func.body, list) else [func.body])]
+            nested_loads = set()
+            while stack:
+                n, in_loop = stack.pop()
+                if isinstance(n, FUNCTION_NODES):
+                    nested_loads |= {c.id for c in walk(n) if isinstance(c, ast.Name) and isinstance(c.ctx, ast.Load)}
+                    continue
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                        isinstance(n.value, ast.Constant) and isinstance(n.value.value, bool):
+                    (looped if in_loop else sets.setdefault(n.targets[0].id, set())).add(
+                        n.targets[0].id if in_loop else n.lineno)
+                    continue
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                    others.add(n.id)
+                loop = in_loop or isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+                stack.extend((c, loop) for c in child_nodes(n))
+            cached = sorted(n for n in sets if n in nested_loads and n not in looped and
+                            n not in others and len(sets[n]) >= 2)[:2]
+            self._subtree[key] = cached
+        return cached
+
+    def assigned_after(self, func, name, stmt):
+        """Whether `func` assigns `name` past the end of `stmt`."""
+        end = stmt.end_lineno or stmt.lineno
+        for n in walk(func):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno > end:
+                return True
+        return False
 
     def kept_by_closures(self, func):
         """Names of this function that a decorated nested def or a nested

@@ -128,10 +128,16 @@ class Rules:
                         us in (ANY_STREAM, None) or use.captures or use.host or us in buf.recorded or \
                         passed_in(us):
                     continue
+                # The caller's tensor that the object keeps on some paths
+                # only (a stash under a flag): on the others the caller
+                # releases it at once, and a wait the object makes later,
+                # for what it keeps, does not cover it.
+                partly_kept = buf.foreign and buf.escaped and not buf.kept
                 for fs in buf.alloc:
-                    if fs in (ANY_STREAM, None) or passed_in(fs) or self.class_orders_later(fs, us, free=True):
+                    if fs in (ANY_STREAM, None) or passed_in(fs) or \
+                            (not partly_kept and self.class_orders_later(fs, us, free=True)):
                         continue
-                    if fs == CURRENT and us.startswith("self.") and self.ordered_elsewhere(us):
+                    if fs == CURRENT and us.startswith("self.") and not partly_kept and self.ordered_elsewhere(us):
                         # Made from the current stream's pool and used on a
                         # stream of the object: what makes the current stream
                         # wait for that stream in another method (a wait

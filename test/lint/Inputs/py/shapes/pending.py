@@ -197,3 +197,80 @@ def clamp_or_wait(t, offload):
         offload_clamp(t)  # CHECK: [[@LINE]]:9: warning: 't' is used on stream 'OFFLOAD_STREAM' here and is still held when 'clamp_or_wait' returns{{.*}}[xstream-pending-at-return]
     else:
         torch.cuda.current_stream().wait_stream(OFFLOAD_STREAM)
+
+
+# The caller's activation is copied to the host on a side stream and kept,
+# with an event, only while a window of them is kept; with no window the
+# caller drops it at once, under the copy. The object waits for that event
+# later, which covers only what it keeps.
+class OffloadWindowUnrecorded:
+    def __init__(self, window):
+        self.compute = torch.cuda.current_stream()
+        self.mover = torch.cuda.Stream()
+        self.window = window
+        self.kept = {}
+        self.on_host = {}
+
+    def offload(self, key, activation):
+        self.mover.wait_stream(self.compute)
+        with torch.cuda.stream(self.mover):
+            host = torch.empty_like(activation, device="cpu", pin_memory=True)
+            host.copy_(activation, non_blocking=True)  # CHECK: [[@LINE]]:13: warning: 'activation' is used on stream 'self.mover' here and is still held when 'offload' returns{{.*}}[xstream-pending-at-return]
+        self.on_host[key] = host
+        if self.window > 0:
+            self.kept[key] = (activation, self.mover.record_event())
+
+    def restore(self, key):
+        if key in self.kept:
+            activation, copied = self.kept.pop(key)
+            self.compute.wait_event(copied)
+            return activation
+        return self.on_host.pop(key).to("cuda")
+
+
+class OffloadWindowRecorded:
+    def __init__(self, window):
+        self.compute = torch.cuda.current_stream()
+        self.mover = torch.cuda.Stream()
+        self.window = window
+        self.kept = {}
+        self.on_host = {}
+
+    def offload(self, key, activation):
+        self.mover.wait_stream(self.compute)
+        with torch.cuda.stream(self.mover):
+            host = torch.empty_like(activation, device="cpu", pin_memory=True)
+            host.copy_(activation, non_blocking=True)
+        self.on_host[key] = host
+        activation.record_stream(self.mover)
+        if self.window > 0:
+            self.kept[key] = (activation, self.mover.record_event())
+
+    def restore(self, key):
+        if key in self.kept:
+            activation, copied = self.kept.pop(key)
+            self.compute.wait_event(copied)
+            return activation
+        return self.on_host.pop(key).to("cuda")
+
+
+class OffloadAlwaysKept:
+    # Kept on every path: the object's later wait covers it.
+    def __init__(self):
+        self.compute = torch.cuda.current_stream()
+        self.mover = torch.cuda.Stream()
+        self.kept = {}
+        self.on_host = {}
+
+    def offload(self, key, activation):
+        self.mover.wait_stream(self.compute)
+        with torch.cuda.stream(self.mover):
+            host = torch.empty_like(activation, device="cpu", pin_memory=True)
+            host.copy_(activation, non_blocking=True)
+        self.on_host[key] = host
+        self.kept[key] = (activation, self.mover.record_event())
+
+    def restore(self, key):
+        activation, copied = self.kept.pop(key)
+        self.compute.wait_event(copied)
+        return activation
