@@ -271,6 +271,9 @@ class FunctionAnalysis(Rules, Ordering):
         # a run of a base class's method as that subclass's; else None.
         self.self_type = None
         self.each_names = []  # (fid, name) of each `for name in ...` being run, or None
+        # (fid, container text, key name, value name, loop) of each `for k, v
+        # in d.items()` being run, or None
+        self.items_loops = []
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
         self.discarding = None  # the call whose result an expression statement drops
@@ -292,6 +295,8 @@ class FunctionAnalysis(Rules, Ordering):
         # read for what they store on self (objects.stored_streams)
         self.collect = None
         self.returned = set()  # tensor atoms the analyzed function returns
+        self.returned_records = set()  # record sites of the events it returns
+        self._kept_records = None  # see event_kept
         self.collect_waits = None  # (waiter, waited) stream pairs, likewise
         self.record_streams = {}  # record site -> the streams its event may be recorded on
         self._object_facts = None
@@ -386,7 +391,9 @@ class FunctionAnalysis(Rules, Ordering):
                             self.exit_names.setdefault(a, k[len(prefix):])
             returned = self.finish_frame(self.f, self.st, None, body[-1] if body else self.func)
             if self.st is not None:
-                self.returned = {a for a in self.reachable(returned) if a[0] == "t"}
+                reached = self.reachable(returned)
+                self.returned = {a for a in reached if a[0] == "t"}
+                self.returned_records = {a[1] for a in reached if a[0] == "e"}
                 self.pending_at_return(body[-1] if body else self.func)
             self.entry_races_at_callers()
         return self.found, self.late
@@ -933,6 +940,14 @@ class FunctionAnalysis(Rules, Ordering):
         # pushed, and ends the whole analysis.
         each = (self.f.fid, s.target.id) if is_for and isinstance(s.target, ast.Name) else None
         self.each_names.append(each)
+        # `for k, v in d.items():` binds v to d[k] for the round.
+        items = None
+        if is_for and isinstance(s.iter, ast.Call) and isinstance(s.iter.func, ast.Attribute) and \
+                s.iter.func.attr == "items" and not s.iter.args and isinstance(s.target, ast.Tuple) and \
+                len(s.target.elts) == 2 and all(isinstance(e, ast.Name) for e in s.target.elts):
+            items = (self.f, dotted(s.iter.func.value), self.eval(s.iter.func.value), s.target.elts[0].id,
+                     self.key(s.target.elts[1].id), s)
+        self.items_loops.append(items)
         for rounds in range(MAX_LOOP_ROUNDS):
             self.f.loops.append(([], []))
             self.st = head.copy()
@@ -958,6 +973,7 @@ class FunctionAnalysis(Rules, Ordering):
         else:
             raise GaveUp()
         self.each_names.pop()
+        self.items_loops.pop()
         if is_for:
             # No round at all: a local list iterated over was empty, and so
             # holds nothing. Over anything else (range(n), a parameter) the
@@ -1284,7 +1300,11 @@ class FunctionAnalysis(Rules, Ordering):
                 if path is not None:
                     # d[k] = other, lst[i] = other: the element it held goes.
                     k = self.key(path)
-                    self.release_value(self.st.names.get(k), stmt, path, "rebind", k, value)
+                    old = self.st.names.get(k)
+                    ignore = ()
+                    if old is None:
+                        old, ignore = self.item_in_round(target, stmt)
+                    self.release_value(old, stmt, path, "rebind", k, value, ignore)
                     self.st.names[k] = value
         elif t is ast.Starred:
             self.assign(target.value, value, stmt)
@@ -2257,10 +2277,11 @@ class FunctionAnalysis(Rules, Ordering):
             self.func._xsc_scalars = found
         return found
 
-    def release_path(self, path, stmt, how, key=None, keep=False):
+    def release_path(self, path, stmt, how, key=None, keep=False, ignore=()):
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
         `d.pop(k)`: the storage that path held goes, unless another name
-        still holds it. `keep`: it goes on some paths only."""
+        (but those in `ignore`) still holds it. `keep`: it goes on some
+        paths only."""
         if path.startswith("~"):
             return  # an instance's attribute: instances bound to one name are one here
         atom = ("t", "p:" + path, 0)
@@ -2269,11 +2290,42 @@ class FunctionAnalysis(Rules, Ordering):
             return
         probe = ("p", path)
         for k, v in self.st.names.items():
-            if k != key and (atom in v or probe in v):
+            if k != key and k not in ignore and (atom in v or probe in v):
                 return  # `g = p.grad; p.grad = None`: g still holds it
         self.free(atom, self.site(stmt, "free"), path, how, keep=keep)
 
-    def release_value(self, old, stmt, path, how, key, new=EMPTY):
+    def item_in_round(self, target, stmt):
+        """`for k, v in d.items(): ... d[k] = other`: the entry replaced is
+        v (its value, and v's binding key when the round reads v no more,
+        so that v does not keep it: it is bound again before it is read);
+        (None, ()) for any other subscript."""
+        if not isinstance(target.slice, ast.Name):
+            return None, ()
+        text = dotted(target.value)
+        for loop in reversed(self.items_loops):
+            if loop is None:
+                continue
+            frame, container, container_value, key, value_key, node = loop
+            if frame is self.f:
+                if container != text or key != target.slice.id:
+                    continue
+            elif not container_value or any(a[0] != "p" for a in container_value) or \
+                    self.eval(target.value) != container_value or self.key_text(target.slice) != key:
+                # In a helper the loop's body called (`group.push(tag, x)`
+                # doing `self._tensors[tag] = x`): the same object and key.
+                continue
+            held = frozenset(("t", "p:" + a[1], 0) if a[0] == "p" else a
+                             for a in self.st.names.get(value_key, EMPTY))
+            if not held:
+                return None, ()
+            # The round's statement that replaced the entry (the call, in a
+            # helper) is where the loop's function stops reading v.
+            at = self.f.chain[len(frame.chain)][1] if frame is not self.f else stmt
+            dead = not frame.module.read_after(frame.func, value_key.partition(":")[2], at, rebinding=node)
+            return held, ((value_key,) if dead else ())
+        return None, ()
+
+    def release_value(self, old, stmt, path, how, key, new=EMPTY, ignore=()):
         """A binding at an attribute or element path is replaced (by `new`)
         or deleted. What the new value still holds (`self.x =
         helper(self.x)` returning it) is not released."""
@@ -2292,7 +2344,7 @@ class FunctionAnalysis(Rules, Ordering):
             return
         for a in old:
             if a[0] == "t" and isinstance(a[1], str) and a not in kept:
-                self.release_path(a[1][2:], stmt, how, key)
+                self.release_path(a[1][2:], stmt, how, key, ignore=ignore)
             elif a[0] == "t" and isinstance(a[1], str) and replaced and a in new:
                 self.release_path(a[1][2:], stmt, how, key, keep=True)
 
@@ -2797,6 +2849,26 @@ class FunctionAnalysis(Rules, Ordering):
             if found is not None and len(objs) == 1:
                 m2, callee, cls = found
                 args, kwargs = self.eval_args(node)
+                result = self.inline(callee, node, args, kwargs, None, module=m2, class_name=cls,
+                                     self_value=recv)
+                if result is not None:
+                    return result
+                self.uninlined.add(id(node))
+                return self.unknown_call(node, args, kwargs)
+        plain_args = all(isinstance(a, (ast.Name, ast.Attribute, ast.Constant)) for a in node.args) and \
+            all(isinstance(k.value, (ast.Name, ast.Attribute, ast.Constant)) for k in node.keywords)
+        found = self.m.unique_method(meth) if not objs and plain_args and recv and \
+            all(a[0] == "p" and "[" in a[1] for a in recv) else None
+        if found is not None:
+            # An element of a container of objects of unknown type (a list
+            # of groups) whose method only one class of the module defines,
+            # handed tensors of this analysis by name: that class's method
+            # (`group.push_tensor(tag, state)`); an attribute of self may
+            # be anything (a wrapped module). Names only, so that reading
+            # them here and again below changes nothing.
+            args, kwargs = self.eval_args(node)
+            if any(not self.st.buffers.keys().isdisjoint(self.reachable(v)) for v in args + list(kwargs.values())):
+                m2, callee, cls = found
                 result = self.inline(callee, node, args, kwargs, None, module=m2, class_name=cls,
                                      self_value=recv)
                 if result is not None:

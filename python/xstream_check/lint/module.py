@@ -11,6 +11,12 @@ from .vocabulary import FUNCTION_NODES, MAX_INLINE_DEPTH, ORDERING_METHODS
 _AST = ast.AST
 
 
+# Methods of the builtin containers and objects: a call of one on an object
+# of unknown type is not taken for a class's method of the same name.
+BUILTIN_METHODS = frozenset(
+    name for t in (dict, list, set, str, bytes, tuple, object, frozenset) for name in dir(t))
+
+
 def child_nodes(node):
     """ast.iter_child_nodes(node) as a list, in its order (without its
     generators: the indexes below walk every node of a run)."""
@@ -99,20 +105,25 @@ def index_module_calls(tree):
     other branches, guards); the calls in a lambda or a class body belong
     to no def's index, a def's own decorators and defaults are its own.
     Guards: the spans of the if branches and except handlers around a call,
-    which may not run when the statements around them do."""
+    which may not run when the statements around them do. What follows a
+    block that ends in a return or a raise (outside a try with a finally)
+    never follows the calls in it."""
     callers, orderers = {}, set()
     function_types = (ast.FunctionDef, ast.AsyncFunctionDef)
     loop_types = (ast.For, ast.AsyncFor, ast.While)
     call_type, attr_type, name_type = ast.Call, ast.Attribute, ast.Name
     entries = []
-    stack = [(tree, None, (), (), ())]
+    stack = [(tree, None, (), (), (), False)]
+    try_types = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+    exits = (ast.Return, ast.Raise)
     # Names and their contexts hold no call.
     leaves = (ast.Name, ast.Load, ast.Store, ast.Del, ast.Constant)
 
     def span(stmts):
         return (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno)
     while stack:
-        node, entry, loop_spans, other_branches, guards = stack.pop()
+        node, entry, loop_spans, other_branches, guards, in_finally = stack.pop()
+        finally_here = in_finally or (type(node) in try_types and bool(node.finalbody))
         for field in node._fields:
             v = getattr(node, field, None)
             if type(v) is list:
@@ -122,6 +133,8 @@ def index_module_calls(tree):
             else:
                 continue
             excluded = other_branches
+            if type(v) is list and v and type(v[-1]) in exits and not finally_here:
+                excluded = excluded + ((v[-1].end_lineno + 1, 1 << 30),)
             if type(node) is ast.If and node.orelse and field in ("body", "orelse"):
                 # The other branch of an if never runs after this one (but
                 # may in a later round of a loop around both).
@@ -138,10 +151,10 @@ def index_module_calls(tree):
                 if t in function_types:
                     inner = ([], [])
                     entries.append((child.name, inner))
-                    stack.append((child, inner, (), (), ()))
+                    stack.append((child, inner, (), (), (), False))
                     continue
                 if t is ast.Lambda or t is ast.ClassDef:
-                    stack.append((child, None, (), (), ()))
+                    stack.append((child, None, (), (), (), False))
                     continue
                 spans = loop_spans
                 if t in loop_types:
@@ -158,7 +171,7 @@ def index_module_calls(tree):
                             any(k.arg is None for k in child.keywords)
                         arity = (len(args), frozenset(k.arg for k in child.keywords if k.arg), starred)
                         entry[1].append((child.lineno, name, spans, arity, excluded, inner_guards))
-                stack.append((child, entry, spans, excluded, inner_guards))
+                stack.append((child, entry, spans, excluded, inner_guards, finally_here))
     for name, entry in entries:
         if entry[0]:
             orderers.add(name)
@@ -639,10 +652,12 @@ class Module:
             self._subtree[key] = cached
         return cached
 
-    def read_after(self, func, name, stmt):
+    def read_after(self, func, name, stmt, rebinding=None):
         """Whether the function (nested functions included: a closure reads
         the name later) may read local `name` after statement `stmt`: a
-        load of it further down, or anywhere in a loop around `stmt`."""
+        load of it further down, or anywhere in a loop around `stmt`, but
+        the loop `rebinding` (a for loop whose target is the name: the next
+        round binds it again before reading it) and those around it."""
         key = ("reads", func)
         table = self._subtree.get(key)
         if table is None:
@@ -658,6 +673,8 @@ class Module:
         if any(at > end for at in loads):
             return True
         for loop in table["loops"]:
+            if rebinding is not None and loop.lineno <= rebinding.lineno:
+                continue
             if loop.lineno <= stmt.lineno and (stmt.end_lineno or stmt.lineno) <= (loop.end_lineno or loop.lineno):
                 first = (loop.lineno, loop.col_offset)
                 if any(first <= at <= end for at in loads):
@@ -694,6 +711,18 @@ class Module:
                             n not in others and len(sets[n]) >= 2)[:2]
             self._subtree[key] = cached
         return cached
+
+    def unique_method(self, meth):
+        """(module, def, class name) of the one class of the module that
+        defines method `meth`, when only one does and the name is none of
+        the builtin containers' or objects' methods; else None."""
+        cache = self._subtree.setdefault("unique-methods", {})
+        if meth not in cache:
+            owners = [c for c, methods in self.classes.items() if meth in methods]
+            cache[meth] = (self, self.classes[owners[0]][meth], owners[0]) \
+                if len(owners) == 1 and meth not in BUILTIN_METHODS and meth not in ORDERING_METHODS and \
+                not meth.startswith("__") else None
+        return cache[meth]
 
     def assigned_after(self, func, name, stmt):
         """Whether `func` assigns `name` past the end of `stmt`."""
@@ -1190,6 +1219,20 @@ class Module:
                                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                                isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
             self._stream_cache["self-calls"] = cached
+        return cached
+
+    def builtin_named_calls(self):
+        """(name, line) of the calls `x.name(...)` here of a builtin
+        container's method name (`d.update(other)`, `q.pop()`) through
+        anything but self: taken for the container's, not for a class's
+        method of that name."""
+        cached = self._stream_cache.get("builtin-calls")
+        if cached is None:
+            cached = frozenset((n.func.attr, n.lineno) for n in walk(self.tree)
+                               if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                               n.func.attr in BUILTIN_METHODS and
+                               not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self"))
+            self._stream_cache["builtin-calls"] = cached
         return cached
 
     def streamy(self):

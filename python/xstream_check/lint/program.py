@@ -5,6 +5,8 @@ is followed like a call into the same module."""
 
 import re
 
+from .module import BUILTIN_METHODS
+
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # Re-exports (`from .impl import f` in a package's __init__) followed at most
@@ -148,7 +150,12 @@ class Program:
         # With `own` (a method's module), `self.name(...)` in another module
         # calls another class's method of that name.
         def skip(m):
-            return m.self_call_lines() if own is not None and m is not own and m.name != own.name else ()
+            skipped = m.self_call_lines() if own is not None and m is not own and m.name != own.name else ()
+            if own is not None and name in BUILTIN_METHODS:
+                # A method named like a dict's or a list's (`update`): its
+                # callers are those through self.
+                skipped = frozenset(skipped) | m.builtin_named_calls()
+            return skipped
         for mod_name in self._callers.get(name, ()):
             m = self.modules.get(mod_name)
             if m is self._indexed.get(mod_name) and name in m.call_index()[0] and \

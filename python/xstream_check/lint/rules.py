@@ -125,7 +125,7 @@ class Rules:
                         k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
                     continue
                 if (id(node) in self.unknown_use_nodes and (not side_made or kept)) or \
-                        us in (ANY_STREAM, None) or use.captures or use.host or us in buf.recorded or \
+                        us in (ANY_STREAM, None) or self.event_kept(use, buf) or use.host or us in buf.recorded or \
                         passed_in(us):
                     continue
                 # The caller's tensor that the object keeps on some paths
@@ -154,6 +154,32 @@ class Rules:
         if self.pending and self.a_caller_orders():
             self.pending = {}
 
+
+    def event_kept(self, use, buf):
+        """Whether an event recorded after the use outlives the function
+        where it can order the tensor's free: handed back to the caller,
+        who holds the tensor (it may wait before dropping it), kept by the
+        object, or with a tensor that is kept too. An event only a closure
+        or an unknown call keeps, without the tensor (a callback that waits
+        for it when a future completes), orders nothing the caller frees."""
+        if not use.captures:
+            return False
+        if buf.kept or use.captures & self.returned_records:
+            return True
+        if self._kept_records is None:
+            roots = [a for k, v in self.st.names.items() for a in v]
+            self._kept_records = {a[1] for a in self.reachable(roots) if a[0] == "e"}
+        for site in use.captures:
+            if site in self._kept_records:
+                return True
+            node = self.site_inner[site]
+            receiver = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                else None
+            if getattr(node.func, "attr", None) == "record" and not isinstance(receiver, ast.Name):
+                # `self._done.record(s)`: an event the object (or another)
+                # keeps, recorded in place.
+                return True
+        return False
 
     def writes_pending_at_return(self, end_node):
         """What the function hands back written on another stream: a tensor
