@@ -75,6 +75,10 @@ def platform_test(test):
     return None
 
 
+# Arguments whose value reading twice changes nothing (see call_method).
+PLAIN_ARGUMENTS = (ast.Name, ast.Attribute, ast.Constant)
+
+
 class GaveUp(Exception):
     """No fixpoint within the budget: the function is not reported."""
 
@@ -757,7 +761,8 @@ class FunctionAnalysis(Rules, Ordering):
             # (see repeated_flag): only the branch that value takes.
             self.exec_block(s.body if assumed else s.orelse)
             return
-        if (not s.orelse and all(is_ordering_statement(b) for b in s.body)) or guarded_entry_wait(s):
+        if not s.orelse and (all(is_ordering_statement(b) for b in s.body) or
+                             (type(s.test) is ast.Compare and guarded_entry_wait(s))):
             # `if not accelerator.is_synchronized_device(): t.record_stream(s)`,
             # `if record_stream: ...`, `if t.device.type != "cpu": ...`: an
             # ordering under a guard tests the platform or the tensor's kind,
@@ -818,7 +823,7 @@ class FunctionAnalysis(Rules, Ordering):
         emptied = self.container_test(test, truth)
         if emptied is not None:
             return self.empty_container(st, emptied)
-        if isinstance(test, ast.Compare):
+        if self.entry_keys and isinstance(test, ast.Compare):
             st = self.absent_entry(st, test, truth)
         name, is_none = None, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
@@ -2855,10 +2860,11 @@ class FunctionAnalysis(Rules, Ordering):
                     return result
                 self.uninlined.add(id(node))
                 return self.unknown_call(node, args, kwargs)
-        plain_args = all(isinstance(a, (ast.Name, ast.Attribute, ast.Constant)) for a in node.args) and \
-            all(isinstance(k.value, (ast.Name, ast.Attribute, ast.Constant)) for k in node.keywords)
-        found = self.m.unique_method(meth) if not objs and plain_args and recv and \
-            all(a[0] == "p" and "[" in a[1] for a in recv) else None
+        found = None
+        if not objs and recv and all(a[0] == "p" and "[" in a[1] for a in recv) and \
+                all(isinstance(a, PLAIN_ARGUMENTS) for a in node.args) and \
+                all(isinstance(k.value, PLAIN_ARGUMENTS) for k in node.keywords):
+            found = self.m.unique_method(meth)
         if found is not None:
             # An element of a container of objects of unknown type (a list
             # of groups) whose method only one class of the module defines,
