@@ -275,8 +275,8 @@ class FunctionAnalysis(Rules, Ordering):
         # a run of a base class's method as that subclass's; else None.
         self.self_type = None
         self.each_names = []  # (fid, name) of each `for name in ...` being run, or None
-        # (fid, container text, key name, value name, loop) of each `for k, v
-        # in d.items()` being run, or None
+        # (frame, container text, container value, key name, value's binding
+        # key, loop) of each `for k, v in d.items()` being run, or None
         self.items_loops = []
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
@@ -287,7 +287,9 @@ class FunctionAnalysis(Rules, Ordering):
         # (defs, {flag: value}) while an unpack hook runs once per value of
         # the flags its node hooks test (see flag_runs)
         self.flag_split = None
-        self.entry_keys = {}  # (container, newest tensor) -> key binding it was stored under, or None
+        # (container, newest tensor) -> binding key of the name it was last
+        # stored under (`d[k] = t`), or None for another key expression
+        self.entry_keys = {}
         self._signals = None  # see signals_through_memory
         self.inlined = set()  # (module path, def line) of every function interpreted at a call
         self.inlined_calls = set()  # ids of the call nodes interpreted in place
@@ -1759,8 +1761,6 @@ class FunctionAnalysis(Rules, Ordering):
         handles the entry a previous call may have dropped already)."""
         if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.left, ast.Name) or \
                 not isinstance(test.ops[0], (ast.In, ast.NotIn)) or isinstance(test.ops[0], ast.In) == truth:
-            return st
-        if not self.entry_keys:
             return st
         saved, self.st = self.st, st
         try:

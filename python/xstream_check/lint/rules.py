@@ -173,9 +173,8 @@ class Rules:
             if site in self._kept_records:
                 return True
             node = self.site_inner[site]
-            receiver = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                else None
-            if getattr(node.func, "attr", None) == "record" and not isinstance(receiver, ast.Name):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "record" and not isinstance(node.func.value, ast.Name):
                 # `self._done.record(s)`: an event the object (or another)
                 # keeps, recorded in place.
                 return True
