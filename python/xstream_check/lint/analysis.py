@@ -303,6 +303,7 @@ class FunctionAnalysis(Rules, Ordering):
         self.returned = set()  # tensor atoms the analyzed function returns
         self.returned_records = set()  # record sites of the events it returns
         self._kept_records = None  # see event_kept
+        self.foreign_records = set()  # record sites of events this analysis did not make
         self.collect_waits = None  # (waiter, waited) stream pairs, likewise
         self.record_streams = {}  # record site -> the streams its event may be recorded on
         self._object_facts = None
@@ -2962,6 +2963,10 @@ class FunctionAnalysis(Rules, Ordering):
             else:
                 stream = self.ctx
             event = self.record(stream, node)
+            if not is_event:
+                # An event this function did not make (the object's, an
+                # element of a list it was handed): whoever made it keeps it.
+                self.foreign_records.update(a[1] for a in event)
             path = dotted(recv_node)
             if path is not None:
                 self.st.names[self.key(path)] = event

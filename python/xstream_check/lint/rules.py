@@ -125,7 +125,7 @@ class Rules:
                         k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
                     continue
                 if (id(node) in self.unknown_use_nodes and (not side_made or kept)) or \
-                        us in (ANY_STREAM, None) or self.event_kept(use, buf) or use.host or us in buf.recorded or \
+                        us in (ANY_STREAM, None) or self.from_unknown_factory(us) or self.event_kept(use, buf) or use.host or us in buf.recorded or \
                         passed_in(us):
                     continue
                 # The caller's tensor that the object keeps on some paths
@@ -134,7 +134,7 @@ class Rules:
                 # for what it keeps, does not cover it.
                 partly_kept = buf.foreign and buf.escaped and not buf.kept
                 for fs in buf.alloc:
-                    if fs in (ANY_STREAM, None) or passed_in(fs) or \
+                    if fs in (ANY_STREAM, None) or passed_in(fs) or self.from_unknown_factory(fs) or \
                             (not partly_kept and self.class_orders_later(fs, us, free=True)):
                         continue
                     if fs == CURRENT and us.startswith("self.") and not partly_kept and self.ordered_elsewhere(us):
@@ -155,13 +155,26 @@ class Rules:
             self.pending = {}
 
 
+    def from_unknown_factory(self, stream):
+        """A stream a callable named by a plain name the run does not define
+        returned (`<stream_factory()>`, a function handed in): it may be the
+        caller's current stream, as a default factory's is. Not one a
+        function of the run makes, nor a method's."""
+        if not stream.startswith("<") or not stream.endswith("()>"):
+            return False
+        name = stream[1:-3]
+        if not name.isidentifier():
+            return False  # `cls.d2h_stream()`, `pool.stream()`: a method of an object of the run, or a library's
+        return self.m.lookup_function(name) is None
+
     def event_kept(self, use, buf):
         """Whether an event recorded after the use outlives the function
         where it can order the tensor's free: handed back to the caller,
         who holds the tensor (it may wait before dropping it), kept by the
-        object, or with a tensor that is kept too. An event only a closure
-        or an unknown call keeps, without the tensor (a callback that waits
-        for it when a future completes), orders nothing the caller frees."""
+        object or by whoever made the event, or with a tensor kept on every
+        path. An event only a closure or an unknown call keeps, without the
+        tensor (a callback that waits for it when a future completes),
+        orders nothing the caller frees."""
         if not use.captures:
             return False
         if buf.kept or use.captures & self.returned_records:
@@ -169,16 +182,10 @@ class Rules:
         if self._kept_records is None:
             roots = [a for k, v in self.st.names.items() for a in v]
             self._kept_records = {a[1] for a in self.reachable(roots) if a[0] == "e"}
-        for site in use.captures:
-            if site in self._kept_records:
-                return True
-            node = self.site_inner[site]
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr == "record" and not isinstance(node.func.value, ast.Name):
-                # `self._done.record(s)`: an event the object (or another)
-                # keeps, recorded in place.
-                return True
-        return False
+        # An event this analysis did not make, recorded in place
+        # (`self._done.record(s)`, `for ev in events: ev.record()` over a
+        # list the function was handed), is kept by whoever made it.
+        return bool(use.captures & (self._kept_records | self.foreign_records))
 
     def writes_pending_at_return(self, end_node):
         """What the function hands back written on another stream: a tensor
@@ -208,6 +215,7 @@ class Rules:
                 # (an object's state, an unknown call's result) is judged
                 # where it is read.
                 if ws in (ANY_STREAM, None, CURRENT) or w.host or w.ordered_on(CURRENT) or passed_in(ws) or \
+                        self.from_unknown_factory(ws) or \
                         site in self.pending or site in self.made_sites:
                     continue
                 if w.captures or self.ordered_elsewhere(ws):
@@ -430,6 +438,10 @@ class Rules:
         if key in self.races and self.races[key].buffer <= self.buffer_name(atom):
             # One report per pair of sites: the first buffer by name, so that
             # it does not depend on the order sets were iterated in.
+            return
+        if (first_stream == CURRENT and self.from_unknown_factory(second_stream or "")) or \
+                (second_stream == CURRENT and self.from_unknown_factory(first_stream or "")):
+            # The factory's stream may be the current one.
             return
         if first_site in self.made_sites:
             # Against what the caller wrote, or an unknown call's result: a

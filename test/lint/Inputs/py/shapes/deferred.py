@@ -164,3 +164,21 @@ def scale_in_try(scaler, t):
         return t
     finally:
         torch.cuda.synchronize()
+
+
+# A stream a callable handed in returns may be the current stream (a
+# default factory's is `torch.cuda.current_stream`): what runs on it is not
+# known to race with the current stream. One a function of the module makes
+# is a side stream.
+def new_side_stream():
+    return torch.cuda.Stream()
+
+
+def scale_on_made_stream(t):
+    with torch.cuda.stream(new_side_stream()):
+        t.mul_(2)  # CHECK: [[@LINE]]:9: warning: 't' is used on stream 'stream@{{[0-9]+}}' here and is still held when 'scale_on_made_stream' returns{{.*}}[xstream-pending-at-return]
+
+
+def scale_on_factory_stream(t, stream_factory):
+    with torch.cuda.stream(stream_factory()):
+        t.mul_(2)
