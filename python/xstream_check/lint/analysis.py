@@ -1299,7 +1299,7 @@ class FunctionAnalysis(Rules, Ordering):
             if has_kind(base, "c"):
                 self.container_add(base, value, stmt)
                 self.note_entry_key(base, value, target.slice)
-            elif tensor_atoms(base):
+            elif tensor_atoms(base) and not self.sequence_value(getattr(stmt, "value", None)):
                 self.write(base, stmt)  # t[i] = v is a copy kernel
                 self.use(value, stmt)
             else:
@@ -1742,6 +1742,15 @@ class FunctionAnalysis(Rules, Ordering):
                 return k.partition(":")[2]
         return "tensor"
 
+
+    @staticmethod
+    def sequence_value(node):
+        """A tuple or a list written out (`tuple(...)`, `[...]`, a
+        comprehension): what `batch[:] = ...` stores in a sequence object's
+        slots, not a copy into a tensor."""
+        if isinstance(node, (ast.Tuple, ast.List, ast.ListComp, ast.GeneratorExp)):
+            return True
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list")
 
     def note_entry_key(self, containers, value, key_node):
         """`d[k] = v`: v's newest tensors were stored last under the key

@@ -140,3 +140,18 @@ class WrappedStoreOffloader:
                 host.copy_(device_tensor, non_blocking=True)
                 self.store.put(tag, host)
         torch.cuda.current_stream().wait_stream(self.d2h)
+
+
+class CopyToNext(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, prev_stream, next_stream, *inputs):
+        with torch.cuda.stream(next_stream):
+            return tuple(x.to("cuda", non_blocking=True) for x in inputs)
+
+
+def hand_to_next_stage(batch, prev_stream, next_stream):
+    # `batch` is a sequence object of tensors (its slots, not its storage,
+    # get the stage's outputs): a slice assignment of a tuple is no write
+    # into a tensor.
+    moved = CopyToNext.apply(prev_stream, next_stream, *batch)
+    batch[:] = tuple([x if x.is_floating_point() else x.detach() for x in moved])
