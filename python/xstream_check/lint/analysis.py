@@ -2862,14 +2862,8 @@ class FunctionAnalysis(Rules, Ordering):
             module = self.modules_seen.get(objs[0][1])
             found = module.method(objs[0][2], meth) if module is not None else None
             if found is not None and len(objs) == 1:
-                m2, callee, cls = found
                 args, kwargs = self.eval_args(node)
-                result = self.inline(callee, node, args, kwargs, None, module=m2, class_name=cls,
-                                     self_value=recv)
-                if result is not None:
-                    return result
-                self.uninlined.add(id(node))
-                return self.unknown_call(node, args, kwargs)
+                return self.call_method_of(found, node, args, kwargs, recv)
         found = None
         if not objs and recv and all(a[0] == "p" and "[" in a[1] for a in recv) and \
                 all(isinstance(a, PLAIN_ARGUMENTS) for a in node.args) and \
@@ -2884,13 +2878,7 @@ class FunctionAnalysis(Rules, Ordering):
             # them here and again below changes nothing.
             args, kwargs = self.eval_args(node)
             if any(not self.st.buffers.keys().isdisjoint(self.reachable(v)) for v in args + list(kwargs.values())):
-                m2, callee, cls = found
-                result = self.inline(callee, node, args, kwargs, None, module=m2, class_name=cls,
-                                     self_value=recv)
-                if result is not None:
-                    return result
-                self.uninlined.add(id(node))
-                return self.unknown_call(node, args, kwargs)
+                return self.call_method_of(found, node, args, kwargs, recv)
         if has_kind(recv, "p") and not tensor_atoms(recv) and self.m.program is not None:
             # pkg.mod.f through a module object bound to a name (import pkg.mod).
             path = next(a[1] for a in recv if a[0] == "p")
@@ -3062,6 +3050,16 @@ class FunctionAnalysis(Rules, Ordering):
         if meth in CONTAINER_TAKE or meth in ("wait", "query", "is_completed", "get", "keys", "values",
                                               "items", "format", "join", "split", "startswith"):
             return EMPTY
+        return self.unknown_call(node, args, kwargs)
+
+    def call_method_of(self, found, node, args, kwargs, recv):
+        """A method (module, def, class name) called on `recv`: interpreted
+        in place, else an unknown call."""
+        m2, callee, cls = found
+        result = self.inline(callee, node, args, kwargs, None, module=m2, class_name=cls, self_value=recv)
+        if result is not None:
+            return result
+        self.uninlined.add(id(node))
         return self.unknown_call(node, args, kwargs)
 
     @staticmethod

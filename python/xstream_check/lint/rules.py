@@ -125,8 +125,8 @@ class Rules:
                         k.arg == "non_blocking" for k in node.keywords) or (id(node), atom) in self.copy_sources)):
                     continue
                 if (id(node) in self.unknown_use_nodes and (not side_made or kept)) or \
-                        us in (ANY_STREAM, None) or self.from_unknown_factory(us) or self.event_kept(use, buf) or use.host or us in buf.recorded or \
-                        passed_in(us):
+                        us in (ANY_STREAM, None) or self.from_unknown_factory(us) or self.event_kept(use, buf) or \
+                        use.host or us in buf.recorded or passed_in(us):
                     continue
                 # The caller's tensor that the object keeps on some paths
                 # only (a stash under a flag): on the others the caller
