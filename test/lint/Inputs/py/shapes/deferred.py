@@ -6,8 +6,10 @@
 # (the callback keeps the event, not the tensors). Its callers are found
 # through self only: the method is named like a dict's (`update`), and
 # `d.update(...)` elsewhere is a dict's. A call of it followed by a return
-# is not followed by what comes after that return. Each bug is followed by
-# its fixed twin, which must stay silent.
+# is not followed by what comes after that return (but a finally's wait
+# runs after it). An event of the object recorded in place is kept by the
+# object. A stream a callable handed in returns may be the current one.
+# Each bug is followed by its fixed twin, which must stay silent.
 import torch
 
 COPY_STREAM = torch.cuda.Stream()

@@ -4,8 +4,9 @@
 # method of the group called on an element of a list of groups, whose class
 # the check finds by the method's name (only one class of the module has
 # it). The entry was the device tensor's last reference: it goes while the
-# copy may still read it. Each bug is followed by its fixed twin, which
-# must stay silent.
+# copy may still read it. A slice assignment of a tuple written out
+# (`batch[:] = tuple(...)`) fills a sequence object's slots: no write into a
+# tensor. Each bug is followed by its fixed twin, which must stay silent.
 import torch
 
 
