@@ -596,7 +596,6 @@ class FunctionAnalysis(Rules, Ordering):
         try:
             out = self.call_function_value(unpack, None, [value])
             hooks = self.autograd_hooks
-            self.flag_split = split
             if self.st is None:
                 return None
             self.node_read(out, node)

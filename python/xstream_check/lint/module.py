@@ -652,22 +652,32 @@ class Module:
             self._subtree[key] = cached
         return cached
 
+    def names_table(self, func):
+        """Where a function (nested functions included) reads and binds its
+        names, and its loops: {"loads": name -> [(line, column)], "stores":
+        name -> [line], "loops": [loop]}, made once."""
+        key = ("names", func)
+        table = self._subtree.get(key)
+        if table is None:
+            table = {"loads": {}, "stores": {}, "loops": []}
+            for n in walk(func):
+                if isinstance(n, ast.Name):
+                    if isinstance(n.ctx, ast.Load):
+                        table["loads"].setdefault(n.id, []).append((n.lineno, n.col_offset))
+                    elif isinstance(n.ctx, ast.Store):
+                        table["stores"].setdefault(n.id, []).append(n.lineno)
+                elif isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+                    table["loops"].append(n)
+            self._subtree[key] = table
+        return table
+
     def read_after(self, func, name, stmt, rebinding=None):
         """Whether the function (nested functions included: a closure reads
         the name later) may read local `name` after statement `stmt`: a
         load of it further down, or anywhere in a loop around `stmt`, but
         the loop `rebinding` (a for loop whose target is the name: the next
         round binds it again before reading it) and those around it."""
-        key = ("reads", func)
-        table = self._subtree.get(key)
-        if table is None:
-            table = {"loads": {}, "loops": []}
-            for n in walk(func):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                    table["loads"].setdefault(n.id, []).append((n.lineno, n.col_offset))
-                elif isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
-                    table["loops"].append(n)
-            self._subtree[key] = table
+        table = self.names_table(func)
         loads = table["loads"].get(name, ())
         end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
         if any(at > end for at in loads):
@@ -716,7 +726,7 @@ class Module:
         """(module, def, class name) of the one class of the module that
         defines method `meth`, when only one does and the name is none of
         the builtin containers' or objects' methods; else None."""
-        cache = self._subtree.setdefault("unique-methods", {})
+        cache = self._stream_cache.setdefault("unique-methods", {})
         if meth not in cache:
             owners = [c for c, methods in self.classes.items() if meth in methods]
             cache[meth] = (self, self.classes[owners[0]][meth], owners[0]) \
@@ -727,10 +737,7 @@ class Module:
     def assigned_after(self, func, name, stmt):
         """Whether `func` assigns `name` past the end of `stmt`."""
         end = stmt.end_lineno or stmt.lineno
-        for n in walk(func):
-            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno > end:
-                return True
-        return False
+        return any(line > end for line in self.names_table(func)["stores"].get(name, ()))
 
     def kept_by_closures(self, func):
         """Names of this function that a decorated nested def or a nested
