@@ -52,6 +52,8 @@ EXTRA_VARIANTS = {
     # Every check on, the checker on a thread of the runtime's own
     # (runtime/checker_thread.cpp): what that saves the program's threads.
     "thread": {"XSC_OPTIONS": "checker_thread=1"},
+    # Every check on, the checker fed on the thread that made each event.
+    "inline": {"XSC_OPTIONS": "checker_thread=0"},
 }
 
 
