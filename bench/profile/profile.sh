@@ -9,13 +9,15 @@
 #   bash bench/profile/profile.sh [COMMAND ARGS...]
 #
 # Default command: the training loop, 300 steps. VARIANTS (default
-# "xsc native") picks among xsc, native, nostacks (XSC_PROFILE=no-stacks)
-# and noadapter (no PyTorch allocator adapter). Reports carry sample
+# "xsc native") picks among xsc, native, nostacks (XSC_PROFILE=no-stacks),
+# noadapter (no PyTorch allocator adapter), thread (checker_thread=1),
+# inline (checker_thread=0) and hookoff (torch_op_access=0). Reports carry sample
 # counts, so that variants compare in absolute terms (a share of a run
 # whose idle worker threads spin says little). Before sampling, each
 # variant runs once under `perf stat` (CPU time of all threads, context
 # switches, migrations): extra CPU time against extra wall time tells work
-# from waiting.
+# from waiting. STAT=0 skips that run; REPORT=one makes one report per
+# variant, by thread, DSO and symbol (3000 rows), instead of two.
 set -u
 root=$PWD
 tools=$root/build-perf-tools
@@ -32,20 +34,32 @@ for v in ${VARIANTS:-xsc native}; do
     xsc) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2) ;;
     nostacks) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2 XSC_PROFILE=no-stacks) ;;
     noadapter) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2 XSC_TORCH_ADAPTER=/nonexistent) ;;
+    thread) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2:checker_thread=1) ;;
+    inline) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2:checker_thread=0) ;;
+    hookoff) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=2:torch_op_access=0) ;;
     native) env=(XSC_PROFILE_NATIVE=1) ;;
     *) echo "profile: unknown variant $v" >&2; exit 2 ;;
   esac
-  timeout 300 "${perf[@]}" stat -e task-clock,context-switches,cpu-migrations -o "$work/stat-$v.txt" \
-    -- env "${env[@]}" "${cmd[@]}" > "$work/stat-run-$v.txt" 2>&1
-  echo "profile: $v perf stat: $(grep -h 'steady_s=' "$work/stat-run-$v.txt")"
+  if [ "${STAT:-1}" != 0 ]; then
+    timeout 300 "${perf[@]}" stat -e task-clock,context-switches,cpu-migrations -o "$work/stat-$v.txt" \
+      -- env "${env[@]}" "${cmd[@]}" > "$work/stat-run-$v.txt" 2>&1
+    echo "profile: $v perf stat: $(grep -h 'steady_s=\|XSC_STEP' "$work/stat-run-$v.txt")"
+  fi
   data=$out/$v.data
   # The environment goes to the profiled command only, not to perf.
   timeout 300 "${perf[@]}" record -e cpu-clock -F 1999 -o "$data" -- env "${env[@]}" "${cmd[@]}" \
     > "$work/run-$v.txt" 2>&1
-  echo "profile: $v exit $?; $(grep -h 'steady_s=' "$work/run-$v.txt")"
+  echo "profile: $v exit $?; $(grep -h 'steady_s=\|XSC_STEP' "$work/run-$v.txt")"
   report=("${perf[@]}" report -i "$data" --stdio --no-children -n)
-  timeout 120 "${report[@]}" --sort comm,dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$work/comm-$v.txt"
-  timeout 180 "${report[@]}" --sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -400 > "$work/sym-$v.txt"
+  if [ "${REPORT:-full}" = one ]; then
+    # One pass (symbols are loaded once): samples per thread, DSO and
+    # symbol, the most sampled first; sums per thread or DSO are made from it.
+    timeout 240 "${report[@]}" --sort comm,dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' \
+      | head -3000 > "$work/comm-dso-sym-$v.txt"
+  else
+    timeout 120 "${report[@]}" --sort comm,dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 > "$work/comm-$v.txt"
+    timeout 180 "${report[@]}" --sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -400 > "$work/sym-$v.txt"
+  fi
   rm -f "$data"
 done
 tar czf "$out/profiles.tgz" -C "$out" prof && rm -rf "$work"
