@@ -125,6 +125,9 @@ def flatten_nested(value, depth=0):
 
 
 SCALAR_TYPES = {"bool", "int", "float", "str", "bytes", "complex"}
+# Annotations of a sequence or mapping of values, not of one tensor.
+CONTAINER_TYPES = {"List", "Tuple", "Sequence", "MutableSequence", "Dict", "Mapping", "MutableMapping",
+                   "Deque", "list", "tuple", "dict", "deque"}
 
 
 def scalar_annotation(ann):
@@ -1298,7 +1301,8 @@ class FunctionAnalysis(Rules, Ordering):
             if has_kind(base, "c"):
                 self.container_add(base, value, stmt)
                 self.note_entry_key(base, value, target.slice)
-            elif tensor_atoms(base) and not self.sequence_value(getattr(stmt, "value", None)):
+            elif tensor_atoms(base) and not self.sequence_value(getattr(stmt, "value", None)) and \
+                    not self.container_parameter(target.value):
                 self.write(base, stmt)  # t[i] = v is a copy kernel
                 self.use(value, stmt)
             else:
@@ -2290,6 +2294,49 @@ class FunctionAnalysis(Rules, Ordering):
                         found.add(a.arg)
             self.func._xsc_scalars = found
         return found
+
+    def container_parameter(self, node):
+        """A parameter the def never rebinds whose annotation names a
+        container (`batch: List[Tensor]`, `Tuple`, `Dict`, ...) or a class
+        the run defines that derives from no tensor type (`batch: Batch`):
+        `batch[:] = ...` fills its slots, it copies into no tensor."""
+        if not isinstance(node, ast.Name):
+            return False
+        func = self.f.func if self.frames else self.func
+        found = getattr(func, "_xsc_containers", None)
+        if found is None:
+            found = set()
+            args = getattr(func, "args", None)
+            if args is not None:
+                stores = self.m.names_table(func)["stores"]
+                for a in args.posonlyargs + args.args + args.kwonlyargs:
+                    if a.arg not in stores and a.annotation is not None and \
+                            self.container_annotation(a.annotation):
+                        found.add(a.arg)
+            func._xsc_containers = found
+        return node.id in found
+
+    def container_annotation(self, ann):
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return False
+        if isinstance(ann, ast.Subscript):
+            ann = ann.value
+        name = dotted(ann)
+        if not name:
+            return False
+        if name.rpartition(".")[2] in CONTAINER_TYPES:
+            return True
+        if "tensor" in name.lower() or "parameter" in name.lower():
+            return False
+        found = self.m.lookup_function(name)
+        if found is None or found[1] is not None:
+            return False
+        node = found[0].class_nodes.get(found[2])
+        return node is not None and not any("tensor" in (dotted(b) or "").lower() or
+                                            "parameter" in (dotted(b) or "").lower() for b in node.bases)
 
     def release_path(self, path, stmt, how, key=None, keep=False, ignore=()):
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,

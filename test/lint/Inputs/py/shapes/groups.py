@@ -6,7 +6,11 @@
 # it). The entry was the device tensor's last reference: it goes while the
 # copy may still read it. A slice assignment of a tuple written out
 # (`batch[:] = tuple(...)`) fills a sequence object's slots: no write into a
-# tensor. Each bug is followed by its fixed twin, which must stay silent.
+# tensor; so does one into a parameter annotated as a container or as a
+# class of the run that derives from no tensor (`batch: Microbatch`,
+# `batch: list[Tensor]`), whatever is assigned. Into a parameter annotated
+# as a tensor, or as a class named as one (`PackedTensor`), it is a copy.
+# Each bug is followed by its fixed twin, which must stay silent.
 import torch
 
 
@@ -156,3 +160,83 @@ def hand_to_next_stage(batch, prev_stream, next_stream):
     # into a tensor.
     moved = CopyToNext.apply(prev_stream, next_stream, *batch)
     batch[:] = tuple([x if x.is_floating_point() else x.detach() for x in moved])
+
+
+
+class Microbatch:
+    # A sequence object of tensors, as a pipeline's micro-batch: indexing it
+    # reads and fills its slots.
+    def __init__(self, values):
+        self.values = list(values)
+
+    def __getitem__(self, index):
+        return self.values[index]
+
+    def __setitem__(self, index, value):
+        self.values[index] = value
+
+
+def hand_over_annotated(batch: Microbatch, prev_stream, next_stream):
+    # The annotation says `batch` is a Microbatch, a class of this module
+    # deriving from no tensor: the slice assignment of whatever the
+    # autograd function returns fills its slots.
+    batch[:] = CopyToNext.apply(prev_stream, next_stream, *batch)
+
+
+def hand_over_listed(batch: "list[torch.Tensor]", prev_stream, next_stream):
+    batch[:] = CopyToNext.apply(prev_stream, next_stream, *batch)
+
+
+def fence(batches, streams):
+    for i in range(len(batches)):
+        hand_over_annotated(batches[i], streams[i], streams[i + 1])
+        hand_over_listed(batches[i], streams[i], streams[i + 1])
+
+
+def overwrite(t: torch.Tensor):
+    t[:] = torch.zeros_like(t)
+
+
+class PackedTensor:
+    # Named as a tensor: a wrapper whose slots are its tensor's elements.
+    def __init__(self, data):
+        self.data = data
+
+    def __setitem__(self, index, value):
+        self.data[index] = value
+
+
+def overwrite_packed(t: PackedTensor):
+    t[:] = torch.zeros(8, device="cuda")
+
+
+def stage_input(side):
+    # A tensor: `t[:] = ...` is a copy into it, made while the side stream
+    # may still read it.
+    x = torch.ones(8, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        partial = x.sum()
+    overwrite(x)  # CHECK: [[@LINE]]:5: warning: 'x' is written on the current stream while stream 'side' may still be using it{{.*}}[xstream-write-after-read]
+    torch.cuda.current_stream().wait_stream(side)
+    return partial
+
+
+def stage_packed(side):
+    x = torch.ones(8, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        partial = x.sum()
+    overwrite_packed(x)  # CHECK: [[@LINE]]:5: warning: 'x' is written on the current stream while stream 'side' may still be using it{{.*}}[xstream-write-after-read]
+    torch.cuda.current_stream().wait_stream(side)
+    return partial
+
+
+def stage_input_ordered(side):
+    x = torch.ones(8, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        partial = x.sum()
+    torch.cuda.current_stream().wait_stream(side)
+    overwrite(x)
+    return partial
