@@ -32,12 +32,12 @@ cmd=("$@")
 [ ${#cmd[@]} -eq 0 ] && cmd=(python3 examples/torch/train_prefetch.py --steps 300)
 for v in ${VARIANTS:-xsc native}; do
   case $v in
-    xsc) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=${VERBOSITY:-2}) ;;
-    nostacks) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=${VERBOSITY:-2} XSC_PROFILE=no-stacks) ;;
-    noadapter) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=${VERBOSITY:-2} XSC_TORCH_ADAPTER=/nonexistent) ;;
-    thread) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=${VERBOSITY:-2}:checker_thread=1) ;;
-    inline) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=${VERBOSITY:-2}:checker_thread=0) ;;
-    hookoff) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity=${VERBOSITY:-2}:torch_op_access=0) ;;
+    xsc) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}") ;;
+    nostacks) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}" XSC_PROFILE=no-stacks) ;;
+    noadapter) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}" XSC_TORCH_ADAPTER=/nonexistent) ;;
+    thread) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}":checker_thread=1) ;;
+    inline) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}":checker_thread=0) ;;
+    hookoff) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}":torch_op_access=0) ;;
     native) env=(XSC_PROFILE_NATIVE=1) ;;
     *) echo "profile: unknown variant $v" >&2; exit 2 ;;
   esac

@@ -5,6 +5,7 @@
     python3 bench/real/run.py --build build --workloads compile
     python3 bench/real/run.py --build build --profile --pairs 3 --workloads eager
     python3 bench/real/run.py --build build --variants thread,parts
+    python3 bench/real/run.py --build build --cpus gpu
 
 Each pair runs the workload (bench/real/train_step.py) natively and under
 the runtime (LD_PRELOAD, XSC_OPTIONS unset: every check on), in alternating
@@ -57,6 +58,51 @@ EXTRA_VARIANTS = {
 }
 
 
+def parse_cpus(text):
+    """CPU numbers from "0-3,8" (a cpulist, as /sys writes them)."""
+    cpus = set()
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        low, _, high = item.partition("-")
+        try:
+            cpus.update(range(int(low), int(high or low) + 1))
+        except ValueError:
+            sys.exit(f"run.py: --cpus: '{text}' is not a CPU list such as 0-7 or 0,2,4")
+    if not cpus:
+        sys.exit(f"run.py: --cpus: '{text}' names no CPU")
+    return cpus
+
+
+def gpu_local_cpus():
+    """The CPUs on the GPU's own NUMA node (its PCI device's local_cpulist),
+    or None when they cannot be read."""
+    try:
+        bus = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", "0"],
+                             capture_output=True, text=True, timeout=60).stdout.strip().lower()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if not bus:
+        return None
+    # nvidia-smi writes an 8-digit domain; sysfs names it with 4.
+    domain, _, rest = bus.partition(":")
+    path = f"/sys/bus/pci/devices/{domain[-4:]}:{rest}/local_cpulist"
+    try:
+        with open(path, encoding="ascii") as f:
+            return parse_cpus(f.read())
+    except OSError:
+        return None
+
+
+# Set by main(): the CPUs every measured process is bound to, or None.
+CPUS = None
+
+
+def bind():
+    os.sched_setaffinity(0, CPUS)
+
+
 def run_once(workload, variant, build, steps, warmup):
     env = dict(os.environ)
     for key in ("LD_PRELOAD", "XSC_OPTIONS", "XSC_PROFILE"):
@@ -66,7 +112,8 @@ def run_once(workload, variant, build, steps, warmup):
         env.update(PROFILE_VARIANTS.get(variant, EXTRA_VARIANTS.get(variant, {})))
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, STEP, workload, "--steps", str(steps), "--warmup",
-                           str(warmup)], env=env, capture_output=True, text=True)
+                           str(warmup)], env=env, capture_output=True, text=True,
+                          preexec_fn=bind if CPUS else None)
     wall = time.perf_counter() - start
     match = re.search(r"XSC_STEP .*steady_ms=([0-9.]+) warmup_s=([0-9.]+)", proc.stdout)
     if proc.returncode not in (0, 66) or match is None:
@@ -92,6 +139,9 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--cpus", default="",
+                        help="bind every measured process to these CPUs (a list such as 0-7, or 'gpu': the "
+                             "GPU's own NUMA node), so that runs differ less by where they ran")
     parser.add_argument("--variants", default="",
                         help="comma-separated variants to run beside native and checked (e.g. no-backward-stacks)")
     args = parser.parse_args()
@@ -100,6 +150,13 @@ def main() -> int:
         print(f"run.py: {lib} not found (build xstream_check and xstream_torch first)",
               file=sys.stderr)
         return 2
+    global CPUS
+    if args.cpus == "gpu":
+        CPUS = gpu_local_cpus()
+        print(f"run.py: bound to the GPU's CPUs {sorted(CPUS)}" if CPUS else
+              "run.py: the GPU's CPUs cannot be read; processes are not bound", file=sys.stderr)
+    elif args.cpus:
+        CPUS = parse_cpus(args.cpus)
     extra = [v for v in args.variants.split(",") if v]
     unknown = [v for v in extra if v not in PROFILE_VARIANTS and v not in EXTRA_VARIANTS]
     if unknown:
@@ -138,7 +195,7 @@ def main() -> int:
             per = {k: statistics.median(r["parts"][k][1] for r in runs["parts"]) for k in names}
             added = 1e3 * (statistics.median(r["steady_ms"] for r in runs["parts"])
                            - statistics.median(r["steady_ms"] for r in native))
-            print(f"  the runtime's own host time per step (medians, XSC_PROFILE=parts): "
+            print("  the runtime's own host time per step (medians, XSC_PROFILE=parts): "
                   + ", ".join(f"{k} {us[k]:.0f} us ({per[k]:.0f})" for k in names)
                   + f"; sum on the program's threads {sum(v for k, v in us.items() if k != 'checker_thread'):.0f} us"
                   + f", step {added:+.0f} us over native")
