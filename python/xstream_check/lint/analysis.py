@@ -287,6 +287,10 @@ class FunctionAnalysis(Rules, Ordering):
         # flag text -> value (see module.repeated_flag), ("none", stream
         # text) -> whether it is None (see module.none_tested_stream)
         self.assume = None
+        # Attributes of instances made here with None (`Task(None, ...)`)
+        # and with anything else: see note_none_fields.
+        self.none_fields = set()
+        self.some_fields = set()
         # (defs, {flag: value}) while an unpack hook runs once per value of
         # the flags its node hooks test (see flag_runs)
         self.flag_split = None
@@ -1105,6 +1109,8 @@ class FunctionAnalysis(Rules, Ordering):
                         self.assumed_none(flag_text(arg)):
                     return self.ctx
                 value = self.eval(arg)
+                if self.none_field(value):
+                    return self.ctx
                 keys = self.one_side(self.stream_keys(value, arg))
                 if len(keys) == 1 and not self.never_made(keys, value):
                     return next(iter(keys))
@@ -1129,6 +1135,11 @@ class FunctionAnalysis(Rules, Ordering):
                         self.eval(expr)
                     return self.ctx
                 arg = self.eval(expr.args[0])
+                if self.none_field(arg):
+                    # `use_stream(self.stream)` of an instance made with None.
+                    if evaluated is None:
+                        self.eval(expr)
+                    return self.ctx
                 keys = {a[1] for a in arg if a[0] == "s"} or \
                     {a[1] for a in arg if a[0] == "p" and "stream" in a[1].rpartition(".")[2].lower()}
                 if len(keys) == 1 and len(arg) == 1:
@@ -2572,6 +2583,7 @@ class FunctionAnalysis(Rules, Ordering):
             # Named by what it is bound to (`pool = Pool()`); attributes of
             # one name are one thing here (~name.attr).
             label = (dotted(hint) if hint is not None else None) or "%s@%d" % (cls, node.lineno)
+            self.note_none_fields(module, cls, label, node)
             return frozenset((("obj", module.name, cls, label),))
         result = self.inline(fn, node, args, kwargs, None, module=module, class_name=cls,
                              self_value=self_value)
@@ -2584,6 +2596,41 @@ class FunctionAnalysis(Rules, Ordering):
             return result
         self.uninlined.add(id(node))
         return self.unknown_call(node, args, kwargs)
+
+    def note_none_fields(self, module, cls, label, node):
+        """`task = Task(None, ...)` whose __init__ does `self.stream = stream`:
+        `task.stream` is None in this instance, so a stream context given it
+        (`with use_stream(self.stream)`) switches no stream. An attribute of
+        a name ever constructed with anything but None is never taken for
+        None (instances bound to one name are one thing here)."""
+        fields = module.constructor_fields(cls)
+        if fields is None:
+            return
+        params, keyword_only, stores = fields
+        given = {}
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if i < len(params):
+                given[params[i]] = arg
+        for k in node.keywords:
+            if k.arg is not None:
+                given[k.arg] = k.value
+        for param, attrs in stores.items():
+            arg = given.get(param)
+            for attr in attrs:
+                path = "~" + label + "." + attr  # how methods name the attribute
+                if isinstance(arg, ast.Constant) and arg.value is None:
+                    self.none_fields.add(path)
+                else:
+                    self.some_fields.add(path)
+
+    def none_field(self, value):
+        """A value that is an instance's attribute which every construction
+        of it this run saw left None (note_none_fields)."""
+        paths = [a[1] for a in value if a[0] == "p"]
+        return len(paths) == 1 and len(value) == 1 and paths[0] in self.none_fields and \
+            paths[0] not in self.some_fields
 
     def use_quietly(self, args, kwargs, node, stores_only=False):
         """A constructor's arguments: kept by the new object, and used on the

@@ -997,6 +997,34 @@ class Module:
         self._stream_cache[key] = result
         return result
 
+    def constructor_fields(self, class_name):
+        """(parameters of __init__ but self, in order; {parameter: [attribute]})
+        for the attributes its body sets straight from a parameter
+        (`self.stream = stream`), outside any branch; None when the class
+        has no __init__ of its own or of a base the run defines."""
+        key = ("fields", class_name)
+        if key in self._stream_cache:
+            return self._stream_cache[key]
+        found = self.method(class_name, "__init__")
+        result = None
+        if found is not None:
+            fn = found[1]
+            a = fn.args
+            params = [p.arg for p in a.posonlyargs + a.args][1:]
+            keyword_only = [p.arg for p in a.kwonlyargs]
+            stores = {}
+            for stmt in fn.body:
+                target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+                    stmt.target if isinstance(stmt, ast.AnnAssign) else None
+                value = getattr(stmt, "value", None)
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                        target.value.id == "self" and isinstance(value, ast.Name) and \
+                        value.id in params + keyword_only:
+                    stores.setdefault(value.id, []).append(target.attr)
+            result = (params, keyword_only, stores)
+        self._stream_cache[key] = result
+        return result
+
     def side_filled_fields(self):
         """Names of the containers on objects (`ctx.module_contexts[k] =
         ...`) that this module fills while a side stream is current: inside
