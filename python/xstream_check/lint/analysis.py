@@ -130,6 +130,23 @@ CONTAINER_TYPES = {"List", "Tuple", "Sequence", "MutableSequence", "Dict", "Mapp
                    "Deque", "list", "tuple", "dict", "deque"}
 
 
+def container_tests(test):
+    """The expressions a test says are a container when it is true:
+    `isinstance(x, list)`, `isinstance(x, (list, tuple))`, and the `and`s of
+    such tests."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [t for v in test.values for t in container_tests(v)]
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and not test.keywords):
+        return []
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = [(dotted(k) or "").rpartition(".")[2] for k in kinds]
+    text = dotted(test.args[0])
+    if text and names and all(n in CONTAINER_TYPES for n in names):
+        return [text]
+    return []
+
+
 def scalar_annotation(ann):
     """`bool`, `int`, `Optional[int]`, `Union[int, str]`, `int | None`,
     `"str"`: no tensor."""
@@ -218,6 +235,9 @@ class Frame:
         # element key (`state[key]` in the helper is the caller's
         # `state["exp_avg"]`): see key_text.
         self.key_texts = {}
+        # A parameter of an inlined helper -> the literal True, False or None
+        # the call gives it: see FunctionAnalysis.constant_arguments.
+        self.constants = {}
 
 
 class FunctionAnalysis(Rules, Ordering):
@@ -291,6 +311,9 @@ class FunctionAnalysis(Rules, Ordering):
         # and with anything else: see note_none_fields.
         self.none_fields = set()
         self.some_fields = set()
+        # (frame id, expression text) of the values the if-branches being
+        # run tested to be containers (`if isinstance(x.w, list):`).
+        self.container_texts = []
         # (defs, {flag: value}) while an unpack hook runs once per value of
         # the flags its node hooks test (see flag_runs)
         self.flag_split = None
@@ -765,6 +788,8 @@ class FunctionAnalysis(Rules, Ordering):
         assumed = self.assumed(s.test)
         if assumed is None:
             assumed = platform_test(s.test)
+        if assumed is None:
+            assumed = self.constant_test(s.test)
         if assumed is not None:
             # One run of the function per value of a flag it tests twice
             # (see repeated_flag): only the branch that value takes.
@@ -780,7 +805,12 @@ class FunctionAnalysis(Rules, Ordering):
             return
         before = self.st
         self.st = self.narrow(before.copy(), s.test, True)
-        self.exec_block(s.body)
+        tested = [(self.f.fid, text) for text in container_tests(s.test)]
+        self.container_texts.extend(tested)
+        try:
+            self.exec_block(s.body)
+        finally:
+            del self.container_texts[len(self.container_texts) - len(tested):]
         then = self.st
         self.st = self.narrow(before, s.test, False)
         self.exec_block(s.orelse)
@@ -788,6 +818,51 @@ class FunctionAnalysis(Rules, Ordering):
             then = None if self.contradicts_split(then, s) else then
             self.st = None if self.contradicts_split(self.st, s) else self.st
         self.st = join_states([then, self.st])
+
+    def constant_arguments(self, callee, positional, node):
+        """{parameter: value} of a helper's parameters that this call gives a
+        literal True, False or None, passed or left to a literal default,
+        and that the helper never rebinds (`zeros_only=True`)."""
+        out = {}
+        given = {}
+        for p, a in zip(positional, node.args):
+            if isinstance(a, ast.Starred):
+                return out
+            given[p.arg] = a
+        if any(k.arg is None for k in node.keywords):
+            return out  # **kwargs: anything may be passed
+        for k in node.keywords:
+            given[k.arg] = k.value
+        params = callee.args
+        defaults = dict(zip([p.arg for p in positional][len(positional) - len(params.defaults):], params.defaults))
+        defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
+        stores = self.m.names_table(callee)["stores"]
+        for name in [p.arg for p in positional] + [p.arg for p in params.kwonlyargs]:
+            if name in stores:
+                continue
+            expr = given.get(name, defaults.get(name) if name not in given else None)
+            if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, bool)):
+                out[name] = expr.value
+        return out
+
+    def constant_test(self, test):
+        """The truth of an if's test on a parameter this helper call gave a
+        literal (constant_arguments): `if flag:`, `if not flag:`, `if x is
+        None:`, `if x is not None:`; None when it tests anything else."""
+        constants = self.f.constants if self.frames else None
+        if not constants:
+            return None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.constant_test(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Name) and test.id in constants:
+            return bool(constants[test.id])
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) and \
+                test.left.id in constants and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and \
+                isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            same = constants[test.left.id] is None
+            return same if isinstance(test.ops[0], ast.Is) else not same
+        return None
 
     def assumed(self, test):
         """The value this run takes for a flag test or a stream's test
@@ -1313,9 +1388,15 @@ class FunctionAnalysis(Rules, Ordering):
                 self.container_add(base, value, stmt)
                 self.note_entry_key(base, value, target.slice)
             elif tensor_atoms(base) and not self.sequence_value(getattr(stmt, "value", None)) and \
-                    not self.container_parameter(target.value):
+                    not self.container_parameter(target.value) and \
+                    (self.f.fid, dotted(target.value)) not in self.container_texts:
                 self.write(base, stmt)  # t[i] = v is a copy kernel
                 self.use(value, stmt)
+                if any(a[0] == "t" and a[1] in self.host_sites for a in self.reachable(value)):
+                    # From host memory the copy is a blocking one (into a
+                    # device tensor, PyTorch waits for it) or the host's own
+                    # (into a host tensor): finished when the statement is.
+                    self.host_done(base, stmt)
             else:
                 self.escape(value)
                 path = self.subscript_path(target, base) if has_kind(base, "p") else None
@@ -3471,6 +3552,7 @@ class FunctionAnalysis(Rules, Ordering):
             self.st.names[self.key(positional[0].arg)] = self_value
             positional = positional[1:]
         if isinstance(node, ast.Call) and not stage:
+            frame.constants = self.constant_arguments(callee, positional, node)
             # Element keys the helper takes from its parameters, as the
             # caller writes them (key_text).
             for p, a in zip(positional, node.args):

@@ -1,8 +1,10 @@
 # Device-to-host copies on a side stream that read what the caller's stream
 # just wrote: a gradient handed to a hook, a parameter handed to an offload
 # helper, the values of a dict of outputs. The side stream must wait for the
-# current stream before the copy. Each bug is followed by its fixed twin,
-# which must stay silent.
+# current stream before the copy. A helper given a literal flag or None
+# (`zeros_only=True`, a parameter left to its default) runs only the branch
+# that literal takes. Each bug is followed by its fixed twin, which must
+# stay silent.
 import contextlib
 
 import torch
@@ -162,3 +164,53 @@ class CoalescedGather:
         with torch.cuda.stream(self.gather_stream):
             handle = self.engine.launch_gather(handle_id, quantize=quantize, chunks=chunks)
         return handle
+
+
+# Draft tokens copied to the host on a copy stream, or only the host buffer
+# zeroed: replacing the draft afterwards frees it while the copy may still
+# read it, unless the copy was not made.
+class DraftCopier:
+    def __init__(self):
+        self.copy_stream = torch.cuda.Stream()
+        self.host = torch.empty(64, dtype=torch.int64, pin_memory=True)
+        self.event = torch.cuda.Event()
+        self.draft = None
+        self.spare = None
+
+    def _copy_to_host(self, zeros_only=False):
+        draft = self.draft
+        n = draft.shape[0]
+        with torch.cuda.stream(self.copy_stream):
+            if not zeros_only:
+                self.copy_stream.wait_stream(torch.cuda.current_stream())
+                self.host[:n].copy_(draft, non_blocking=True)
+            else:
+                self.host[:n] = 0
+            self.event.record()
+
+    def _wait_for(self, done=None):
+        if done is not None:
+            torch.cuda.current_stream().wait_event(done)
+
+    def step_copy(self, make):
+        self._copy_to_host()
+        self.draft = make()  # CHECK: [[@LINE]]:9: warning: 'self.draft' is freed by this assignment on the current stream while stream 'self.copy_stream' may still be using it{{.*}}[xstream-unordered-free]
+
+    def step_copy_waited(self, make):
+        self._copy_to_host()
+        torch.cuda.current_stream().wait_event(self.event)
+        self.draft = make()
+
+    def step_zeros(self, make):
+        self._copy_to_host(zeros_only=True)
+        self.draft = make()
+
+    def step_wait_default(self, make):
+        self._copy_to_host()
+        self._wait_for()
+        self.draft = make()  # CHECK: [[@LINE]]:9: warning: 'self.draft' is freed by this assignment on the current stream while stream 'self.copy_stream' may still be using it{{.*}}[xstream-unordered-free]
+
+    def step_wait_event(self, make):
+        self._copy_to_host()
+        self._wait_for(self.event)
+        self.draft = make()

@@ -1,8 +1,12 @@
 # Host memory and loops: a pinned buffer made with .pin_memory() is host
 # memory, a blocking copy into it is finished when it returns, an in-place
 # operator on it runs on the host, enumerate() and zip() bind each name to
-# its own part, and `x.attr *= k` keeps naming what it scaled. Each bug is
-# followed by its fixed twin, which must stay silent.
+# its own part, and `x.attr *= k` keeps naming what it scaled. An element
+# assignment of a host tensor (`w[i] = w[i].pin_memory()`) is finished when
+# the statement is (into a host tensor the host copies it; into a device
+# tensor PyTorch waits for its copy), and one into a value an isinstance
+# test said is a list fills a slot. Each bug is followed by its fixed twin,
+# which must stay silent.
 import torch
 
 offload_stream = torch.cuda.Stream()
@@ -118,3 +122,42 @@ class HostGradCopiesWaited(HostGradCopies):
                 grad = getattr(p, "main_grad", p.grad)
                 self.cpu_grad_of[p].data.copy_(grad, non_blocking=True)
         return self.d2h_stream.record_event()
+
+
+# Adapters loaded or pinned in place: each entry holds a list of tensors or
+# one host tensor. Nothing here is a copy the host must wait for.
+def load_adapters(model, load):
+    for adapter in model.adapters.values():
+        if isinstance(adapter.down, list):
+            for index in range(len(adapter.down)):
+                if adapter.down[index] is None:
+                    continue
+                adapter.down[index] = load(index)
+        else:
+            adapter.down = adapter.down.pin_memory()
+
+
+def pin_pairs(model):
+    for pair in model.pairs.values():
+        if isinstance(pair.first, list):
+            for index in range(len(pair.first)):
+                if pair.first[index] is None:
+                    continue
+                pair.second[index] = pair.second[index].pin_memory()
+        else:
+            pair.second = pair.second.pin_memory()
+
+
+# A copy from the device into each host buffer, asynchronous, then the host
+# reads the buffer to pin it.
+def repin_after_copy(host_bufs, dev):
+    for index in range(len(host_bufs)):
+        host_bufs[index].copy_(dev[index], non_blocking=True)
+        host_bufs[index] = host_bufs[index].pin_memory()  # CHECK: [[@LINE]]:28: warning: 'host_bufs[index]' is read by the host before its write on the current stream is finished{{.*}}[xstream-use-before-ready]
+
+
+def repin_after_copy_synchronized(host_bufs, dev):
+    for index in range(len(host_bufs)):
+        host_bufs[index].copy_(dev[index], non_blocking=True)
+        torch.cuda.current_stream().synchronize()
+        host_bufs[index] = host_bufs[index].pin_memory()
