@@ -834,13 +834,14 @@ class FunctionAnalysis(Rules, Ordering):
         for k in node.keywords:
             given[k.arg] = k.value
         params = callee.args
-        defaults = dict(zip([p.arg for p in positional][len(positional) - len(params.defaults):], params.defaults))
+        # Defaults belong to the last positional parameters.
+        defaults = dict(zip([p.arg for p in positional][::-1], params.defaults[::-1]))
         defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
         stores = self.m.names_table(callee)["stores"]
         for name in [p.arg for p in positional] + [p.arg for p in params.kwonlyargs]:
             if name in stores:
                 continue
-            expr = given.get(name, defaults.get(name) if name not in given else None)
+            expr = given[name] if name in given else defaults.get(name)
             if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, bool)):
                 out[name] = expr.value
         return out
