@@ -157,6 +157,10 @@ def main() -> int:
               "run.py: the GPU's CPUs cannot be read; processes are not bound", file=sys.stderr)
     elif args.cpus:
         CPUS = parse_cpus(args.cpus)
+    if CPUS and not CPUS <= os.sched_getaffinity(0):
+        print(f"run.py: --cpus: {sorted(CPUS - os.sched_getaffinity(0))} not available to this process",
+              file=sys.stderr)
+        return 2
     extra = [v for v in args.variants.split(",") if v]
     unknown = [v for v in extra if v not in PROFILE_VARIANTS and v not in EXTRA_VARIANTS]
     if unknown:
