@@ -158,8 +158,9 @@ def main() -> int:
     elif args.cpus:
         CPUS = parse_cpus(args.cpus)
     if CPUS and not CPUS <= os.sched_getaffinity(0):
-        print(f"run.py: --cpus: {sorted(CPUS - os.sched_getaffinity(0))} not available to this process",
-              file=sys.stderr)
+        usable = sorted(os.sched_getaffinity(0))
+        print(f"run.py: --cpus: {len(CPUS - set(usable))} of them not available to this process "
+              f"(it may use {usable[0]}-{usable[-1]})", file=sys.stderr)
         return 2
     extra = [v for v in args.variants.split(",") if v]
     unknown = [v for v in extra if v not in PROFILE_VARIANTS and v not in EXTRA_VARIANTS]
