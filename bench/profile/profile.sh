@@ -11,14 +11,15 @@
 # Default command: the training loop, 300 steps. VARIANTS (default
 # "xsc native") picks among xsc, native, nostacks (XSC_PROFILE=no-stacks),
 # noadapter (no PyTorch allocator adapter), thread (checker_thread=1),
-# inline (checker_thread=0) and hookoff (torch_op_access=0). Reports carry sample
-# counts, so that variants compare in absolute terms (a share of a run
+# inline (checker_thread=0) and hookoff (torch_op_access=0). Reports carry
+# sample counts, so that variants compare in absolute terms (a share of a run
 # whose idle worker threads spin says little). Before sampling, each
 # variant runs once under `perf stat` (CPU time of all threads, context
 # switches, migrations): extra CPU time against extra wall time tells work
 # from waiting. STAT=0 skips that run; VERBOSITY=1 leaves out the timing
-# summary (and the clock reads around each callback it needs); REPORT=one makes one report per
-# variant, by thread, DSO and symbol (3000 rows), instead of two.
+# summary (and the clock reads around each callback it needs); REPORT=one
+# makes one report per variant, by thread, DSO and symbol (3000 rows),
+# instead of two.
 set -u
 root=$PWD
 tools=$root/build-perf-tools
@@ -30,14 +31,16 @@ work=$out/prof
 mkdir -p "$work"
 cmd=("$@")
 [ ${#cmd[@]} -eq 0 ] && cmd=(python3 examples/torch/train_prefetch.py --steps 300)
+# Every checked variant: the runtime preloaded with these options first.
+options=exitcode=0:verbosity=${VERBOSITY:-2}
 for v in ${VARIANTS:-xsc native}; do
   case $v in
-    xsc) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}") ;;
-    nostacks) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}" XSC_PROFILE=no-stacks) ;;
-    noadapter) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}" XSC_TORCH_ADAPTER=/nonexistent) ;;
-    thread) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}":checker_thread=1) ;;
-    inline) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}":checker_thread=0) ;;
-    hookoff) env=(LD_PRELOAD="$lib" XSC_OPTIONS=exitcode=0:verbosity="${VERBOSITY:-2}":torch_op_access=0) ;;
+    xsc) env=(LD_PRELOAD="$lib" XSC_OPTIONS="$options") ;;
+    nostacks) env=(LD_PRELOAD="$lib" XSC_OPTIONS="$options" XSC_PROFILE=no-stacks) ;;
+    noadapter) env=(LD_PRELOAD="$lib" XSC_OPTIONS="$options" XSC_TORCH_ADAPTER=/nonexistent) ;;
+    thread) env=(LD_PRELOAD="$lib" XSC_OPTIONS="$options":checker_thread=1) ;;
+    inline) env=(LD_PRELOAD="$lib" XSC_OPTIONS="$options":checker_thread=0) ;;
+    hookoff) env=(LD_PRELOAD="$lib" XSC_OPTIONS="$options":torch_op_access=0) ;;
     native) env=(XSC_PROFILE_NATIVE=1) ;;
     *) echo "profile: unknown variant $v" >&2; exit 2 ;;
   esac

@@ -147,6 +147,27 @@ def container_tests(test):
     return []
 
 
+def argument_nodes(names, call):
+    """{parameter: argument expression} of a call: the positional parameters
+    `names` (in order) it fills before any `*args`, and those it names by
+    keyword."""
+    out = {}
+    for name, a in zip(names, call.args):
+        if isinstance(a, ast.Starred):
+            break
+        out[name] = a
+    for k in call.keywords:
+        if k.arg is not None:
+            out[k.arg] = k.value
+    return out
+
+
+def names_tensor_type(text):
+    """A type's dotted name that says it is a tensor or a parameter."""
+    text = text.lower()
+    return "tensor" in text or "parameter" in text
+
+
 def scalar_annotation(ann):
     """`bool`, `int`, `Optional[int]`, `Union[int, str]`, `int | None`,
     `"str"`: no tensor."""
@@ -824,15 +845,9 @@ class FunctionAnalysis(Rules, Ordering):
         literal True, False or None, passed or left to a literal default,
         and that the helper never rebinds (`zeros_only=True`)."""
         out = {}
-        given = {}
-        for p, a in zip(positional, node.args):
-            if isinstance(a, ast.Starred):
-                return out
-            given[p.arg] = a
-        if any(k.arg is None for k in node.keywords):
-            return out  # **kwargs: anything may be passed
-        for k in node.keywords:
-            given[k.arg] = k.value
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return out  # *args or **kwargs: any parameter may be given anything
+        given = argument_nodes([p.arg for p in positional], node)
         params = callee.args
         # Defaults belong to the last positional parameters.
         defaults = dict(zip([p.arg for p in positional][::-1], params.defaults[::-1]))
@@ -2422,14 +2437,13 @@ class FunctionAnalysis(Rules, Ordering):
             return False
         if name.rpartition(".")[2] in CONTAINER_TYPES:
             return True
-        if "tensor" in name.lower() or "parameter" in name.lower():
+        if names_tensor_type(name):
             return False
         found = self.m.lookup_function(name)
         if found is None or found[1] is not None:
             return False
         node = found[0].class_nodes.get(found[2])
-        return node is not None and not any("tensor" in (dotted(b) or "").lower() or
-                                            "parameter" in (dotted(b) or "").lower() for b in node.bases)
+        return node is not None and not any(names_tensor_type(dotted(b) or "") for b in node.bases)
 
     def release_path(self, path, stmt, how, key=None, keep=False, ignore=()):
         """`self.x = None`, `del self.x`, `p.grad = None`, `d[k] = other`,
@@ -2688,16 +2702,8 @@ class FunctionAnalysis(Rules, Ordering):
         fields = module.constructor_fields(cls)
         if fields is None:
             return
-        params, keyword_only, stores = fields
-        given = {}
-        for i, arg in enumerate(node.args):
-            if isinstance(arg, ast.Starred):
-                break
-            if i < len(params):
-                given[params[i]] = arg
-        for k in node.keywords:
-            if k.arg is not None:
-                given[k.arg] = k.value
+        params, stores = fields
+        given = argument_nodes(params, node)
         for param, attrs in stores.items():
             arg = given.get(param)
             for attr in attrs:
@@ -3556,13 +3562,8 @@ class FunctionAnalysis(Rules, Ordering):
             frame.constants = self.constant_arguments(callee, positional, node)
             # Element keys the helper takes from its parameters, as the
             # caller writes them (key_text).
-            for p, a in zip(positional, node.args):
-                if isinstance(a, ast.Starred):
-                    break
-                frame.key_texts[p.arg] = self.key_text(a, caller)
-            for kw in node.keywords:
-                if kw.arg is not None:
-                    frame.key_texts[kw.arg] = self.key_text(kw.value, caller)
+            for name, a in argument_nodes([p.arg for p in positional], node).items():
+                frame.key_texts[name] = self.key_text(a, caller)
         try:
             defaults = list(params.defaults)
             first_default = len(positional) - len(defaults)

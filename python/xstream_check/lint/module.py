@@ -998,10 +998,11 @@ class Module:
         return result
 
     def constructor_fields(self, class_name):
-        """(parameters of __init__ but self, in order; {parameter: [attribute]})
-        for the attributes its body sets straight from a parameter
-        (`self.stream = stream`), outside any branch; None when the class
-        has no __init__ of its own or of a base the run defines."""
+        """(positional parameters of __init__ but self, in order; {parameter:
+        [attribute]}) for the attributes its body sets straight from a
+        parameter, keyword-only ones included (`self.stream = stream`),
+        outside any branch; None when the class has no __init__ of its own
+        or of a base the run defines."""
         key = ("fields", class_name)
         if key in self._stream_cache:
             return self._stream_cache[key]
@@ -1021,7 +1022,7 @@ class Module:
                         target.value.id == "self" and isinstance(value, ast.Name) and \
                         value.id in params + keyword_only:
                     stores.setdefault(value.id, []).append(target.attr)
-            result = (params, keyword_only, stores)
+            result = (params, stores)
         self._stream_cache[key] = result
         return result
 
