@@ -1000,8 +1000,8 @@ class Module:
     def constructor_fields(self, class_name):
         """(positional parameters of __init__ but self, in order; {parameter:
         [attribute]}) for the attributes its body sets straight from a
-        parameter, keyword-only ones included (`self.stream = stream`),
-        outside any branch; None when the class has no __init__ of its own
+        parameter it never rebinds, keyword-only ones included
+        (`self.stream = stream`), outside any branch; None when the class has no __init__ of its own
         or of a base the run defines."""
         key = ("fields", class_name)
         if key in self._stream_cache:
@@ -1012,7 +1012,10 @@ class Module:
             fn = found[1]
             a = fn.args
             params = [p.arg for p in a.posonlyargs + a.args][1:]
-            keyword_only = [p.arg for p in a.kwonlyargs]
+            # A parameter __init__ rebinds (`stream = stream or Stream()`)
+            # no longer holds what the caller gave when it is stored.
+            rebound = self.names_table(fn)["stores"]
+            given = [p for p in params + [p.arg for p in a.kwonlyargs] if p not in rebound]
             stores = {}
             for stmt in fn.body:
                 target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
@@ -1020,7 +1023,7 @@ class Module:
                 value = getattr(stmt, "value", None)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
                         target.value.id == "self" and isinstance(value, ast.Name) and \
-                        value.id in params + keyword_only:
+                        value.id in given:
                     stores.setdefault(value.id, []).append(target.attr)
             result = (params, stores)
         self._stream_cache[key] = result

@@ -4,8 +4,9 @@
 # a helper that returns it) runs its work on the current stream, so what
 # it returns needs no wait before the current stream uses it; one made
 # with a side stream does. A name made with None on one path and with a
-# stream on another is checked as the stream's. Each bug is followed by
-# its fixed twin, which must stay silent.
+# stream on another is checked as the stream's, and so is one whose class
+# replaces the None it is given by a stream of its own. Each bug is
+# followed by its fixed twin, which must stay silent.
 from contextlib import contextmanager
 
 import torch
@@ -110,6 +111,35 @@ def run_job_on_side_stream_waited(n):
     job = Job(torch.cuda.Stream())
     result = job.run(n)
     torch.cuda.current_stream().wait_stream(job.stream)
+    out = result + 1
+    result.record_stream(torch.cuda.current_stream())
+    return out
+
+
+class Lane:
+    # Given None, it makes a side stream of its own: its attribute is that
+    # stream, not the None it was made with.
+    def __init__(self, stream):
+        if stream is None:
+            stream = torch.cuda.Stream()
+        self.stream = stream
+
+    def run(self, n):
+        with torch.cuda.stream(self.stream):
+            return torch.ones(n, device="cuda") * 2
+
+
+def run_lane_own_stream(n):
+    lane = Lane(None)
+    result = lane.run(n)
+    # CHECK: [[@LINE+1]]:5: warning: 'result' is freed when 'run_lane_own_stream' returns on stream 'lane.stream' while the current stream may still be using it{{.*}}[xstream-unordered-free]
+    return result + 1  # CHECK: [[@LINE]]:12: warning: 'result' is used on the current stream before its write on stream 'lane.stream' is ordered before this use{{.*}}[xstream-use-before-ready]
+
+
+def run_lane_own_stream_waited(n):
+    lane = Lane(None)
+    result = lane.run(n)
+    torch.cuda.current_stream().wait_stream(lane.stream)
     out = result + 1
     result.record_stream(torch.cuda.current_stream())
     return out
