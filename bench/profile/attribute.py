@@ -83,23 +83,21 @@ def main():
     unit = "ms/step" if args.steps else "ms"
     groups = ["runtime", "adapter", "cupti", "driver", "torch", "python", "libc/kernel", "other"]
 
-    def by_group(rows):
-        g = collections.Counter()
+    def totals(rows, key):
+        """Samples summed by key(comm, dso, kind, sym)."""
+        out = collections.Counter()
         for comm, dso, kind, sym, n in rows:
-            g[group_of(dso, kind)] += n
-        return g
+            out[key(comm, dso, kind, sym)] += n
+        return out
+
+    def by_group(rows):
+        return totals(rows, lambda comm, dso, kind, sym: group_of(dso, kind))
 
     def by_thread(rows):
-        t = collections.Counter()
-        for comm, dso, kind, sym, n in rows:
-            t[comm] += n
-        return t
+        return totals(rows, lambda comm, dso, kind, sym: comm)
 
     def by_symbol(rows):
-        s = collections.Counter()
-        for comm, dso, kind, sym, n in rows:
-            s[(dso, sym)] += n
-        return s
+        return totals(rows, lambda comm, dso, kind, sym: (dso, sym))
 
     native = data["native"]
     ng, nt, ns = by_group(native), by_thread(native), by_symbol(native)
