@@ -44,18 +44,23 @@ inline constexpr std::uint32_t kNoSite = ~std::uint32_t{0};
 // A use made by an earlier occupant of some memory, which later uses of the
 // memory on other agents must be ordered after. It keeps the occupant's
 // allocation and free for the reports.
+// The fields are ordered so that the checks' part (the first 24 bytes) is
+// dense and the whole is 144 bytes: past uses are copied at every free and
+// handed on at every reallocation.
 struct PastUse {
   AgentId agent = kNoAgent;  // who used it...
-  Epoch epoch = 0;           // ...at this epoch of theirs
   // When the occupant's free was not ordered after this use: the
   // unordered-free site (checker) it counts towards; else kNoSite.
   std::uint32_t site = kNoSite;
-  bool raced = false;        // a later use was found racing with it
+  Epoch epoch = 0;           // ...at this epoch of theirs
   AgentId raced_by = kNoAgent;  // the agent last reported racing with it
+  bool raced = false;        // a later use was found racing with it
   UseInfo use;
   AllocInfo alloc;
   FreeInfo free;
 };
+static_assert(sizeof(PastUse) <= 144,
+              "PastUse grew past 144 bytes: keep its and UseInfo's fields ordered by size");
 
 // An allocation's last use per agent, agents and epochs kept apart (struct
 // of arrays) so that the first three entries, the readiness fields of the

@@ -41,16 +41,18 @@ struct FreeInfo {
   NameId test = kNoName;            // the test current when it was freed
 };
 
+// Ordered by size, 48 bytes: the checker copies one into every use record
+// and every past use the memory carries.
 struct UseInfo {
   Addr addr = 0;
   std::uint64_t size = 0;
   StreamId stream = kLegacyStream;
-  UseWhat what = UseWhat::kKernel;
-  Access access = Access::kUnknown;
-  NameId name = kNoName;
   std::uint64_t graph = 0;
+  NameId name = kNoName;
   ThreadId thread = 0;
   StackId stack = kNoStack;
+  UseWhat what = UseWhat::kKernel;
+  Access access = Access::kUnknown;
   bool synchronous = false;  // Event::synchronous (copies)
   bool pageable = false;     // Event::pageable (copies)
 };
