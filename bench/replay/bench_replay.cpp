@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -385,6 +386,23 @@ void BM_ReadTraceOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadTraceOnly)->Unit(benchmark::kMillisecond);
 
+// A whole number from the environment variable `name`, left as it is when
+// the variable is unset; false (with a one-line error) when it is not a
+// whole number of at most 2^32.
+bool env_count(const char* name, std::size_t* value, std::string* error) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return true;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(text, &end, 10);
+  if (*text == '\0' || *text == '-' || *end != '\0' || errno != 0 || parsed > (1ull << 32)) {
+    *error = std::string(name) + ": expected a whole number, got '" + text + "'";
+    return false;
+  }
+  *value = static_cast<std::size_t>(parsed);
+  return true;
+}
+
 // The engine fed one event at a time, as the runtime feeds it, with the
 // events of a trace recorded from a real program (XSC_BENCH_TRACE=FILE,
 // e.g. `XSC_OPTIONS=record=FILE` around bench/real/train_step.py): the
@@ -413,28 +431,32 @@ void BM_CheckerOnRecordedTrace(benchmark::State& state) {
   // buffer, as a training process's own work runs between two of the
   // runtime's calls and evicts the engine's data from the caches. The
   // engine's time then includes the misses a live process pays; under
-  // callgrind's cache simulation with --toggle-collect='xsc::Checker::on_event*'
-  // the counted misses are the engine's alone.
-  const char* touch_env = std::getenv("XSC_BENCH_TOUCH_KIB");
-  const std::size_t touch_bytes =
-      touch_env != nullptr ? static_cast<std::size_t>(std::strtoul(touch_env, nullptr, 10)) << 10
-                           : 0;
+  // callgrind's cache simulation with
+  // --toggle-collect='xsc::Checker::on_event*' the counted misses are the
+  // engine's alone (bench/replay/engine_misses.py).
+  // XSC_BENCH_QUARANTINE=N: remember N freed ranges instead of the
+  // default, so that a short trace reaches the steady state of a long run,
+  // where every free overwrites the oldest remembered one.
+  std::size_t touch_kib = 0;
+  CheckerConfig config;
+  std::string error;
+  if (!env_count("XSC_BENCH_TOUCH_KIB", &touch_kib, &error) ||
+      !env_count("XSC_BENCH_QUARANTINE", &config.quarantine_entries, &error)) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  const std::size_t touch_bytes = touch_kib << 10;
   constexpr std::size_t kProgramBytes = std::size_t{64} << 20;
   std::vector<unsigned char> program(touch_bytes > 0 ? kProgramBytes : 0, 1);
   std::size_t cursor = 0;
   unsigned sink = 0;
   std::size_t findings = 0;
-  // XSC_BENCH_QUARANTINE=N: remember N freed ranges instead of the
-  // default, so that a short trace reaches the steady state of a long run,
-  // where every free overwrites the oldest remembered one.
-  CheckerConfig config;
-  if (const char* q = std::getenv("XSC_BENCH_QUARANTINE"))
-    config.quarantine_entries = static_cast<std::size_t>(std::strtoul(q, nullptr, 10));
   for (auto _ : state) {
     Checker checker(config);
     for (const Event& e : *recorded) {
       checker.on_event(e);
-      for (std::size_t k = 0; k < touch_bytes; k += 64) sink += program[(cursor + k) % kProgramBytes];
+      for (std::size_t k = 0; k < touch_bytes; k += 64)
+        sink += program[(cursor + k) % kProgramBytes];
       cursor = (cursor + touch_bytes) % kProgramBytes;
     }
     findings = checker.findings().size();
