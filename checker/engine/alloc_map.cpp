@@ -248,14 +248,13 @@ void Quarantine::erase_slot(std::size_t slot) const {
 }
 
 void Quarantine::push(const AllocInfo& alloc, const FreeInfo& free, std::vector<PastUse>* past) {
-  push_part(alloc, free, alloc.addr, range_end(alloc.addr, alloc.size), past);
+  push_part(alloc, free, alloc.addr, range_end(alloc.addr, alloc.size), past, PastUses::kTake);
 }
 
 void Quarantine::push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
-                           std::vector<PastUse>* past) {
+                           std::vector<PastUse>* past, PastUses how) {
   std::vector<PastUse> copy;
-  if (past && (begin != alloc.addr || end != range_end(alloc.addr, alloc.size))) {
-    // A part: the caller's uses stay with it for the other part.
+  if (past && how == PastUses::kCopy) {
     copy = *past;
     past = &copy;
   }
@@ -293,9 +292,14 @@ void Quarantine::forget(Addr begin, Addr end, Carried* carry) {
   auto take = [&](std::size_t slot) {
     if (!carry) return;
     FreedRange& r = ring_[slot].range;
-    // What the allocation does not take stays remembered (rare: a caching
-    // allocator splitting a freed block).
-    if (r.begin < begin || end < r.end) carry->parts.push_back(r);
+    if (r.begin < begin || end < r.end) {
+      // What the allocation does not take stays remembered, with the same
+      // past uses (a caching allocator splitting a freed block: common).
+      // The range moves to `parts` whole; erase_slot reads only its start.
+      carry->uses.insert(carry->uses.end(), r.past.begin(), r.past.end());
+      carry->parts.push_back(std::move(r));
+      return;
+    }
     if (carry->uses.empty())
       carry->uses.swap(r.past);  // the range is forgotten: its storage is free
     else

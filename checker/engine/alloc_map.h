@@ -289,11 +289,16 @@ class Quarantine {
   // with the same start as a remembered one replaces it.
   // `past` is taken (swapped with storage the ring slot no longer needs).
   void push(const AllocInfo& alloc, const FreeInfo& free, std::vector<PastUse>* past = nullptr);
+  // What push_part does with the caller's past uses: takes them (the
+  // caller is done with them), or copies them (the caller pushes another
+  // part of the same freed range with them next).
+  enum class PastUses { kTake, kCopy };
   // Remembers [begin, end), a part of the freed allocation `alloc`.
   void push_part(const AllocInfo& alloc, const FreeInfo& free, Addr begin, Addr end,
-                 std::vector<PastUse>* past);
+                 std::vector<PastUse>* past, PastUses how);
   // What forget() hands on: the uses the forgotten ranges carried, and
-  // copies of those of them that reach beyond the forgotten range.
+  // those of the ranges that reach beyond the forgotten range, each with
+  // its own past uses (the allocation gets copies of them in `uses`).
   struct Carried {
     std::vector<PastUse> uses;
     std::vector<FreedRange> parts;

@@ -111,9 +111,13 @@ void Checker::Impl::on_alloc(const Event& e, AgentId thread) {
   // same uses (a caching allocator splits freed blocks).
   forgotten.clear();
   quarantine.forget(e.addr, end, &forgotten);
+  using PastUses = Quarantine::PastUses;
   for (FreedRange& r : forgotten.parts) {
-    if (r.begin < e.addr) quarantine.push_part(r.alloc, r.free, r.begin, e.addr, &r.past);
-    if (end < r.end) quarantine.push_part(r.alloc, r.free, end, r.end, &r.past);
+    const bool back = end < r.end;
+    if (r.begin < e.addr)
+      quarantine.push_part(r.alloc, r.free, r.begin, e.addr, &r.past,
+                           back ? PastUses::kCopy : PastUses::kTake);
+    if (back) quarantine.push_part(r.alloc, r.free, end, r.end, &r.past, PastUses::kTake);
   }
   // A deferred block the allocator hands out again was reusable already; a
   // missed completion is not a reason to keep it parked.
