@@ -268,6 +268,25 @@ TEST_F(DefaultRuleTest, SplitBlockCarriesTheUseIntoEachPart) {
   EXPECT_EQ(checker.findings()[0].reuse.alloc.stack, 5u);
 }
 
+// An allocation taken from the middle of a freed block leaves two parts,
+// and each of them still carries the use.
+TEST_F(DefaultRuleTest, MiddleAllocationLeavesTheUseInBothParts) {
+  for (const bool use_back : {false, true}) {
+    Checker fresh;
+    auto feed_fresh = [&](const Event& e) { fresh.on_event(e); };
+    feed_fresh(Alloc(kBlock, kSize, kCompute).stack(1));
+    feed_fresh(Use(kBlock, 0, kReduce).stack(2));
+    feed_fresh(Free(kBlock, kCompute).stack(3));
+    feed_fresh(Alloc(kBlock + kSize / 4, kSize / 2, kCompute).stack(4));
+    feed_fresh(Alloc(kBlock, kSize / 4, kCompute).stack(5));
+    feed_fresh(Alloc(kBlock + 3 * kSize / 4, kSize / 4, kCompute).stack(6));
+    feed_fresh(Use(use_back ? kBlock + 3 * kSize / 4 : kBlock, 0, kCompute).stack(7));
+    fresh.finish();
+    ASSERT_EQ(fresh.findings().size(), 1u) << (use_back ? "back part" : "front part");
+    EXPECT_EQ(fresh.findings()[0].reuse.alloc.stack, use_back ? 6u : 5u);
+  }
+}
+
 // A stale pointer's use is a use after free; the free it races with is not
 // latent as well.
 TEST_F(DefaultRuleTest, StalePointerUseIsAUseAfterFreeNotALatentFree) {
