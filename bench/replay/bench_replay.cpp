@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/engine/allocation_view.h"
 #include "checker/engine/checker.h"
 #include "checker/session.h"
 #include "checker/engine/stack_depot.h"
@@ -403,6 +404,58 @@ bool env_count(const char* name, std::size_t* value, std::string* error) {
   return true;
 }
 
+// What the program's thread does with one event, as the runtime's producer
+// does it (XSC_BENCH_PRODUCER):
+//   engine  feeds the checker (the default);
+//   inline  asks the checker what the launch path and the allocator
+//           adapter ask (the allocation a use's address lies in; whether a
+//           caching free's block was used off its stream, to decide on a
+//           stack) and feeds it: checker_thread=0;
+//   thread  asks the AllocationView the same and has it follow the event;
+//           the checker runs on another thread and is not fed here:
+//           checker_thread=1.
+// Not inlined, so that callgrind can count inside it alone
+// (--toggle-collect='*producer_step*').
+enum class Producer { kEngine, kInline, kThread };
+
+[[gnu::noinline]] void producer_step(Producer producer, Checker& checker, AllocationView& view,
+                                     const Event& e) {
+  const bool asks_lookup = e.kind == EventKind::kUse;
+  const bool asks_stack = e.kind == EventKind::kFree && e.free_kind == FreeKind::kCachingAllocator;
+  AllocInfo info;
+  bool carries = false;
+  switch (producer) {
+    case Producer::kEngine:
+      checker.on_event(e);
+      return;
+    case Producer::kInline:
+      if (asks_lookup) benchmark::DoNotOptimize(checker.lookup_allocation(e.addr, &info, &carries));
+      if (asks_stack) benchmark::DoNotOptimize(checker.used_off_allocation_stream(e.addr));
+      checker.on_event(e);
+      return;
+    case Producer::kThread:
+      if (asks_lookup) benchmark::DoNotOptimize(view.lookup(e.addr, &info, &carries));
+      if (asks_stack) benchmark::DoNotOptimize(view.used_off_allocation_stream(e.addr));
+      view.note(e);
+      return;
+  }
+}
+
+bool producer_from_env(Producer* producer, std::string* error) {
+  const char* text = std::getenv("XSC_BENCH_PRODUCER");
+  if (text == nullptr || std::string(text) == "engine") return true;
+  if (std::string(text) == "inline") {
+    *producer = Producer::kInline;
+    return true;
+  }
+  if (std::string(text) == "thread") {
+    *producer = Producer::kThread;
+    return true;
+  }
+  *error = std::string("XSC_BENCH_PRODUCER: expected engine, inline or thread, got '") + text + "'";
+  return false;
+}
+
 // The engine fed one event at a time, as the runtime feeds it, with the
 // events of a trace recorded from a real program (XSC_BENCH_TRACE=FILE,
 // e.g. `XSC_OPTIONS=record=FILE` around bench/real/train_step.py): the
@@ -431,17 +484,19 @@ void BM_CheckerOnRecordedTrace(benchmark::State& state) {
   // buffer, as a training process's own work runs between two of the
   // runtime's calls and evicts the engine's data from the caches. The
   // engine's time then includes the misses a live process pays; under
-  // callgrind's cache simulation with
-  // --toggle-collect='xsc::Checker::on_event*' the counted misses are the
-  // engine's alone (bench/replay/engine_misses.py).
+  // callgrind's cache simulation with --toggle-collect='*producer_step*'
+  // the counted misses are the program thread's alone
+  // (bench/replay/engine_misses.py). XSC_BENCH_PRODUCER: producer_step.
   // XSC_BENCH_QUARANTINE=N: remember N freed ranges instead of the
   // default, so that a short trace reaches the steady state of a long run,
   // where every free overwrites the oldest remembered one.
   std::size_t touch_kib = 0;
   CheckerConfig config;
   std::string error;
+  Producer producer = Producer::kEngine;
   if (!env_count("XSC_BENCH_TOUCH_KIB", &touch_kib, &error) ||
-      !env_count("XSC_BENCH_QUARANTINE", &config.quarantine_entries, &error)) {
+      !env_count("XSC_BENCH_QUARANTINE", &config.quarantine_entries, &error) ||
+      !producer_from_env(&producer, &error)) {
     state.SkipWithError(error.c_str());
     return;
   }
@@ -453,8 +508,9 @@ void BM_CheckerOnRecordedTrace(benchmark::State& state) {
   std::size_t findings = 0;
   for (auto _ : state) {
     Checker checker(config);
+    AllocationView view;
     for (const Event& e : *recorded) {
-      checker.on_event(e);
+      producer_step(producer, checker, view, e);
       for (std::size_t k = 0; k < touch_bytes; k += 64)
         sink += program[(cursor + k) % kProgramBytes];
       cursor = (cursor + touch_bytes) % kProgramBytes;
