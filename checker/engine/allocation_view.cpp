@@ -61,7 +61,10 @@ void AllocationView::on_alloc(const Event& event) {
   entry.info.kind = event.alloc_kind;
   entry.info.thread = event.thread;
   entry.info.stack = event.stack;
-  entry.inherited = take_residue(event.addr, end);
+  // The residue stays where it is: what the memory carried until this
+  // allocation is what it inherits, and its free puts back the same unless
+  // another agent took part meanwhile (on_free).
+  entry.inherited = residue_users(event.addr, end);
   index_.insert(RangeIndex::Entry{event.addr, end, slot});
 }
 
@@ -72,10 +75,15 @@ void AllocationView::on_free(const Event& event) {
   const Addr begin = e->start, end = e->end;
   const std::uint32_t slot = e->slot;
   // What the memory's next occupant may carry: this allocation's uses and
-  // those it inherited itself.
+  // those it inherited itself. The common case, a block its own stream
+  // alone used in memory only that stream used before, finds the residue
+  // it inherited already saying so, and changes nothing.
   Users users = entry.own;
   users.add(entry.inherited);
-  if (users.any) add_residue(begin, end, users);
+  if (!(users.any && residue_is(begin, end, users))) {
+    clear_residue(begin, end);
+    if (users.any) add_residue(begin, end, users);
+  }
   index_.erase(begin);
   free_slots_.push_back(slot);
   last_ = RangeIndex::Entry{0, 0, 0};
@@ -113,26 +121,41 @@ void AllocationView::on_stream_destroy(StreamId stream) {
   for (auto& [begin, residue] : residue_) forget(residue.users);
 }
 
-AllocationView::Users AllocationView::take_residue(Addr begin, Addr end) {
-  Users taken;
-  if (residue_.empty()) return taken;
+AllocationView::Users AllocationView::residue_users(Addr begin, Addr end) const {
+  Users users;
+  if (residue_.empty()) return users;
+  auto it = residue_.upper_bound(begin);
+  if (it != residue_.begin() && std::prev(it)->second.end > begin) --it;
+  for (; it != residue_.end() && it->first < end; ++it) users.add(it->second.users);
+  return users;
+}
+
+bool AllocationView::residue_is(Addr begin, Addr end, const Users& users) const {
+  auto it = residue_.upper_bound(begin);
+  if (it == residue_.begin()) return false;
+  --it;
+  const Users& held = it->second.users;
+  return it->second.end >= end && held.any == users.any && held.mixed == users.mixed &&
+         held.user == users.user;
+}
+
+void AllocationView::clear_residue(Addr begin, Addr end) {
+  if (residue_.empty()) return;
   auto it = residue_.upper_bound(begin);
   if (it != residue_.begin() && std::prev(it)->second.end > begin) --it;
   while (it != residue_.end() && it->first < end) {
     const Addr r_begin = it->first;
     const Residue r = it->second;
-    taken.add(r.users);
     it = residue_.erase(it);
-    // The parts the allocation does not take stay remembered.
+    // The parts outside [begin, end) stay remembered.
     if (r_begin < begin) residue_.emplace(r_begin, Residue{begin, r.users});
     if (end < r.end) it = residue_.emplace(end, Residue{r.end, r.users}).first;
   }
-  return taken;
 }
 
 void AllocationView::add_residue(Addr begin, Addr end, const Users& users) {
-  // Live memory holds no residue (an allocation takes it), so the range is
-  // free of others; a neighbour that carries the same is merged with it.
+  // The caller cleared the range, so it is free of others; a neighbour
+  // that carries the same is merged with it.
   auto same = [&](const Users& other) {
     return other.mixed == users.mixed && other.user == users.user;
   };

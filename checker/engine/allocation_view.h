@@ -16,10 +16,12 @@
 //   another stream or by the host marks the allocation; freed memory that
 //   such an allocation held, or that one stream used, is remembered as a
 //   residue, and a later allocation on another stream overlapping it is
-//   marked too (the checker's inherited past uses). The residue is never
-//   dropped for being ordered, so the answer can be true where the
-//   checker's is false: the producer then takes a stack it did not need,
-//   never the other way round.
+//   marked too (the checker's inherited past uses). A residue stays under
+//   the allocation that reuses the memory, and that allocation's free
+//   rewrites it only when the uses differ from what it inherited. The
+//   residue is never dropped for being ordered, so the answer can be true
+//   where the checker's is false: the producer then takes a stack it did
+//   not need, never the other way round.
 //
 // Single-threaded: the producer calls it under its own lock.
 #pragma once
@@ -80,8 +82,13 @@ class AllocationView {
   void on_use(const Event& event);
   void on_stream_destroy(StreamId stream);
   void mark_use(Entry& entry, const Event& use);
-  // Removes [begin, end) from the residues and returns the uses they held.
-  Users take_residue(Addr begin, Addr end);
+  // The uses the residues overlapping [begin, end) hold, together.
+  Users residue_users(Addr begin, Addr end) const;
+  // Whether one residue covers [begin, end) and holds exactly `users`.
+  bool residue_is(Addr begin, Addr end, const Users& users) const;
+  // Removes [begin, end) from the residues (the parts outside it stay).
+  void clear_residue(Addr begin, Addr end);
+  // Remembers `users` for [begin, end), which holds no residue.
   void add_residue(Addr begin, Addr end, const Users& users);
 
   // The entry the last lookup found: a launch looks its words up and then

@@ -145,9 +145,44 @@ TEST(AllocationView, ReusedMemoryCarriesItsEarlierOccupantsUses) {
   // ...and that stream's use to another stream, through an occupant that
   // never used it.
   view.note(Free(kBase + 0x4000, 0x51));
-  EXPECT_EQ(view.residues(), 3u);  // the first block's two parts left, and this one
+  EXPECT_EQ(view.residues(), 2u);  // the first block's, whole under its parts, and this one
   view.note(Alloc(kBase + 0x4000, 0x100, 0x52));
   ASSERT_TRUE(view.lookup(kBase + 0x4000, nullptr, &carries));
+  EXPECT_TRUE(carries);
+}
+
+// A caching block its own stream alone uses, freed and allocated again
+// and again: its residue stays in place under each occupant, and each free
+// finds it already saying what the occupant leaves (no residue is split
+// and put back per block).
+TEST(AllocationView, OwnStreamReuseLeavesItsResidueInPlace) {
+  AllocationView view;
+  view.note(Alloc(kBase, 0x1000, 0x51));
+  view.note(Use(kBase, 0, 0x51));
+  view.note(Free(kBase, 0x51));
+  ASSERT_EQ(view.residues(), 1u);
+  for (int round = 0; round < 3; ++round) {
+    view.note(Alloc(kBase + 0x400, 0x400, 0x51));
+    EXPECT_EQ(view.residues(), 1u) << "round " << round;  // not split around the block
+    bool carries = true;
+    ASSERT_TRUE(view.lookup(kBase + 0x400, nullptr, &carries));
+    EXPECT_FALSE(carries);
+    view.note(Use(kBase + 0x400, 0, 0x51));
+    view.note(Free(kBase + 0x400, 0x51));
+    EXPECT_EQ(view.residues(), 1u) << "round " << round;
+  }
+  // Another stream's use changes what the block leaves: that part is
+  // rewritten, the rest keeps the own stream's residue.
+  view.note(Alloc(kBase + 0x400, 0x400, 0x51));
+  view.note(Use(kBase + 0x400, 0, 0x52));
+  view.note(Free(kBase + 0x400, 0x51));
+  EXPECT_EQ(view.residues(), 3u);
+  bool carries = false;
+  view.note(Alloc(kBase, 0x400, 0x51));
+  ASSERT_TRUE(view.lookup(kBase, nullptr, &carries));
+  EXPECT_FALSE(carries);
+  view.note(Alloc(kBase + 0x400, 0x400, 0x51));
+  ASSERT_TRUE(view.lookup(kBase + 0x400, nullptr, &carries));
   EXPECT_TRUE(carries);
 }
 
