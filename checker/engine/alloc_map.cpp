@@ -1,7 +1,6 @@
 #include "checker/engine/alloc_map.h"
 
 #include <algorithm>
-#include <bit>
 #include <iterator>
 #include <limits>
 #include <utility>
@@ -19,58 +18,15 @@ void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
   last_use_info.push_back(use);
 }
 
-const AllocMap::StartCell* AllocMap::find_start(Addr start) const {
-  if (starts_.empty()) return nullptr;
-  const std::size_t mask = starts_.size() - 1;
-  for (std::size_t i = start_home(start);; i = (i + 1) & mask) {
-    const StartCell& c = starts_[i];
-    if (c.slot == kNoSlot) return nullptr;
-    if (c.start == start) return &c;
-  }
-}
-
 void AllocMap::add_start(Addr start, Addr end, Slot slot) {
-  // Keep the table at most 5/8 full (index_ already holds the new entry).
-  if (8 * index_.size() > 5 * starts_.size()) {
-    std::vector<StartCell> old = std::move(starts_);
-    std::size_t n = old.empty() ? 64 : old.size() * 2;
-    starts_.assign(n, StartCell{});
-    start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
-    // The interior cache is indexed by the same hash (its top bits).
-    interior_.assign(n, InteriorCell{});
-    for (const StartCell& c : old)
-      if (c.slot != kNoSlot) add_start(c.start, c.end, c.slot);
-  }
-  const std::size_t mask = starts_.size() - 1;
-  std::size_t i = start_home(start);
-  while (starts_[i].slot != kNoSlot) i = (i + 1) & mask;
-  starts_[i] = StartCell{start, end, slot};
-}
-
-void AllocMap::remove_start(Addr start) {
-  if (starts_.empty()) return;
-  const std::size_t mask = starts_.size() - 1;
-  std::size_t i = start_home(start);
-  for (;; i = (i + 1) & mask) {
-    if (starts_[i].slot == kNoSlot) return;
-    if (starts_[i].start == start) break;
-  }
-  // Backward-shift deletion: no tombstones, so probes stay short.
-  for (std::size_t j = (i + 1) & mask; starts_[j].slot != kNoSlot;
-       j = (j + 1) & mask) {
-    const std::size_t home = start_home(starts_[j].start);
-    // Cell j may move to the hole at i unless its home lies in (i, j].
-    const bool home_after_hole = i <= j ? (i < home && home <= j)
-                                        : (i < home || home <= j);
-    if (home_after_hole) continue;
-    starts_[i] = starts_[j];
-    i = j;
-  }
-  starts_[i] = StartCell{};
+  // The interior cache is indexed by the table's hash: it starts over at
+  // each growth.
+  if (starts_.add(StartCell{start, end, slot}))
+    interior_.assign(starts_.capacity(), InteriorCell{});
 }
 
 void AllocMap::erase_entry(Addr start, Slot slot) {
-  remove_start(start);
+  starts_.remove(start);
   ++generation_[slot];  // forgets its remembered interior addresses
   index_.erase(start);
 }
@@ -161,7 +117,7 @@ void Quarantine::hash_pending() const {
     // Same start as a remembered range: the later free replaces it.
     if (const std::uint32_t same = find_start(s.range.begin); same != kNoRingSlot)
       erase_slot(same);
-    add_start(s.range.begin, static_cast<std::uint32_t>(slot));
+    starts_.add(StartCell{s.range.begin, static_cast<std::uint32_t>(slot)});
     s.hashed = true;
     if (!s.listed) {
       s.listed = true;
@@ -186,62 +142,12 @@ void Quarantine::index_pending() const {
   unindexed_starts_.clear();
 }
 
-std::uint32_t Quarantine::find_start(Addr start) const {
-  if (starts_used_ == 0) return kNoRingSlot;
-  const std::size_t mask = starts_.size() - 1;
-  for (std::size_t i = start_home(start);; i = (i + 1) & mask) {
-    const StartCell& c = starts_[i];
-    if (c.slot == kNoRingSlot) return kNoRingSlot;
-    if (c.start == start) return c.slot;
-  }
-}
-
-void Quarantine::add_start(Addr start, std::uint32_t slot) const {
-  if ((starts_used_ + 1) * 8 > starts_.size() * 5) {
-    // Grow (or make the first table) and re-enter every start.
-    std::vector<StartCell> old = std::move(starts_);
-    const std::size_t size = old.empty() ? 64 : old.size() * 2;
-    starts_.assign(size, StartCell{});
-    start_shift_ = 64 - static_cast<unsigned>(std::countr_zero(size));
-    starts_used_ = 0;
-    for (const StartCell& c : old)
-      if (c.slot != kNoRingSlot) add_start(c.start, c.slot);
-  }
-  const std::size_t mask = starts_.size() - 1;
-  std::size_t i = start_home(start);
-  while (starts_[i].slot != kNoRingSlot) i = (i + 1) & mask;
-  starts_[i] = StartCell{start, slot};
-  ++starts_used_;
-}
-
-void Quarantine::remove_start(Addr start) const {
-  if (starts_used_ == 0) return;
-  const std::size_t mask = starts_.size() - 1;
-  std::size_t hole = start_home(start);
-  while (starts_[hole].start != start || starts_[hole].slot == kNoRingSlot) {
-    if (starts_[hole].slot == kNoRingSlot) return;  // not there
-    hole = (hole + 1) & mask;
-  }
-  // Backward shift: pull later cells of the probe run into the hole while
-  // their home is not between the hole and themselves.
-  for (std::size_t next = (hole + 1) & mask; starts_[next].slot != kNoRingSlot;
-       next = (next + 1) & mask) {
-    const std::size_t home = start_home(starts_[next].start);
-    const bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
-    if (stays) continue;
-    starts_[hole] = starts_[next];
-    hole = next;
-  }
-  starts_[hole] = StartCell{};
-  --starts_used_;
-}
-
 void Quarantine::erase_slot(std::size_t slot) const {
   Slot& s = ring_[slot];
   if (!s.valid) return;
   s.valid = false;
   --live_;
-  if (s.hashed) remove_start(s.range.begin);
+  if (s.hashed) starts_.remove(s.range.begin);
   s.hashed = false;
   if (s.indexed) index_.erase(s.where);
   s.indexed = false;

@@ -28,6 +28,7 @@
 #include "checker/engine/event.h"
 #include "checker/engine/finding.h"
 #include "checker/engine/range_index.h"
+#include "checker/engine/start_table.h"
 #include "checker/engine/vector_clock.h"
 
 namespace xsc {
@@ -209,18 +210,14 @@ class AllocMap {
   void erase_entry(Addr start, Slot slot);
 
   // One live allocation by its exact start. The end is copied here so a
-  // range check needs nothing else. slot == kNoSlot marks an empty cell.
+  // range check needs nothing else.
   struct StartCell {
     Addr start = 0;
     Addr end = 0;
     Slot slot = kNoSlot;
   };
-  const StartCell* find_start(Addr start) const;
+  const StartCell* find_start(Addr start) const { return starts_.find(start); }
   void add_start(Addr start, Addr end, Slot slot);
-  void remove_start(Addr start);
-  std::size_t start_home(Addr start) const {
-    return static_cast<std::size_t>((start * 0x9e3779b97f4a7c15ULL) >> start_shift_);
-  }
 
   // Interior addresses seen in uses, remembered with the live allocation
   // that contains them: a program passes the same interior pointers (views,
@@ -239,7 +236,7 @@ class AllocMap {
   // address `begin`, or kNoSlot.
   Slot find_interior(Addr begin, Addr end) const {
     if (interior_.empty()) return kNoSlot;
-    const InteriorCell& c = interior_[start_home(begin) & (interior_.size() - 1)];
+    const InteriorCell& c = interior_[starts_.home(begin)];
     if (c.addr != begin || c.slot == kNoSlot || end > c.end ||
         generation_[c.slot] != c.generation)
       return kNoSlot;
@@ -247,17 +244,15 @@ class AllocMap {
   }
   void remember_interior(Addr begin, Addr end, Slot slot) {
     if (interior_.empty()) return;
-    interior_[start_home(begin) & (interior_.size() - 1)] =
-        InteriorCell{begin, end, slot, generation_[slot]};
+    interior_[starts_.home(begin)] = InteriorCell{begin, end, slot, generation_[slot]};
   }
 
   RangeIndex index_;  // the end is kept there, so a lookup reads only the index
-  std::vector<InteriorCell> interior_;  // sized with starts_
+  std::vector<InteriorCell> interior_;  // as large as starts_, by the same hash
   std::vector<std::uint32_t> generation_;  // per slot
-  // Linear probing, power-of-two size, at most 5/8 full; it grows with the
-  // most allocations live at once and never allocates per insert.
-  std::vector<StartCell> starts_;
-  unsigned start_shift_ = 64;
+  // It grows with the most allocations live at once and never allocates
+  // per insert.
+  StartTable<StartCell> starts_;
   std::vector<Allocation> slab_;
   std::vector<Slot> free_slots_;  // released slots, use vectors' capacity kept
 };
@@ -337,22 +332,18 @@ class Quarantine {
   // many frees ago it was pushed, without the ordered index, which is built
   // only for the lookups that need overlaps. Pushes reach the table only
   // when a forget() below max_end_ (reused address space) asks, so a
-  // program that never reuses freed memory never fills it. Linear probing,
-  // power-of-two size, at most 5/8 full, deletion by backward shift.
+  // program that never reuses freed memory never fills it.
   static constexpr std::uint32_t kNoRingSlot = ~std::uint32_t{0};
   struct StartCell {
     Addr start = 0;
     std::uint32_t slot = kNoRingSlot;  // kNoRingSlot: empty
   };
-  std::size_t start_home(Addr start) const {
-    return static_cast<std::size_t>((start * 0x9e3779b97f4a7c15ULL) >> start_shift_);
+  // The ring slot of the remembered range starting at `start`, or kNoRingSlot.
+  std::uint32_t find_start(Addr start) const {
+    const StartCell* c = starts_.find(start);
+    return c ? c->slot : kNoRingSlot;
   }
-  std::uint32_t find_start(Addr start) const;
-  void add_start(Addr start, std::uint32_t slot) const;
-  void remove_start(Addr start) const;
-  mutable std::vector<StartCell> starts_;
-  mutable std::size_t starts_used_ = 0;
-  mutable unsigned start_shift_ = 64;
+  mutable StartTable<StartCell> starts_;
   // Ring slots whose range entered the start table since the ordered index
   // was last built (a slot is listed once; its range may have been
   // forgotten or replaced since).
