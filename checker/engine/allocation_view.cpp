@@ -25,9 +25,19 @@ void AllocationView::note(const Event& event) {
 
 const RangeIndex::Entry* AllocationView::find(Addr addr) const {
   if (addr >= last_.start && addr < last_.end) return &last_;
+  if (const StartCell* c = starts_.find(addr)) {
+    last_ = RangeIndex::Entry{c->start, c->end, c->slot};
+    return &last_;
+  }
   const RangeIndex::Entry* e = index_.containing(addr);
   if (e != nullptr) last_ = *e;
   return e;
+}
+
+void AllocationView::erase_live(Addr start, std::uint32_t slot) {
+  starts_.remove(start);
+  index_.erase(start);
+  free_slots_.push_back(slot);
 }
 
 void AllocationView::on_alloc(const Event& event) {
@@ -40,10 +50,7 @@ void AllocationView::on_alloc(const Event& event) {
     std::vector<RangeIndex::Entry> stale;
     index_.for_each_overlapping(event.addr, end,
                                 [&](const RangeIndex::Entry& e) { stale.push_back(e); });
-    for (const RangeIndex::Entry& e : stale) {
-      index_.erase(e.start);
-      free_slots_.push_back(e.slot);
-    }
+    for (const RangeIndex::Entry& e : stale) erase_live(e.start, e.slot);
   }
   std::uint32_t slot;
   if (!free_slots_.empty()) {
@@ -66,6 +73,7 @@ void AllocationView::on_alloc(const Event& event) {
   // another agent took part meanwhile (on_free).
   entry.inherited = residue_users(event.addr, end);
   index_.insert(RangeIndex::Entry{event.addr, end, slot});
+  starts_.add(StartCell{event.addr, end, slot});
 }
 
 void AllocationView::on_free(const Event& event) {
@@ -84,8 +92,7 @@ void AllocationView::on_free(const Event& event) {
     clear_residue(begin, end);
     if (users.any) add_residue(begin, end, users);
   }
-  index_.erase(begin);
-  free_slots_.push_back(slot);
+  erase_live(begin, slot);
   last_ = RangeIndex::Entry{0, 0, 0};
 }
 
@@ -103,7 +110,14 @@ void AllocationView::on_use(const Event& event) {
     if (const RangeIndex::Entry* e = find(event.addr)) mark_use(slab_[e->slot], event);
     return;
   }
-  index_.for_each_overlapping(event.addr, range_end(event.addr, event.size),
+  const Addr end = range_end(event.addr, event.size);
+  // Ranges are disjoint: one that starts at the use and covers it is the
+  // only one the use overlaps.
+  if (const StartCell* c = starts_.find(event.addr); c && end <= c->end) {
+    mark_use(slab_[c->slot], event);
+    return;
+  }
+  index_.for_each_overlapping(event.addr, end,
                               [&](const RangeIndex::Entry& e) { mark_use(slab_[e.slot], event); });
 }
 

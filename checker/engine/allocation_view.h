@@ -33,6 +33,7 @@
 #include "checker/engine/event.h"
 #include "checker/engine/finding.h"
 #include "checker/engine/range_index.h"
+#include "checker/engine/start_table.h"
 
 namespace xsc {
 
@@ -97,6 +98,15 @@ class AllocationView {
   mutable RangeIndex::Entry last_{0, 0, 0};
 
   RangeIndex index_;
+  // The live ranges by exact start, in front of index_: frees, and most
+  // uses and lookups, name an allocation's start.
+  struct StartCell {
+    Addr start = 0;
+    Addr end = 0;
+    std::uint32_t slot = StartTable<StartCell>::kEmptySlot;
+  };
+  StartTable<StartCell> starts_;
+  void erase_live(Addr start, std::uint32_t slot);
   std::vector<Entry> slab_;
   std::vector<std::uint32_t> free_slots_;
   std::map<Addr, Residue> residue_;  // keyed by begin; ranges disjoint
