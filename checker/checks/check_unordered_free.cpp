@@ -32,6 +32,9 @@ void Checker::Impl::retire(AllocMap::Slot slot, const FreeInfo& free, AgentId la
                            bool all_ordered) {
   Allocation& a = live.at(slot);
   carried.clear();
+  // `carried` holds whatever storage the quarantine slot it was last
+  // swapped with had: one reservation instead of growing use by use.
+  carried.reserve(a.last_use.size() + a.inherited.size());
   for (std::size_t i = 0; i < a.last_use.size(); ++i) {
     const UseEpoch use = a.last_use[i];
     if (use.epoch == 0) continue;  // known complete (a deferred free)
