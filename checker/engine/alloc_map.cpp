@@ -133,11 +133,10 @@ void Quarantine::index_pending() const {
     Slot& s = ring_[slot];
     s.listed = false;
     if (!s.valid || s.indexed) continue;
-    // Starts are unique among hashed ranges, so the start is free here.
-    const auto [it, fresh] = index_.try_emplace(s.range.begin, slot);
-    if (!fresh) continue;
+    // Starts are unique among hashed ranges, and valid ranges disjoint, so
+    // the range overlaps no indexed one.
+    index_.insert(RangeIndex::Entry{s.range.begin, s.range.end, slot});
     s.indexed = true;
-    s.where = it;
   }
   unindexed_starts_.clear();
 }
@@ -149,7 +148,7 @@ void Quarantine::erase_slot(std::size_t slot) const {
   --live_;
   if (s.hashed) starts_.remove(s.range.begin);
   s.hashed = false;
-  if (s.indexed) index_.erase(s.where);
+  if (s.indexed) index_.erase(s.range.begin);
   s.indexed = false;
 }
 
@@ -246,29 +245,24 @@ void Quarantine::forget(Addr begin, Addr end, Carried* carry) {
     if (forget_same_start()) return;
   }
   index_pending();
-  auto it = index_.upper_bound(begin);
-  if (it != index_.begin()) {
-    auto prev = std::prev(it);
-    if (ring_[prev->second].range.end > begin) it = prev;
-  }
-  while (it != index_.end() && it->first < end) {
-    const std::size_t slot = it->second;
-    ++it;
+  overlapping_.clear();
+  index_.for_each_overlapping(begin, end, [&](const RangeIndex::Entry& e) {
+    overlapping_.push_back(e.slot);
+  });
+  for (const std::uint32_t slot : overlapping_) {
     take(slot);
-    erase_slot(slot);  // erases the node `it` has moved past
+    erase_slot(slot);
   }
 }
 
 const FreedRange* Quarantine::find_overlapping(Addr begin, Addr end) const {
   if (begin >= end || begin >= max_end_ || live_ == 0) return nullptr;
   index_pending();
-  auto it = index_.upper_bound(begin);
-  if (it != index_.begin()) {
-    auto prev = std::prev(it);
-    if (ring_[prev->second].range.end > begin) return &ring_[prev->second].range;
-  }
-  if (it != index_.end() && it->first < end) return &ring_[it->second].range;
-  return nullptr;
+  const FreedRange* first = nullptr;
+  index_.for_each_overlapping(begin, end, [&](const RangeIndex::Entry& e) {
+    if (first == nullptr) first = &ring_[e.slot].range;
+  });
+  return first;
 }
 
 }  // namespace xsc

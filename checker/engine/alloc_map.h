@@ -21,7 +21,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -313,7 +312,6 @@ class Quarantine {
   std::size_t size() const { return live_; }
 
  private:
-  using Index = std::map<Addr, std::size_t>;  // start -> ring slot; disjoint
   // forget() looks at up to this many pending pushes in place.
   static constexpr std::size_t kPendingScan = 16;
   // Enters the pending pushes into the start table; a later push with the
@@ -348,6 +346,7 @@ class Quarantine {
   // was last built (a slot is listed once; its range may have been
   // forgotten or replaced since).
   mutable std::vector<std::uint32_t> unindexed_starts_;
+  std::vector<std::uint32_t> overlapping_;  // forget()'s scratch
 
   // A valid slot's range is pending (only in the ring, among the latest
   // `pending_` pushes), then hashed (in the start table), then also
@@ -358,7 +357,6 @@ class Quarantine {
     bool hashed = false;
     bool indexed = false;
     bool listed = false;    // this slot is in unindexed_starts_
-    Index::iterator where;  // when indexed: erasure needs no walk
   };
   std::size_t capacity_;
   // Mutable: the start table and the index are filled lazily, also by the
@@ -371,7 +369,9 @@ class Quarantine {
   std::size_t last_ = 0;    // slot of the latest push
   mutable std::size_t pending_ = 0;  // the latest pushes still pending
   mutable std::size_t live_ = 0;       // valid slots
-  mutable Index index_;
+  // The remembered ranges in address order, with their ring slots; built
+  // lazily (index_pending) for the lookups that need overlaps.
+  mutable RangeIndex index_;
   // No remembered range ends above this (it only grows): a range starting
   // at or above it overlaps nothing, without a walk of the index. Fresh
   // address space is the common case for an allocation.
