@@ -68,7 +68,7 @@ static_assert(sizeof(PastUse) <= 144,
 // spill to the heap. Most allocations are used by one to three streams.
 class LastUseEpochs {
  public:
-  static constexpr std::uint32_t kInline = 4;
+  static constexpr std::uint32_t kInline = 3;
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   UseEpoch operator[](std::size_t i) const {
@@ -145,19 +145,10 @@ class InlineVector {
 };
 
 // Laid out so that the ordering check and the use record read and write the
-// first cache line (readiness, the first three last-use epochs) plus the
-// one UseInfo line they replace.
+// first two cache lines (readiness, the first three last-use epochs, whether
+// earlier occupants' uses or known writes are there) plus the one UseInfo
+// line they replace, and a lookup the first three (the third: the info).
 struct alignas(64) Allocation {
-  // Stream-ordered allocations are ready at `ready_epoch` of `ready_agent`;
-  // other kinds are ready at once (ready_epoch 0).
-  Epoch ready_epoch = 0;
-  AgentId ready_agent = kNoAgent;
-  LastUseEpochs last_use;                  // one entry per agent...
-  AllocInfo info;
-  InlineVector<UseInfo, 4> last_use_info;  // ...and what that use was
-  // Uses of earlier occupants of this memory not known to be ordered for
-  // every agent yet; empty for memory used for the first time.
-  std::vector<PastUse> inherited;
   // The latest known write (copy destination, memset, collective receive,
   // annotated write) per agent, with the bytes it wrote.
   struct KnownWrite {
@@ -166,7 +157,20 @@ struct alignas(64) Allocation {
     Addr begin = 0, end = 0;
     UseInfo use;
   };
+
+  // The first two cache lines hold what every use and every lookup read.
+  // Stream-ordered allocations are ready at `ready_epoch` of `ready_agent`;
+  // other kinds are ready at once (ready_epoch 0).
+  Epoch ready_epoch = 0;
+  AgentId ready_agent = kNoAgent;
+  LastUseEpochs last_use;                  // one entry per agent...
+  // Uses of earlier occupants of this memory not known to be ordered for
+  // every agent yet; empty for memory used for the first time.
+  std::vector<PastUse> inherited;
   std::vector<KnownWrite> known_writes;
+  // The third line: the allocation as a lookup reports it.
+  AllocInfo info;
+  InlineVector<UseInfo, 3> last_use_info;  // ...and what that use was
 
   Addr end() const { return info.addr + info.size; }
   void record_use(AgentId agent, Epoch epoch, const UseInfo& use);
@@ -177,6 +181,8 @@ struct alignas(64) Allocation {
     return true;
   }
 };
+static_assert(offsetof(Allocation, info) == 128,
+              "a use's and a lookup's fields fill the first two cache lines, the info the third");
 
 class AllocMap {
  public:
