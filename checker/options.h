@@ -60,12 +60,12 @@ struct Options {
   // its stack (the runtime only; runtime/host/host_guard.cpp, docs/rules.md).
   // Off by default: a system call given such a page fails with EFAULT.
   bool host_guard = false;
-  // checker_thread=0|1: 1 feeds the checker from a thread of the runtime's
-  // own, so that the program's threads only hand events over (the runtime
-  // only; runtime/checker_thread.cpp, docs/performance-knobs.md). 0, the
-  // default: every event is checked on the thread that made it, as it is
-  // made.
-  bool checker_thread = false;
+  // checker_thread=0|1: 1, the default, feeds the checker from a thread of
+  // the runtime's own, so that the program's threads only hand events over
+  // (the runtime only; runtime/checker_thread.cpp,
+  // docs/performance-knobs.md). 0: every event is checked on the thread
+  // that made it, as it is made.
+  bool checker_thread = true;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

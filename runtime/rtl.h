@@ -106,7 +106,7 @@ bool holding_session_lock();
 
 // Under the session mutex: hands `event` to the checker's thread (started
 // with the first event) and returns true, or feeds the session at once and
-// returns false when checking runs inline (checker_thread=0, the default,
+// returns false when checking runs inline (checker_thread=0,
 // or the thread could not be started).
 bool checker_feed(Session& session, const Event& event);
 // Whether events go to the checker's thread in this process.
