@@ -184,7 +184,7 @@ void api_operator_writes(const char* name, std::uint64_t stream, std::uint64_t m
                      reinterpret_cast<const OperatorWrite*>(writes), n);
 }
 
-int api_pinned_memory_seen() { return pinned_memory_seen() ? 1 : 0; }
+int api_pinned_memory_seen() { return pinned_device_use_seen() ? 1 : 0; }
 
 void api_host_access(std::uint64_t addr, std::uint64_t size, int access, const char* name,
                      std::uint32_t stack) {

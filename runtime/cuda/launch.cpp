@@ -284,17 +284,21 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 
 // Looks up every word (`for_each_word` calls its argument on each word and
 // whether it came through a read-only parameter) and emits the uses of the
-// allocations they point into.
+// allocations they point into. Returns a word into pinned host memory (a
+// kernel reading or writing it directly), or 0.
 template <typename ForEachWord>
-void emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
+Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       ForEachWord&& for_each_word) {
   DistinctAllocations found;
+  Addr pinned = 0;
   for_each_word([&](std::uint64_t word, bool read) {
     AllocInfo alloc;
     if (!locked.lookup_allocation(word, &alloc)) return;
+    if (alloc.kind == AllocKind::kPinnedHost) pinned = word;
     found.add(alloc.addr, word, read);
   });
   emit_uses(locked, found, stream, name, stack);
+  return pinned;
 }
 
 }  // namespace
@@ -377,10 +381,17 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
   }
 
   const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (!locked) return;
-  if (!overflow) emit_launch_uses(locked, stream, info->name, stack, each_candidate);
-  else emit_launch_uses(locked, stream, info->name, stack, scan);
+  Addr pinned = 0;
+  std::string kernel;  // named in the notice of the first pinned use
+  {
+    Locked locked;
+    if (!locked) return;
+    pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack, each_candidate)
+                       : emit_launch_uses(locked, stream, info->name, stack, scan);
+    if (pinned != 0 && !pinned_device_use_seen())
+      kernel = "kernel " + std::string(locked.names().get(info->name));
+  }
+  if (pinned != 0) note_pinned_device_use(kernel.c_str(), pinned);
 }
 
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,

@@ -1,5 +1,6 @@
 // Allocations, frees, copies and memsets.
 #include <atomic>
+#include <cstdio>
 
 #include "runtime/cuda/ops.h"
 #include "runtime/host/host_guard.h"
@@ -9,17 +10,36 @@ namespace xsc::rt {
 
 namespace {
 std::atomic<bool> g_pinned_memory_seen{false};
+std::atomic<bool> g_pinned_device_use_seen{false};
 std::atomic<void (*)(void)> g_pinned_memory_hook{nullptr};
 }  // namespace
 
 bool pinned_memory_seen() { return g_pinned_memory_seen.load(std::memory_order_relaxed); }
-void note_pinned_memory() {
-  if (g_pinned_memory_seen.exchange(true, std::memory_order_acq_rel)) return;
-  if (auto hook = g_pinned_memory_hook.load(std::memory_order_acquire)) hook();
+void note_pinned_memory() { g_pinned_memory_seen.store(true, std::memory_order_release); }
+
+bool pinned_device_use_seen() {
+  return g_pinned_device_use_seen.load(std::memory_order_acquire);
+}
+// Pinned memory alone is no reason to follow host operators: a process
+// whose only pinned memory is a library's own (NCCL's, which no copy
+// touches) would pay for boxing every operator's arguments for nothing.
+void note_first_pinned_device_use(const char* what, Addr addr) {
+  // Sequentially consistent, as in set_pinned_memory_hook: one of the two
+  // sees the other's store, so the hook is called at least once (it is
+  // idempotent).
+  if (g_pinned_device_use_seen.exchange(true)) return;
+  if (options().verbosity >= 1) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "host accesses of pinned memory followed from here: %s used pinned 0x%llx",
+                  what, static_cast<unsigned long long>(addr));
+    notice(line);
+  }
+  if (auto hook = g_pinned_memory_hook.load()) hook();
 }
 void set_pinned_memory_hook(void (*hook)(void)) {
-  g_pinned_memory_hook.store(hook, std::memory_order_release);
-  if (hook != nullptr && g_pinned_memory_seen.load(std::memory_order_acquire)) hook();
+  g_pinned_memory_hook.store(hook);
+  if (hook != nullptr && g_pinned_device_use_seen.load()) hook();
 }
 
 void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind) {
@@ -85,65 +105,76 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
   // A copy is an op like a kernel (tensor.copy_, .to(), non_blocking
   // uploads): its report names the Python line that issued it.
   const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (!locked) return;
-  bool dst_device = kind == CopyKind::kHostToDevice || kind == CopyKind::kDeviceToDevice;
-  bool src_device = kind == CopyKind::kDeviceToHost || kind == CopyKind::kDeviceToDevice;
-  if (kind == CopyKind::kDefault) {
-    // Unified addressing: the direction is in the pointers; only tracked
-    // allocations are device memory the checker cares about.
-    dst_device = is_device(locked, dst);
-    src_device = is_device(locked, src);
+  Addr pinned = 0;  // the pinned side, noted once the lock is released
+  {
+    Locked locked;
+    if (!locked) return;
+    bool dst_device = kind == CopyKind::kHostToDevice || kind == CopyKind::kDeviceToDevice;
+    bool src_device = kind == CopyKind::kDeviceToHost || kind == CopyKind::kDeviceToDevice;
+    if (kind == CopyKind::kDefault) {
+      // Unified addressing: the direction is in the pointers; only tracked
+      // allocations are device memory the checker cares about.
+      dst_device = is_device(locked, dst);
+      src_device = is_device(locked, src);
+    }
+    // The host side of a copy to or from the device: pinned memory the
+    // checker knows is touched by the copy on its stream, as the device side
+    // is (a 2D copy's rows are not one run of bytes: left out); other host
+    // memory is pageable.
+    const bool src_pinned = !src_device && is_pinned(locked, src);
+    const bool dst_pinned = !dst_device && is_pinned(locked, dst);
+    const bool pageable = (dst_device && !src_device && !src_pinned) ||
+                          (src_device && !dst_device && !dst_pinned);
+    const bool uses_src = src_device && src != 0;
+    const bool uses_dst = dst_device && dst != 0;
+    const bool uses_host_src = src_pinned && bytes != 0 && (dst_device || uses_dst);
+    const bool uses_host_dst = dst_pinned && bytes != 0 && (src_device || uses_src);
+    auto copy_use = [&](Addr addr, Access access) {
+      Event use = use_event(addr, bytes, stream, UseWhat::kMemcpy, access, stack);
+      use.synchronous = synchronous;
+      use.pageable = pageable;
+      locked.emit(use);
+    };
+    if (uses_src) copy_use(src, Access::kRead);
+    if (uses_host_src) copy_use(src, Access::kRead);
+    if (uses_dst) copy_use(dst, Access::kWrite);
+    if (uses_host_dst) copy_use(dst, Access::kWrite);
+    // Host-to-host and untracked copies are ops on their stream all the same.
+    if (!uses_src && !uses_dst && !uses_host_src && !uses_host_dst)
+      locked.emit(bare_use(stream, UseWhat::kMemcpy));
+    // host_guard=1: the pinned bytes of an asynchronous copy are protected
+    // until the host is ordered after it (host_guard.cpp).
+    if (!synchronous && (uses_host_src || uses_host_dst) && options().host_guard)
+      host_guard_copy(locked, uses_host_dst ? dst : src, bytes, uses_host_dst, stream);
+    // A synchronous copy to the host returns only once the copy (and so all
+    // earlier work on its stream) is done; so does one from pinned host
+    // memory to the device ("synchronous with respect to the host", the
+    // Runtime API's API synchronization behavior). From pageable memory to
+    // the device it may return before the DMA lands, and device to device
+    // earlier still: no host synchronization.
+    if (synchronous && ((src_device && !dst_device) || (src_pinned && dst_device))) {
+      Event sync;
+      sync.kind = EventKind::kStreamSync;
+      sync.stream = stream;
+      sync.stack = stack;
+      locked.emit(sync);
+    }
+    if (uses_host_src || uses_host_dst) pinned = uses_host_dst ? dst : src;
   }
-  // The host side of a copy to or from the device: pinned memory the
-  // checker knows is touched by the copy on its stream, as the device side
-  // is (a 2D copy's rows are not one run of bytes: left out); other host
-  // memory is pageable.
-  const bool src_pinned = !src_device && is_pinned(locked, src);
-  const bool dst_pinned = !dst_device && is_pinned(locked, dst);
-  const bool pageable = (dst_device && !src_device && !src_pinned) ||
-                        (src_device && !dst_device && !dst_pinned);
-  const bool uses_src = src_device && src != 0;
-  const bool uses_dst = dst_device && dst != 0;
-  const bool uses_host_src = src_pinned && bytes != 0 && (dst_device || uses_dst);
-  const bool uses_host_dst = dst_pinned && bytes != 0 && (src_device || uses_src);
-  auto copy_use = [&](Addr addr, Access access) {
-    Event use = use_event(addr, bytes, stream, UseWhat::kMemcpy, access, stack);
-    use.synchronous = synchronous;
-    use.pageable = pageable;
-    locked.emit(use);
-  };
-  if (uses_src) copy_use(src, Access::kRead);
-  if (uses_host_src) copy_use(src, Access::kRead);
-  if (uses_dst) copy_use(dst, Access::kWrite);
-  if (uses_host_dst) copy_use(dst, Access::kWrite);
-  // Host-to-host and untracked copies are ops on their stream all the same.
-  if (!uses_src && !uses_dst && !uses_host_src && !uses_host_dst)
-    locked.emit(bare_use(stream, UseWhat::kMemcpy));
-  // host_guard=1: the pinned bytes of an asynchronous copy are protected
-  // until the host is ordered after it (host_guard.cpp).
-  if (!synchronous && (uses_host_src || uses_host_dst) && options().host_guard)
-    host_guard_copy(locked, uses_host_dst ? dst : src, bytes, uses_host_dst, stream);
-  // A synchronous copy to the host returns only once the copy (and so all
-  // earlier work on its stream) is done; so does one from pinned host
-  // memory to the device ("synchronous with respect to the host", the
-  // Runtime API's API synchronization behavior). From pageable memory to
-  // the device it may return before the DMA lands, and device to device
-  // earlier still: no host synchronization.
-  if (synchronous && ((src_device && !dst_device) || (src_pinned && dst_device))) {
-    Event sync;
-    sync.kind = EventKind::kStreamSync;
-    sync.stream = stream;
-    sync.stack = stack;
-    locked.emit(sync);
-  }
+  if (pinned != 0) note_pinned_device_use("a copy", pinned);
 }
 
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
   if (!enabled()) return;  // dst 0 (invalid) still names an op on the stream
   const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (locked) locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
+  bool pinned = false;
+  {
+    Locked locked;
+    if (!locked) return;
+    pinned = !pinned_device_use_seen() && is_pinned(locked, dst);
+    locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
+  }
+  if (pinned) note_pinned_device_use("a memset", dst);
 }
 
 }  // namespace xsc::rt

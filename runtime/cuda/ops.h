@@ -30,12 +30,26 @@ enum class CopyKind : std::uint8_t { kHostToHost, kHostToDevice, kDeviceToHost, 
                                      kDefault };
 void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind);
 void on_free(Addr addr, StreamId stream, FreeKind kind);
-// `bytes` 0: extent unknown (2D copies), the whole allocation.
-// True once a pinned host allocation was fed (host accesses matter only then).
+// True once a pinned host allocation was fed.
 bool pinned_memory_seen();
 void note_pinned_memory();
-// Called once, when pinned memory is first noted (at once when it was).
+// True once a device operation (a copy, a memset, a kernel's argument) used
+// pinned memory the runtime tracks: only from then on can a host access of
+// pinned memory be unordered with a device use of its bytes on the thread
+// that made both, so only then do PyTorch's host operators need following
+// (the hook below; docs/pytorch.md, "Host accesses of pinned memory").
+bool pinned_device_use_seen();
+// Notes a device use of the pinned allocation at `addr` by `what` ("a
+// copy", a kernel's name): the first one calls the hook, outside the
+// session lock (the hook adds a PyTorch callback, under PyTorch's locks).
+void note_first_pinned_device_use(const char* what, Addr addr);
+inline void note_pinned_device_use(const char* what, Addr addr) {
+  if (!pinned_device_use_seen()) note_first_pinned_device_use(what, addr);
+}
+// Called once, at the first device use of pinned memory (at once when it
+// happened already).
 void set_pinned_memory_hook(void (*hook)(void));
+// `bytes` 0: extent unknown (2D copies), the whole allocation.
 void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
              bool synchronous);
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream);

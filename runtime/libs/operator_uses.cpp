@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
@@ -52,13 +53,17 @@ EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enq
 // is wanted: always while a capture is underway, and for any use but one of
 // a caching block on its own allocation stream that no other stream took
 // part in, which is fed without one, like a kernel's use of it (launch.cpp).
-bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n) {
+// *pinned: a use in pinned host memory, if any (noted once the lock is let
+// go, ops.h).
+bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n,
+                  Addr* pinned) {
   bool stack = captures_underway(locked);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < *n; ++i) {
     AllocInfo alloc;
     bool carries_past_uses = false;
     if (!locked.lookup_allocation(uses[i].addr, &alloc, &carries_past_uses)) continue;
+    if (alloc.kind == AllocKind::kPinnedHost) *pinned = uses[i].addr;
     stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
             alloc.stream != stream;
     const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
@@ -93,7 +98,8 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
   {
     Locked locked;
     if (!locked) return;
-    const bool wants_stack = keep_tracked(locked, stream, uses, &n);
+    Addr pinned = 0;  // a pinned use wants a stack: noted below
+    const bool wants_stack = keep_tracked(locked, stream, uses, &n, &pinned);
     if (n == 0) return;
     if (!wants_stack) {
       emit_uses(locked, name, stream, uses, n, kNoStack);
@@ -102,12 +108,16 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
   }
   // Never under the session lock: a Python stack takes the GIL.
   const StackId stack = capture_launch_stack();
-  Locked locked;
-  if (!locked) return;
-  // The lock was let go meanwhile: only what still lies in a tracked
-  // allocation is fed.
-  keep_tracked(locked, stream, uses, &n);
-  emit_uses(locked, name, stream, uses, n, stack);
+  Addr pinned = 0;
+  {
+    Locked locked;
+    if (!locked) return;
+    // The lock was let go meanwhile: only what still lies in a tracked
+    // allocation is fed.
+    keep_tracked(locked, stream, uses, &n, &pinned);
+    emit_uses(locked, name, stream, uses, n, stack);
+  }
+  if (pinned != 0) note_pinned_device_use(name != nullptr ? name : "a library call", pinned);
 }
 
 void note_enqueued(const Event& event) {

@@ -167,6 +167,7 @@ extern "C" __attribute__((visibility("default"))) const char* xsc_torch_operator
          " writer_calls=" + std::to_string(c.writer_calls) +
          " followed=" + std::to_string(c.followed) + " fed=" + std::to_string(c.fed) +
          " host_calls=" + std::to_string(c.host_calls) +
-         " adopted_threads=" + std::to_string(c.adopted_threads);
+         " adopted_threads=" + std::to_string(c.adopted_threads) +
+         " host_callback=" + (c.host_callback ? "1" : "0");
   return text.c_str();
 }

@@ -553,7 +553,7 @@ void on_operator_end(const at::RecordFunction&, at::ObserverContext* context) {
 }
 
 std::once_flag g_record_function_once;
-bool g_record_function_added = false;
+std::atomic<bool> g_record_function_added{false};
 
 bool add_record_function(std::string* why) {
   std::call_once(g_record_function_once, [&] {
@@ -566,12 +566,17 @@ bool add_record_function(std::string* why) {
       *why = std::string("at::addGlobalCallback failed: ") + e.what();
     }
   });
-  if (!g_record_function_added && why->empty()) *why = "at::addGlobalCallback failed earlier";
-  return g_record_function_added;
+  if (!g_record_function_added.load() && why->empty())
+    *why = "at::addGlobalCallback failed earlier";
+  return g_record_function_added.load();
 }
 
-// The runtime's call when the process first has pinned memory: from then
-// on CPU operators may touch it, and every operator's arguments are needed.
+// The runtime's call when a device operation first uses pinned memory (a
+// copy to or from a pinned tensor): from then on a CPU operator's access to
+// pinned memory may be unordered with one, and every operator's arguments
+// are needed. Not at the first pinned allocation: NCCL and others pin
+// memory of their own that no tensor holds, and boxing every operator's
+// arguments costs a training step about 1 ms (docs/performance.md).
 void pinned_memory_hook() {
   std::string why;
   if (!add_record_function(&why) && g_api != nullptr && g_api->notice != nullptr)
@@ -608,8 +613,9 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
                  static_cast<unsigned>(g_writer_operators.load()), true);
       g_mechanism.store("dispatcher");
       installed = true;
-      // Host operators: the RecordFunction callback once there is pinned
-      // memory (at once with an older runtime, which cannot say when).
+      // Host operators: the RecordFunction callback once a device operation
+      // has used pinned memory (at once with an older runtime, which cannot
+      // say when).
       if (g_host_accesses) {
         if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
           api->set_pinned_memory_hook(&pinned_memory_hook);
@@ -639,6 +645,7 @@ OperatorAccessCounts operator_access_counts() {
   counts.host_calls = g_host_calls.load(std::memory_order_relaxed);
   counts.writer_operators = g_writer_operators.load(std::memory_order_relaxed);
   counts.adopted_threads = g_adopted.load(std::memory_order_relaxed);
+  counts.host_callback = g_record_function_added.load();
   return counts;
 }
 

@@ -100,8 +100,12 @@ typedef struct xsc_host_api {
   void (*operator_writes)(const char* name, uint64_t stream, uint64_t mark,
                           const xsc_operator_write* writes, size_t n);
   /* Version 3 (read only when version >= 3). */
-  /* Nonzero once the process has pinned host memory the runtime tracks:
-   * before that no host access can matter, and a caller may skip looking. */
+  /* Nonzero once a device operation (a copy, a memset, a kernel's or a
+   * library call's argument) used pinned host memory the runtime tracks.
+   * Until then no device use of pinned bytes exists for a host access to be
+   * unordered with on the thread that makes both, and a caller may skip
+   * looking (a host access on one thread followed by another thread's
+   * unordered copy is then not seen). */
   int (*pinned_memory_seen)(void);
   /* The calling thread read (XSC_ACCESS_READ) or wrote (XSC_ACCESS_WRITE)
    * [addr, addr + size) on the host; `name` says what did ("aten::sum",
@@ -116,10 +120,10 @@ typedef struct xsc_host_api {
    * (pthread_create, interposed when the runtime is preloaded), in the new
    * thread, before the thread's own start routine. NULL unregisters. */
   void (*set_thread_start_hook)(void (*hook)(void));
-  /* Registers a function the runtime calls once, when the process first has
-   * pinned memory it tracks (pinned_memory_seen() turns nonzero), on the
-   * thread that allocated it, before the allocation is fed; at once when
-   * that happened already. */
+  /* Registers a function the runtime calls once, when a device operation
+   * first uses pinned memory it tracks (pinned_memory_seen() turns
+   * nonzero), on the thread that enqueued the operation, before its call
+   * returns; at once when that happened already. */
   void (*set_pinned_memory_hook)(void (*hook)(void));
   /* A stack for work an autograd node's backward does: a frame naming the
    * node (`node`, "NllLossBackward0"), then the frames of `forward_stack`,
