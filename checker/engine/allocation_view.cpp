@@ -29,14 +29,22 @@ const RangeIndex::Entry* AllocationView::find(Addr addr) const {
     last_ = RangeIndex::Entry{c->start, c->end, c->slot};
     return &last_;
   }
+  if (const RangeIndex::Entry* e = find_interior(addr)) {
+    last_ = *e;
+    return &last_;
+  }
   const RangeIndex::Entry* e = index_.containing(addr);
-  if (e != nullptr) last_ = *e;
+  if (e != nullptr) {
+    last_ = *e;
+    remember_interior(addr, *e);
+  }
   return e;
 }
 
 void AllocationView::erase_live(Addr start, std::uint32_t slot) {
   starts_.remove(start);
   index_.erase(start);
+  ++generation_[slot];  // forgets its remembered interior addresses
   free_slots_.push_back(slot);
 }
 
@@ -59,6 +67,7 @@ void AllocationView::on_alloc(const Event& event) {
   } else {
     slot = static_cast<std::uint32_t>(slab_.size());
     slab_.emplace_back();
+    generation_.push_back(0);
   }
   Entry& entry = slab_[slot];
   entry = Entry{};
@@ -73,7 +82,10 @@ void AllocationView::on_alloc(const Event& event) {
   // another agent took part meanwhile (on_free).
   entry.inherited = residue_users(event.addr, end);
   index_.insert(RangeIndex::Entry{event.addr, end, slot});
-  starts_.add(StartCell{event.addr, end, slot});
+  // The interior cache is indexed by the table's hash: it starts over at
+  // each growth.
+  if (starts_.add(StartCell{event.addr, end, slot}))
+    interior_.assign(starts_.capacity(), InteriorCell{});
 }
 
 void AllocationView::on_free(const Event& event) {
@@ -111,10 +123,10 @@ void AllocationView::on_use(const Event& event) {
     return;
   }
   const Addr end = range_end(event.addr, event.size);
-  // Ranges are disjoint: one that starts at the use and covers it is the
-  // only one the use overlaps.
-  if (const StartCell* c = starts_.find(event.addr); c && end <= c->end) {
-    mark_use(slab_[c->slot], event);
+  // Ranges are disjoint: one that holds the use's first byte and covers
+  // its end is the only one the use overlaps.
+  if (const RangeIndex::Entry* e = find(event.addr); e && end <= e->end) {
+    mark_use(slab_[e->slot], event);
     return;
   }
   index_.for_each_overlapping(event.addr, end,

@@ -197,5 +197,36 @@ TEST(AllocationView, StaleRangesGiveWayLikeTheChecker) {
   EXPECT_EQ(view.live(), 1u);
 }
 
+TEST(AllocationView, RememberedInteriorAddressesFollowTheLiveAllocation) {
+  AllocationView view;
+  auto start_of = [&](Addr addr) {
+    AllocInfo info;
+    return view.lookup(addr, &info) ? info.addr : Addr{0};
+  };
+  view.note(Alloc(kBase, 0x1000, 0x51));
+  view.note(Alloc(kBase + 0x2000, 0x1000, 0x51));
+  // Looked up twice (the second from the remembered address), between
+  // lookups of another allocation so the last entry found is not it.
+  EXPECT_EQ(start_of(kBase + 0x400), kBase);
+  EXPECT_EQ(start_of(kBase + 0x2400), kBase + 0x2000);
+  EXPECT_EQ(start_of(kBase + 0x400), kBase);
+  // Once the allocation is gone the remembered address means nothing...
+  view.note(Free(kBase, 0x51));
+  EXPECT_EQ(start_of(kBase + 0x2400), kBase + 0x2000);
+  EXPECT_EQ(start_of(kBase + 0x400), Addr{0});
+  // ...even when its slot comes back for another range over the address.
+  view.note(Alloc(kBase + 0x200, 0x400, 0x52));
+  EXPECT_EQ(start_of(kBase + 0x2400), kBase + 0x2000);
+  EXPECT_EQ(start_of(kBase + 0x400), kBase + 0x200);
+  // A sized use from a remembered interior address marks that allocation
+  // alone, as the checker's walk would.
+  view.note(Use(kBase + 0x400, 0x100, 0x53));
+  bool carries = false;
+  EXPECT_TRUE(view.lookup(kBase + 0x200, nullptr, &carries));
+  EXPECT_TRUE(carries);
+  EXPECT_TRUE(view.lookup(kBase + 0x2000, nullptr, &carries));
+  EXPECT_FALSE(carries);
+}
+
 }  // namespace
 }  // namespace xsc
