@@ -246,6 +246,8 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
   const VectorClock& clock = hb.clock(agent);
   const UseInfo use = use_info(e);
   auto touch = [&](Allocation& a) {
+    if (a.info.kind == AllocKind::kPinnedHost && agent != thread)
+      note_pinned_device_use(agent, epoch);
     check_ready(a, agent, clock, e);
     if (!a.inherited.empty()) check_past_uses(a.inherited, &a, /*report=*/true, agent, clock, use);
     if (use.access == Access::kWrite || !a.known_writes.empty())
@@ -329,14 +331,17 @@ void Checker::Impl::on_event(const Event& e) {
     case EventKind::kStreamSync:
       hb.sync_stream(thread, hb.stream_agent(e.stream));
       hb.host_action(thread);
+      settle_pinned_uses(thread);
       break;
     case EventKind::kEventSync:
       hb.sync_event(thread, e.event);
       hb.host_action(thread);
+      settle_pinned_uses(thread);
       break;
     case EventKind::kDeviceSync:
       hb.sync_device(thread);
       hb.host_action(thread);
+      settle_pinned_uses(thread);
       break;
     case EventKind::kHostFunc: {
       AgentId stream = hb.stream_agent(e.stream);
@@ -350,6 +355,7 @@ void Checker::Impl::on_event(const Event& e) {
     case EventKind::kHostFuncRun:
       hb.host_func_run(thread, e.event);
       hb.host_action(thread);
+      settle_pinned_uses(thread);
       break;
     case EventKind::kHostFuncDone:
       hb.host_action(thread);
@@ -415,6 +421,25 @@ bool Checker::used_off_allocation_stream(Addr addr) const {
   if (!a || a->info.addr != addr) return true;
   return !a->used_only_by(impl_->hb.live_stream_agent(a->info.stream));
 }
+
+void Checker::Impl::note_pinned_device_use(AgentId stream, Epoch epoch) {
+  for (auto& [agent, latest] : pinned_pending) {
+    if (agent != stream) continue;
+    if (epoch > latest) latest = epoch;
+    return;
+  }
+  pinned_pending.emplace_back(stream, epoch);
+}
+
+void Checker::Impl::settle_pinned_uses(AgentId thread) {
+  if (pinned_pending.empty()) return;
+  const VectorClock& clock = hb.clock(thread);
+  std::erase_if(pinned_pending, [&](const std::pair<AgentId, Epoch>& p) {
+    return clock.get(p.first) >= p.second;
+  });
+}
+
+bool Checker::pinned_device_uses_pending() const { return !impl_->pinned_pending.empty(); }
 
 Checker::StreamPoint Checker::stream_point(StreamId stream) const {
   StreamPoint point;

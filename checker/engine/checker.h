@@ -90,6 +90,16 @@ class Checker {
   StreamPoint stream_point(StreamId stream) const;
   bool thread_ordered_after(ThreadId thread, StreamPoint point) const;
 
+  // Whether a device operation (a copy, a kernel) used pinned host memory
+  // and no host thread has synchronized with it since: a stream or event
+  // synchronization, a successful query, a device synchronization or a
+  // host function that ran after it, directly or through the streams'
+  // waits. Once none is pending, every device use of pinned memory so far
+  // is done, and a host access can be unordered only with a later one: the
+  // PyTorch adapter follows host operators only while this is true or a
+  // device use of pinned memory is yet to be fed (runtime/cuda/pinned_uses.cpp).
+  bool pinned_device_uses_pending() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -216,6 +216,15 @@ struct Checker::Impl {
   void park_requested();
   std::map<Addr, DeferredBlock>::iterator first_deferred_overlapping(Addr begin, Addr end);
   void unpark(DeferredBlock& block);
+
+  // Device uses of pinned host memory no host thread is known to be
+  // ordered after yet (Checker::pinned_device_uses_pending): per stream
+  // agent, its latest such use's epoch, which covers the earlier ones.
+  std::vector<std::pair<AgentId, Epoch>> pinned_pending;
+  void note_pinned_device_use(AgentId stream, Epoch epoch);
+  // After a host synchronization of `thread`: drops the uses it is now
+  // ordered after.
+  void settle_pinned_uses(AgentId thread);
 };
 
 }  // namespace xsc

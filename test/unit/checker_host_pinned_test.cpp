@@ -154,5 +154,47 @@ TEST_F(HostPinnedTest, StreamPointIsOrderedByADeviceSync) {
   EXPECT_FALSE(checker.thread_ordered_after(0, copy));
 }
 
+// Checker::pinned_device_uses_pending: what the PyTorch adapter's host
+// operator hook follows (runtime/cuda/pinned_uses.cpp).
+TEST_F(HostPinnedTest, PinnedUsesArePendingUntilAThreadSynchronizesWithThem) {
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+  // Host accesses and device uses of device memory are not device uses of
+  // pinned memory.
+  feed(HostRead(0, kSize));
+  feed(Use(kDevice, kSize, kCopy).what(UseWhat::kKernel));
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+  download(0, kSize);
+  EXPECT_TRUE(checker.pinned_device_uses_pending());
+  // Another stream's synchronization says nothing of the copy stream.
+  feed(StreamSync(kLegacyStream));
+  EXPECT_TRUE(checker.pinned_device_uses_pending());
+  feed(StreamSync(kCopy).thread(1));
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+}
+
+TEST_F(HostPinnedTest, PinnedUsesSettleThroughEventsAndWaits) {
+  constexpr StreamId kCompute = 0xc1;
+  feed(CreateStream(kCompute, StreamFlags::kNonBlocking));
+  download(0, 64);
+  feed(Record(1, kCopy));
+  download(64, 64);  // after the record: the event does not cover it
+  feed(Wait(kCompute, 1));
+  feed(StreamSync(kCompute));
+  EXPECT_TRUE(checker.pinned_device_uses_pending());
+  feed(Record(2, kCopy));
+  feed(Wait(kCompute, 2));
+  // A synchronization of the stream that waited orders the thread after
+  // both copies.
+  feed(StreamSync(kCompute));
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+  download(0, 64);
+  feed(Record(3, kCopy));
+  feed(EventSync(3));
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+  download(0, 64);
+  feed(DeviceSync());
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+}
+
 }  // namespace
 }  // namespace xsc::test
