@@ -23,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
@@ -70,11 +71,15 @@ void* run_checker(void* raw) {
     feed.work.wait(lock, [&] { return !feed.inbox.empty(); });
     taking.swap(feed.inbox);
     lock.unlock();
+    const std::uint64_t n = taking.size();
     {
       const PartScope part(Part::kCheckerThread);
-      feed.session->on_events(taking.data(), taking.size());
+      feed.session->on_events(taking.data(), n);
+      // Before the batch counts as taken: a program thread that waits for
+      // the checker may read it once it does. `fed` is written by this
+      // thread alone.
+      settle_pinned_uses(feed.session->checker(), feed.fed + n);
     }
-    const std::uint64_t n = taking.size();
     taking.clear();
     lock.lock();
     feed.fed += n;
@@ -86,6 +91,13 @@ void* run_checker(void* raw) {
 void fork_prepare();
 void fork_parent();
 void fork_child();
+
+// The events after which the host may know a device use of pinned memory
+// done (Checker::pinned_device_uses_pending).
+bool is_host_sync(EventKind kind) {
+  return kind == EventKind::kStreamSync || kind == EventKind::kEventSync ||
+         kind == EventKind::kDeviceSync || kind == EventKind::kHostFuncRun;
+}
 
 // Under the session mutex: the checker's thread for this process, started
 // on the first event. False when events must be fed inline.
@@ -171,11 +183,18 @@ bool checker_feed(Session& session, const Event& event) {
   Feed& feed = feed_state();
   if (!ensure_thread(feed, session)) {
     session.on_event(event);
+    if (is_host_sync(event.kind)) settle_pinned_uses(session.checker(), ~std::uint64_t{0});
     return false;
   }
   feed.filling.push_back(event);
-  if (feed.filling.size() >= kBatch) hand_off(feed);
+  if (feed.filling.size() >= kBatch || (is_host_sync(event.kind) && pinned_hook_on()))
+    hand_off(feed);
   return true;
+}
+
+std::uint64_t checker_feed_position() {
+  const Feed& feed = feed_state();
+  return feed.threaded ? feed.handed + feed.filling.size() : 0;
 }
 
 bool checker_thread_running() { return feed_state().threaded; }

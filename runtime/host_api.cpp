@@ -205,6 +205,7 @@ void api_host_access(std::uint64_t addr, std::uint64_t size, int access, const c
 void api_set_thread_start_hook(void (*hook)(void)) { set_thread_start_hook(hook); }
 
 void api_set_pinned_memory_hook(void (*hook)(void)) { set_pinned_memory_hook(hook); }
+void api_set_pinned_pending_hook(void (*hook)(int)) { set_pinned_pending_hook(hook); }
 
 std::uint32_t api_backward_stack(const char* node, std::uint32_t forward_stack) {
   Session* session = session_unlocked();
@@ -255,6 +256,7 @@ const xsc_host_api kHostApi = {
     api_parts_timed,
     api_part_enter,
     api_part_leave,
+    api_set_pinned_pending_hook,
 };
 
 std::string own_directory() {

@@ -114,6 +114,10 @@ bool checker_thread_running();
 // Under the session mutex: returns once the checker has taken every event
 // fed so far.
 void checker_catch_up();
+// Under the session mutex: how many events were handed to the checker's
+// thread so far, the one just fed included (0 when checking runs inline,
+// where the checker has taken each event before its feed returns).
+std::uint64_t checker_feed_position();
 // fork(): the session mutex held across it (rtl_init.cpp).
 void lock_session_for_fork();
 void unlock_session_after_fork();

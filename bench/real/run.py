@@ -6,12 +6,17 @@
     python3 bench/real/run.py --build build --profile --pairs 3 --workloads eager
     python3 bench/real/run.py --build build --variants thread,parts
     python3 bench/real/run.py --build build --cpus gpu
+    python3 bench/real/run.py --build build --workloads ddp+item
 
 Each pair runs the workload (bench/real/train_step.py) natively and under
 the runtime (LD_PRELOAD, XSC_OPTIONS unset: every check on), in alternating
 order, and reads the program's steady state (median ms/step after its
 warm-up) and the whole process's wall time. Per workload it prints each
 pair's ratios and their median, and the warm-up (compilation) apart.
+
+A workload named WORKLOAD+item reads the loss on the host at every step
+(loss.item(), a copy into pinned memory and a synchronization), as a loop
+that logs it does.
 
 --profile also runs, in each pair, the variants that split the checked
 cost (docs/performance-knobs.md), and prints where the steady-state time
@@ -111,8 +116,12 @@ def run_once(workload, variant, build, steps, warmup):
         env["LD_PRELOAD"] = os.path.join(build, "lib", "libxstream_check.so")
         env.update(PROFILE_VARIANTS.get(variant, EXTRA_VARIANTS.get(variant, {})))
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, STEP, workload, "--steps", str(steps), "--warmup",
-                           str(warmup)], env=env, capture_output=True, text=True,
+    # WORKLOAD+item: the step reads its loss on the host (loss.item()), as
+    # a loop that logs it does.
+    name, _, suffix = workload.partition("+")
+    proc = subprocess.run([sys.executable, STEP, name, "--steps", str(steps), "--warmup",
+                           str(warmup)] + (["--item"] if suffix == "item" else []),
+                          env=env, capture_output=True, text=True,
                           preexec_fn=bind if CPUS else None)
     wall = time.perf_counter() - start
     match = re.search(r"XSC_STEP .*steady_ms=([0-9.]+) warmup_s=([0-9.]+)", proc.stdout)

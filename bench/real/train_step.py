@@ -68,6 +68,8 @@ def main() -> int:
     parser.add_argument("workload", choices=["eager", "compile", "hf", "fsdp2", "ddp"])
     parser.add_argument("--steps", type=int, default=100, help="timed steps after the warm-up")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--item", action="store_true",
+                        help="read the loss on the host at every step (loss.item())")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("train_step.py: no CUDA device available", file=sys.stderr)
@@ -111,7 +113,11 @@ def main() -> int:
         loss = loss_of()
         loss.backward()
         optimizer.step()
+        if args.item:
+            losses.append(loss.item())
         return loss
+
+    losses = []
 
     t0 = time.perf_counter()
     for _ in range(args.warmup):

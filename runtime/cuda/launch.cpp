@@ -388,8 +388,11 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     if (!locked) return;
     pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack, each_candidate)
                        : emit_launch_uses(locked, stream, info->name, stack, scan);
-    if (pinned != 0 && !pinned_device_use_seen())
-      kernel = "kernel " + std::string(locked.names().get(info->name));
+    if (pinned != 0) {
+      pinned_use_fed();
+      if (!pinned_device_use_seen())
+        kernel = "kernel " + std::string(locked.names().get(info->name));
+    }
   }
   if (pinned != 0) note_pinned_device_use(kernel.c_str(), pinned);
 }

@@ -1,6 +1,5 @@
 // Allocations, frees, copies and memsets.
 #include <atomic>
-#include <cstdio>
 
 #include "runtime/cuda/ops.h"
 #include "runtime/host/host_guard.h"
@@ -10,37 +9,10 @@ namespace xsc::rt {
 
 namespace {
 std::atomic<bool> g_pinned_memory_seen{false};
-std::atomic<bool> g_pinned_device_use_seen{false};
-std::atomic<void (*)(void)> g_pinned_memory_hook{nullptr};
 }  // namespace
 
 bool pinned_memory_seen() { return g_pinned_memory_seen.load(std::memory_order_relaxed); }
 void note_pinned_memory() { g_pinned_memory_seen.store(true, std::memory_order_release); }
-
-bool pinned_device_use_seen() {
-  return g_pinned_device_use_seen.load(std::memory_order_acquire);
-}
-// Pinned memory alone is no reason to follow host operators: a process
-// whose only pinned memory is a library's own (NCCL's, which no copy
-// touches) would pay for boxing every operator's arguments for nothing.
-void note_first_pinned_device_use(const char* what, Addr addr) {
-  // Sequentially consistent, as in set_pinned_memory_hook: one of the two
-  // sees the other's store, so the hook is called at least once (it is
-  // idempotent).
-  if (g_pinned_device_use_seen.exchange(true)) return;
-  if (options().verbosity >= 1) {
-    char line[160];
-    std::snprintf(line, sizeof line,
-                  "host accesses of pinned memory followed from here: %s used pinned 0x%llx",
-                  what, static_cast<unsigned long long>(addr));
-    notice(line);
-  }
-  if (auto hook = g_pinned_memory_hook.load()) hook();
-}
-void set_pinned_memory_hook(void (*hook)(void)) {
-  g_pinned_memory_hook.store(hook);
-  if (hook != nullptr && g_pinned_device_use_seen.load()) hook();
-}
 
 void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind) {
   if (addr == 0 || !enabled()) return;
@@ -159,7 +131,10 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
       sync.stack = stack;
       locked.emit(sync);
     }
-    if (uses_host_src || uses_host_dst) pinned = uses_host_dst ? dst : src;
+    if (uses_host_src || uses_host_dst) {
+      pinned = uses_host_dst ? dst : src;
+      pinned_use_fed();
+    }
   }
   if (pinned != 0) note_pinned_device_use("a copy", pinned);
 }
@@ -171,8 +146,9 @@ void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
   {
     Locked locked;
     if (!locked) return;
-    pinned = !pinned_device_use_seen() && is_pinned(locked, dst);
+    pinned = is_pinned(locked, dst);
     locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
+    if (pinned) pinned_use_fed();
   }
   if (pinned) note_pinned_device_use("a memset", dst);
 }

@@ -554,14 +554,19 @@ void on_operator_end(const at::RecordFunction&, at::ObserverContext* context) {
 
 std::once_flag g_record_function_once;
 std::atomic<bool> g_record_function_added{false};
+at::CallbackHandle g_record_function_handle = 0;  // set once, before g_record_function_added
+// Whether the callback runs: added and not disabled (pinned_pending_hook).
+std::atomic<bool> g_record_function_on{false};
 
 bool add_record_function(std::string* why) {
   std::call_once(g_record_function_once, [&] {
     try {
-      at::addGlobalCallback(at::RecordFunctionCallback(&on_operator_start, &on_operator_end)
-                                .needsInputs(true)
-                                .scopes({at::RecordScope::FUNCTION}));
+      g_record_function_handle =
+          at::addGlobalCallback(at::RecordFunctionCallback(&on_operator_start, &on_operator_end)
+                                    .needsInputs(true)
+                                    .scopes({at::RecordScope::FUNCTION}));
       g_record_function_added = true;
+      g_record_function_on = true;
     } catch (const std::exception& e) {
       *why = std::string("at::addGlobalCallback failed: ") + e.what();
     }
@@ -572,15 +577,38 @@ bool add_record_function(std::string* why) {
 }
 
 // The runtime's call when a device operation first uses pinned memory (a
-// copy to or from a pinned tensor): from then on a CPU operator's access to
-// pinned memory may be unordered with one, and every operator's arguments
-// are needed. Not at the first pinned allocation: NCCL and others pin
-// memory of their own that no tensor holds, and boxing every operator's
-// arguments costs a training step about 1 ms (docs/performance.md).
+// copy to or from a pinned tensor), from an older runtime that cannot say
+// when no such use is pending any more: from then on every operator's
+// arguments are needed.
 void pinned_memory_hook() {
   std::string why;
   if (!add_record_function(&why) && g_api != nullptr && g_api->notice != nullptr)
     g_api->notice(("PyTorch host operators on pinned memory not observed: " + why).c_str());
+}
+
+// The runtime's calls, alternating (runtime/cuda/pinned_uses.cpp): 1 when a
+// device use of pinned memory may be pending, so that a CPU operator's
+// access to pinned memory may be unordered with it and every operator's
+// arguments are needed; 0 once every such use is done. Boxing every
+// operator's arguments costs a host-bound training step about 1 ms
+// (docs/performance.md), and `loss.item()` uses pinned memory at every
+// step: the callback is disabled in between, not removed (removing a
+// global callback is not thread-safe; disabling one is, and spares the
+// boxing: PyTorch rebuilds each thread's callback list at its next
+// operator).
+void pinned_pending_hook(int pending) {
+  if (pending != 0 && !g_record_function_added.load()) {
+    pinned_memory_hook();
+    return;
+  }
+  if (!g_record_function_added.load()) return;
+  try {
+    if (pending != 0) at::reenableCallback(g_record_function_handle);
+    else at::disableCallback(g_record_function_handle);
+    g_record_function_on = pending != 0;
+  } catch (const std::exception&) {
+    // Left as it was: on follows too much, off is not reached.
+  }
 }
 
 std::atomic<const char*> g_mechanism{"none"};
@@ -613,11 +641,14 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
                  static_cast<unsigned>(g_writer_operators.load()), true);
       g_mechanism.store("dispatcher");
       installed = true;
-      // Host operators: the RecordFunction callback once a device operation
-      // has used pinned memory (at once with an older runtime, which cannot
-      // say when).
+      // Host operators: the RecordFunction callback while a device use of
+      // pinned memory may be pending (from the first such use with an
+      // older runtime, which cannot say when none is; at once with an
+      // older one still).
       if (g_host_accesses) {
-        if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
+        if (api->version >= 6 && api->set_pinned_pending_hook != nullptr)
+          api->set_pinned_pending_hook(&pinned_pending_hook);
+        else if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
           api->set_pinned_memory_hook(&pinned_memory_hook);
         else
           installed = add_record_function(why);
@@ -645,7 +676,7 @@ OperatorAccessCounts operator_access_counts() {
   counts.host_calls = g_host_calls.load(std::memory_order_relaxed);
   counts.writer_operators = g_writer_operators.load(std::memory_order_relaxed);
   counts.adopted_threads = g_adopted.load(std::memory_order_relaxed);
-  counts.host_callback = g_record_function_added.load();
+  counts.host_callback = g_record_function_on.load();
   return counts;
 }
 

@@ -57,7 +57,7 @@ struct OperatorAccessCounts {
   std::uint64_t host_calls = 0;     // host operators followed (pinned memory)
   std::uint64_t writer_operators = 0;  // operators with a writer kernel
   std::uint64_t adopted_threads = 0;   // threads given the adapter's key
-  bool host_callback = false;  // the RecordFunction callback with inputs added
+  bool host_callback = false;  // the RecordFunction callback with inputs runs
 };
 OperatorAccessCounts operator_access_counts();
 

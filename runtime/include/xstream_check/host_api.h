@@ -16,8 +16,8 @@ extern "C" {
 /* Version 2 added the operator fields at the end of xsc_host_api, version 3
  * the host accesses of pinned memory, version 4 the thread-start and
  * pinned-memory hooks and backward stacks, version 5 the timing of an
- * adapter's own parts. */
-#define XSC_HOST_API_VERSION 5
+ * adapter's own parts, version 6 the pinned-memory hook that turns off. */
+#define XSC_HOST_API_VERSION 6
 
 /* The parts of an adapter's own work the runtime times (part_enter). */
 #define XSC_PART_OPERATOR_HOOK 7
@@ -138,6 +138,15 @@ typedef struct xsc_host_api {
    * pausing the part it was in; returns what part_leave takes to end it. */
   int (*part_enter)(int part);
   void (*part_leave)(int outer);
+  /* Version 6 (read only when version >= 6). */
+  /* Registers a function the runtime calls with 1 when a device operation
+   * uses pinned memory it tracks while none was pending (on the thread that
+   * enqueued it, before its call returns), and with 0 once some host thread
+   * is ordered after every such use so far (on any thread, the checker's
+   * own included): host accesses of pinned memory matter only in between.
+   * Calls alternate, starting with 1; at once with 1 when a use is pending.
+   * An adapter that registers it leaves set_pinned_memory_hook unset. */
+  void (*set_pinned_pending_hook)(void (*hook)(int pending));
 } xsc_host_api;
 
 /* Exported by libxstream_check.so, for measurement: each part's own time

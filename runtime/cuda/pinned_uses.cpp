@@ -1,0 +1,99 @@
+// Device uses of pinned host memory, and whether one may still be pending.
+//
+// A host access of pinned memory can race only with a device use of its
+// bytes that the accessing thread is not ordered after (docs/rules.md, "The
+// host on pinned memory"). The PyTorch adapter sees host accesses through a
+// RecordFunction callback that boxes every operator's arguments, which
+// costs a host-bound training step about 1 ms (docs/performance.md), so it
+// asks to have it on only while such a use may be pending:
+//  - on at a device use of pinned memory (a copy, a memset, a kernel's or
+//    a library call's argument), on the thread that enqueued it, before
+//    its call returns: no host access after it on that thread goes unseen;
+//  - off once the checker took that use and says that some host thread is
+//    ordered after every device use of pinned memory so far
+//    (Checker::pinned_device_uses_pending): each has then run to its end.
+// `loss.item()` is the common case: PyTorch copies the scalar into a
+// pinned buffer on the current stream and synchronizes that stream, so the
+// callback is on for the few microseconds between the two.
+//
+// With the checker on its own thread, "took that use" is a position in the
+// events fed: the latest device use of pinned memory is at position
+// g_last_use (stored under the session lock as it is fed), and the
+// checker's thread turns the hook off only once it has taken that many
+// events. The hook's calls are made under g_mu, in the order decided.
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+#include "checker/engine/checker.h"
+#include "runtime/cuda/ops.h"
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+std::atomic<bool> g_seen{false};  // a device use of pinned memory was fed
+std::atomic<std::uint64_t> g_last_use{0};
+std::mutex g_mu;
+bool g_hook_on = false;  // under g_mu
+std::atomic<bool> g_on{false};  // g_hook_on, read without the lock
+void (*g_pending_hook)(int) = nullptr;  // under g_mu
+void (*g_once_hook)(void) = nullptr;    // under g_mu
+
+// Under g_mu.
+void turn_on() {
+  g_hook_on = true;
+  g_on.store(true, std::memory_order_release);
+  if (g_pending_hook != nullptr) g_pending_hook(1);
+  else if (g_once_hook != nullptr) g_once_hook();
+}
+
+}  // namespace
+
+bool pinned_device_use_seen() { return g_seen.load(std::memory_order_acquire); }
+
+bool pinned_hook_on() { return g_on.load(std::memory_order_relaxed); }
+
+void pinned_use_fed() {
+  g_last_use.store(checker_feed_position(), std::memory_order_release);
+}
+
+void note_pinned_device_use(const char* what, Addr addr) {
+  if (!g_seen.load(std::memory_order_acquire) && !g_seen.exchange(true) &&
+      options().verbosity >= 1) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "host accesses of pinned memory followed from here: %s used pinned 0x%llx", what,
+                  static_cast<unsigned long long>(addr));
+    notice(line);
+  }
+  if (g_on.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_hook_on) turn_on();
+}
+
+void settle_pinned_uses(const Checker& checker, std::uint64_t fed) {
+  if (!g_on.load(std::memory_order_acquire) || checker.pinned_device_uses_pending()) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  // An older adapter's hook cannot be turned off.
+  if (!g_hook_on || g_pending_hook == nullptr) return;
+  // A device use of pinned memory the checker has not taken yet.
+  if (fed < g_last_use.load(std::memory_order_acquire)) return;
+  g_hook_on = false;
+  g_on.store(false, std::memory_order_release);
+  g_pending_hook(0);
+}
+
+void set_pinned_memory_hook(void (*hook)(void)) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_once_hook = hook;
+  if (hook != nullptr && g_hook_on && g_pending_hook == nullptr) hook();
+}
+
+void set_pinned_pending_hook(void (*hook)(int pending)) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_pending_hook = hook;
+  if (hook != nullptr && g_hook_on) hook(1);
+}
+
+}  // namespace xsc::rt
