@@ -596,7 +596,20 @@ void pinned_memory_hook() {
 // global callback is not thread-safe; disabling one is, and spares the
 // boxing: PyTorch rebuilds each thread's callback list at its next
 // operator).
+std::mutex g_pending_hook_mu;
+bool g_exiting = false;  // under g_pending_hook_mu
+
+// Registered with atexit after PyTorch's callback registry was made, so it
+// runs before that registry is destroyed: from then on (a synchronization
+// in a destructor, fed on the checker's thread) the hook does nothing.
+void stop_pinned_pending_hook() {
+  std::lock_guard<std::mutex> lock(g_pending_hook_mu);
+  g_exiting = true;
+}
+
 void pinned_pending_hook(int pending) {
+  std::lock_guard<std::mutex> lock(g_pending_hook_mu);
+  if (g_exiting) return;
   if (pending != 0 && !g_record_function_added.load()) {
     pinned_memory_hook();
     return;
@@ -646,8 +659,10 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
       // older runtime, which cannot say when none is; at once with an
       // older one still).
       if (g_host_accesses) {
-        if (api->version >= 6 && api->set_pinned_pending_hook != nullptr)
+        if (api->version >= 6 && api->set_pinned_pending_hook != nullptr) {
+          std::atexit(&stop_pinned_pending_hook);
           api->set_pinned_pending_hook(&pinned_pending_hook);
+        }
         else if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
           api->set_pinned_memory_hook(&pinned_memory_hook);
         else
