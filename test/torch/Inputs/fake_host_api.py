@@ -1,4 +1,4 @@
-"""A stand-in for libxstream_check.so's host API (version 4), in ctypes.
+"""A stand-in for libxstream_check.so's host API (version 4, or 6), in ctypes.
 
 Loads the PyTorch adapter without the runtime, so the adapter's operator
 writes can be driven on a machine without a GPU: with
@@ -45,6 +45,12 @@ PINNED_SEEN = ctypes.CFUNCTYPE(INT)
 HOST_ACCESS = ctypes.CFUNCTYPE(None, U64, U64, INT, ctypes.c_char_p, U32)
 VOID_HOOK = ctypes.CFUNCTYPE(None)
 SET_VOID_HOOK = ctypes.CFUNCTYPE(None, VOID_HOOK)
+BACKWARD_STACK = ctypes.CFUNCTYPE(U32, ctypes.c_char_p, U32)
+PARTS_TIMED = ctypes.CFUNCTYPE(INT)
+PART_ENTER = ctypes.CFUNCTYPE(INT, INT)
+PART_LEAVE = ctypes.CFUNCTYPE(None, INT)
+PENDING_HOOK = ctypes.CFUNCTYPE(None, INT)
+SET_PENDING_HOOK = ctypes.CFUNCTYPE(None, PENDING_HOOK)
 
 
 class HostApi(ctypes.Structure):
@@ -56,30 +62,40 @@ class HostApi(ctypes.Structure):
                 ("enqueue_mark", MARK), ("enqueued_since", SINCE),
                 ("operator_writes", OPERATOR_WRITES), ("pinned_memory_seen", PINNED_SEEN),
                 ("host_access", HOST_ACCESS), ("set_thread_start_hook", SET_VOID_HOOK),
-                ("set_pinned_memory_hook", SET_VOID_HOOK)]
+                ("set_pinned_memory_hook", SET_VOID_HOOK), ("backward_stack", BACKWARD_STACK),
+                ("parts_timed", PARTS_TIMED), ("part_enter", PART_ENTER),
+                ("part_leave", PART_LEAVE), ("set_pinned_pending_hook", SET_PENDING_HOOK)]
 
 
 class FakeRuntime:
     """Records the adapter's operator writes as (name, stream, addr, size).
 
     `record` False keeps the callbacks as cheap as ctypes allows (the
-    benchmark's writes then cost a counter increment)."""
+    benchmark's writes then cost a counter increment). With `version` 6 the
+    table has the pinned-memory hook that turns off: `pinned_pending_hook`
+    is what the adapter registered, and the host accesses it reports while
+    that hook is on (as (name, addr, size, access)) are kept in
+    `host_accesses`; pinned memory counts as seen."""
 
-    def __init__(self, adapter_path, record=True):
+    def __init__(self, adapter_path, record=True, version=4):
         self.writes = []
         self.count = 0
         self.notices = []
+        self.host_accesses = []
         self.thread_start_hook = None
+        self.pinned_pending_hook = None
         self._record = record
         self._callbacks = [
             INTERN(lambda frames, n: 0), DEFER(lambda d: 0), ALLOC(lambda *a: None),
             FREE(lambda *a: None), FREE_COMPLETED(lambda *a: None), USE(lambda *a: None),
             NOTICE(self._notice), COLLECTIVE(lambda *a: None), SET_HOOK(lambda h: None),
             WANTED(lambda: 1), MARK(lambda: 7), SINCE(lambda stream, mark: 1),
-            OPERATOR_WRITES(self._operator_writes), PINNED_SEEN(lambda: 0),
-            HOST_ACCESS(lambda *a: None), SET_VOID_HOOK(self._set_thread_start_hook),
-            SET_VOID_HOOK(lambda h: None)]
-        self.api = HostApi(4, *self._callbacks)
+            OPERATOR_WRITES(self._operator_writes), PINNED_SEEN(lambda: 1 if version >= 6 else 0),
+            HOST_ACCESS(self._host_access), SET_VOID_HOOK(self._set_thread_start_hook),
+            SET_VOID_HOOK(lambda h: None), BACKWARD_STACK(lambda node, stack: 0),
+            PARTS_TIMED(lambda: 0), PART_ENTER(lambda part: 0), PART_LEAVE(lambda outer: None),
+            SET_PENDING_HOOK(self._set_pinned_pending_hook)]
+        self.api = HostApi(version, *self._callbacks)
         self.adapter = ctypes.CDLL(adapter_path)
         self.adapter.xsc_torch_attach.argtypes = [ctypes.POINTER(HostApi)]
         self.adapter.xsc_torch_operator_stats.restype = ctypes.c_char_p
@@ -90,6 +106,12 @@ class FakeRuntime:
 
     def _set_thread_start_hook(self, hook):
         self.thread_start_hook = hook if hook else None
+
+    def _set_pinned_pending_hook(self, hook):
+        self.pinned_pending_hook = hook if hook else None
+
+    def _host_access(self, addr, size, access, name, stack):
+        self.host_accesses.append((name.decode() if name else "", addr, size, access))
 
     def _operator_writes(self, name, stream, mark, writes, n):
         self.count += 1

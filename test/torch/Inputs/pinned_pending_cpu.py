@@ -1,0 +1,54 @@
+"""The adapter's host-operator callback turned on and off by the runtime's
+pinned-memory hook, on the CPU (no GPU, no runtime).
+
+Usage: pinned_pending_cpu.py ADAPTER.so
+
+Drives libxstream_torch.so through a stand-in host API of version 6
+(fake_host_api.py) that takes every host access as one of pinned memory,
+calls the hook the adapter registered as the runtime does (1: a device use
+of pinned memory may be pending; 0: none is), and prints, after a few CPU
+operators, whether the callback runs and which operators it followed.
+"""
+import os
+import sys
+import threading
+
+sys.stdout.reconfigure(line_buffering=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+from fake_host_api import FakeRuntime  # noqa: E402
+
+rt = FakeRuntime(sys.argv[1], version=6)
+print("attach", rt.attach_result)
+print("install", rt.install_operators())
+print("pending hook registered:", rt.pinned_pending_hook is not None)
+for line in rt.notices:
+    print("notice:", line)
+
+x = torch.zeros(1024)
+
+
+def followed(label):
+    start = len(rt.host_accesses)
+    x.add_(1.0)
+    total = float(x.sum())
+    names = sorted({access[0] for access in rt.host_accesses[start:]})
+    stats = dict(word.split("=", 1) for word in rt.stats().split())
+    print(f"{label}: host_callback={stats['host_callback']} sum={total:.0f} "
+          f"followed: {', '.join(names) or 'nothing'}")
+
+
+followed("before any device use")
+rt.pinned_pending_hook(1)
+followed("pending")
+rt.pinned_pending_hook(0)
+followed("settled")
+rt.pinned_pending_hook(1)
+followed("pending again")
+other = threading.Thread(target=lambda: followed("another thread"))
+other.start()
+other.join()
+rt.pinned_pending_hook(0)
+followed("settled again")
