@@ -4,6 +4,7 @@
  * them) and the orderings between them. One scenario per argument. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -41,6 +42,27 @@ static void copy_async(void* dst, const void* src, enum cudaMemcpyKind kind, cud
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
 }
 
+/* The "pending" scenario: the hook the PyTorch adapter registers (host API
+ * version 6), called by the runtime with 1 while a device use of pinned
+ * memory may be pending and 0 once none is. */
+static volatile int hook_calls[2];
+static void pending_hook(int pending) {
+  hook_calls[pending != 0]++;
+  printf("hook %d\n", pending);
+  fflush(stdout);
+}
+
+static void stream_sync(cudaStream_t s) {
+  cudaStreamSynchronize_v3020_params p = {s};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p);
+}
+
+/* The checker turns the hook off on its own thread (checker_thread=1) once
+ * it has taken the synchronization: waits for that, at most 5 s. */
+static void wait_for_off(int count) {
+  for (int i = 0; i < 5000 && hook_calls[0] < count; ++i) usleep(1000);
+}
+
 static void copy_sync(void* dst, const void* src, enum cudaMemcpyKind kind) {
   cudaMemcpy_v3020_params p = {dst, src, sizeof staging, kind};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &p);
@@ -60,6 +82,38 @@ int main(int argc, char** argv) {
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, &r);
   } else if (strcmp(mode, "pageable-sync") != 0) {
     host_alloc();
+  }
+
+  if (strcmp(mode, "pending") == 0) {
+    const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+    if (api == NULL || api->version < 6) {
+      printf("no host API version 6\n");
+      return 1;
+    }
+    api->set_pinned_pending_hook(pending_hook);
+    printf("pinned allocated, no copy\n");
+    fflush(stdout);
+    copy_async(staging, device, cudaMemcpyDeviceToHost, copy);
+    printf("downloaded\n");
+    copy_async(device, staging, cudaMemcpyHostToDevice, copy);
+    printf("uploaded\n");
+    stream_sync(0);  /* another stream: the copies may still run */
+    printf("other stream synchronized\n");
+    fflush(stdout);
+    stream_sync(copy);
+    wait_for_off(1);
+    printf("copy stream synchronized\n");
+    cudaMemsetAsync_v3020_params m = {staging, 0, sizeof staging, copy};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, &m);
+    printf("memset\n");
+    fflush(stdout);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
+    wait_for_off(2);
+    printf("device synchronized\n");
+    copy_async(device, pageable, cudaMemcpyHostToDevice, copy);
+    printf("pageable upload\n");
+    printf("done\n");
+    return 0;
   }
 
   if (strcmp(mode, "h2d") == 0) {  /* refill while the upload may still read */
