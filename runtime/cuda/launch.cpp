@@ -389,7 +389,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack, each_candidate)
                        : emit_launch_uses(locked, stream, info->name, stack, scan);
     if (pinned != 0) {
-      pinned_use_fed();
+      pinned_use_fed(locked);
       if (!pinned_device_use_seen())
         kernel = "kernel " + std::string(locked.names().get(info->name));
     }

@@ -133,7 +133,7 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
     }
     if (uses_host_src || uses_host_dst) {
       pinned = uses_host_dst ? dst : src;
-      pinned_use_fed();
+      pinned_use_fed(locked);
     }
   }
   if (pinned != 0) note_pinned_device_use("a copy", pinned);
@@ -148,7 +148,7 @@ void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
     if (!locked) return;
     pinned = is_pinned(locked, dst);
     locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
-    if (pinned) pinned_use_fed();
+    if (pinned) pinned_use_fed(locked);
   }
   if (pinned) note_pinned_device_use("a memset", dst);
 }

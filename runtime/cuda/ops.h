@@ -15,6 +15,8 @@ class Checker;
 
 namespace xsc::rt {
 
+class Locked;
+
 // A use that touches no tracked allocation (address 0): the operation is
 // still an op on `stream`, which is what orders blocking streams around
 // legacy-stream work and what a later record on that stream covers. The
@@ -44,7 +46,7 @@ void note_pinned_memory();
 bool pinned_device_use_seen();
 // Under the session lock, right after a device use of pinned memory was
 // fed: the checker has not settled it until it took that event.
-void pinned_use_fed();
+void pinned_use_fed(Locked& locked);
 // Once the session lock is let go (the hook takes PyTorch's locks): the
 // device use of the pinned memory at `addr` by `what` ("a copy", a
 // kernel's name) was fed; the hook is turned on before the call returns.

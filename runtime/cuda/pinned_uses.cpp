@@ -34,6 +34,7 @@ namespace {
 
 std::atomic<bool> g_seen{false};  // a device use of pinned memory was fed
 std::atomic<std::uint64_t> g_last_use{0};
+std::atomic<bool> g_captured{false};  // a capture took a device use of pinned memory
 std::mutex g_mu;
 bool g_hook_on = false;  // under g_mu
 std::atomic<bool> g_on{false};  // g_hook_on, read without the lock
@@ -54,8 +55,12 @@ bool pinned_device_use_seen() { return g_seen.load(std::memory_order_acquire); }
 
 bool pinned_hook_on() { return g_on.load(std::memory_order_relaxed); }
 
-void pinned_use_fed() {
+void pinned_use_fed(Locked& locked) {
   g_last_use.store(checker_feed_position(), std::memory_order_release);
+  // Captured work reaches the checker only when its graph is launched, and
+  // a launch replays it without passing here: a graph that may use pinned
+  // memory keeps the hook on from now on.
+  if (captures_underway(locked)) g_captured.store(true, std::memory_order_release);
 }
 
 void note_pinned_device_use(const char* what, Addr addr) {
@@ -76,7 +81,7 @@ void settle_pinned_uses(const Checker& checker, std::uint64_t fed) {
   if (!g_on.load(std::memory_order_acquire) || checker.pinned_device_uses_pending()) return;
   std::lock_guard<std::mutex> lock(g_mu);
   // An older adapter's hook cannot be turned off.
-  if (!g_hook_on || g_pending_hook == nullptr) return;
+  if (!g_hook_on || g_pending_hook == nullptr || g_captured.load()) return;
   // A device use of pinned memory the checker has not taken yet.
   if (fed < g_last_use.load(std::memory_order_acquire)) return;
   g_hook_on = false;

@@ -116,7 +116,7 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
     // allocation is fed.
     keep_tracked(locked, stream, uses, &n, &pinned);
     emit_uses(locked, name, stream, uses, n, stack);
-    if (pinned != 0) pinned_use_fed();
+    if (pinned != 0) pinned_use_fed(locked);
   }
   if (pinned != 0) note_pinned_device_use(name != nullptr ? name : "a library call", pinned);
 }

@@ -37,6 +37,12 @@
  *   discovered-annotated  the same capturing stream, met first in an
  *                    annotated write (XSC_ANNOTATE_USE, no CUPTI callback
  *                    around it): nothing
+ *   pinned-graph     the PyTorch adapter's pinned-memory hook registered
+ *                    (host API version 6); a download into pinned memory
+ *                    captured to graph on b, b synchronized, G launched on
+ *                    c: the hook goes on at the captured copy and stays on
+ *                    (the launch replays the copy; nothing turns it on
+ *                    again), printing each call
  * In the discovered modes every driver query re-enters the CUPTI callback
  * with a cuCtxSynchronize, which the runtime must not take as the
  * application's (nor wait on its own lock for).
@@ -49,6 +55,14 @@
 
 #include "fake_cuda_calls.h"
 #include "xstream_check/annotations.h"
+#include "xstream_check/host_api.h"
+
+extern const xsc_host_api* xsc_runtime_host_api(void) __attribute__((weak));
+
+static void pending_hook(int pending) {
+  printf("hook %d\n", pending);
+  fflush(stdout);
+}
 void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
 void fake_cuda_capture(CUstream stream, unsigned long long id);
 void fake_cuda_nested_callback_on_query(int on);
@@ -204,6 +218,27 @@ int main(int argc, char** argv) {
     fake_cuda_nested_callback_on_query(1);
     if (strcmp(mode, "discovered") == 0) fake_cuda_capture((CUstream)e, 77);
     upload(x, e);
+  } else if (strcmp(mode, "pinned-graph") == 0) {
+    const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+    if (api == NULL || api->version < 6) {
+      printf("no host API version 6\n");
+      return 1;
+    }
+    api->set_pinned_pending_hook(pending_hook);
+    static float pinned[1024] __attribute__((aligned(4096)));
+    void* p = pinned;
+    cudaHostAlloc_v3020_params h = {&p, sizeof pinned, 0};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &h);
+    begin_to_graph(b, g, cudaStreamCaptureModeGlobal, 0);
+    cudaMemcpyAsync_v3020_params down = {pinned, y, sizeof pinned, cudaMemcpyDeviceToHost, b};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &down);
+    end_capture(b, g, 0);
+    printf("captured\n");
+    cudaStreamSynchronize_v3020_params sync_b = {b};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &sync_b);
+    printf("capturing stream synchronized\n");
+    instantiate_launch(g, 0x9900, c);
+    printf("launched\n");
   } else if (strcmp(mode, "discovered-annotated") == 0) {
     fake_cuda_nested_callback_on_query(1);
     fake_cuda_capture((CUstream)e, 78);
