@@ -23,7 +23,6 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 

@@ -97,7 +97,7 @@ class Checker {
   // waits. Once none is pending, every device use of pinned memory so far
   // is done, and a host access can be unordered only with a later one: the
   // PyTorch adapter follows host operators only while this is true or a
-  // device use of pinned memory is yet to be fed (runtime/cuda/pinned_uses.cpp).
+  // device use of pinned memory is yet to be fed (runtime/host/pinned_uses.cpp).
   bool pinned_device_uses_pending() const;
 
  private:

@@ -9,13 +9,7 @@
 
 #include "checker/engine/event.h"
 
-namespace xsc {
-class Checker;
-}  // namespace xsc
-
 namespace xsc::rt {
-
-class Locked;
 
 // A use that touches no tracked allocation (address 0): the operation is
 // still an op on `stream`, which is what orders blocking streams around
@@ -39,30 +33,6 @@ void on_free(Addr addr, StreamId stream, FreeKind kind);
 // True once a pinned host allocation was fed.
 bool pinned_memory_seen();
 void note_pinned_memory();
-// pinned_uses.cpp: device uses of pinned memory, and the hook that has
-// PyTorch's host operators followed while one may be pending.
-// True once a device operation (a copy, a memset, a kernel's or a library
-// call's argument) used pinned memory the runtime tracks.
-bool pinned_device_use_seen();
-// Under the session lock, right after a device use of pinned memory was
-// fed: the checker has not settled it until it took that event.
-void pinned_use_fed(Locked& locked);
-// Once the session lock is let go (the hook takes PyTorch's locks): the
-// device use of the pinned memory at `addr` by `what` ("a copy", a
-// kernel's name) was fed; the hook is turned on before the call returns.
-void note_pinned_device_use(const char* what, Addr addr);
-// Called where the checker runs, after it took events up to `fed` (the
-// number fed so far; ~0 inline): turns the hook off once the checker says
-// no device use of pinned memory is pending and it took the latest one.
-void settle_pinned_uses(const Checker& checker, std::uint64_t fed);
-// Whether the hook is on: the checker's thread is then handed a host
-// synchronization at once, so that it can turn the hook off soon.
-bool pinned_hook_on();
-// The adapter's hooks: `pending_hook(1)` when host operators need
-// following, `pending_hook(0)` when they no longer do; an older adapter's
-// `hook()`, called once, at the first device use.
-void set_pinned_memory_hook(void (*hook)(void));
-void set_pinned_pending_hook(void (*hook)(int pending));
 // `bytes` 0: extent unknown (2D copies), the whole allocation.
 void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
              bool synchronous);

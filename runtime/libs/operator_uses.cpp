@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
@@ -54,7 +53,7 @@ EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enq
 // a caching block on its own allocation stream that no other stream took
 // part in, which is fed without one, like a kernel's use of it (launch.cpp).
 // *pinned: a use in pinned host memory, if any (noted once the lock is let
-// go, ops.h).
+// go, rtl.h).
 bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n,
                   Addr* pinned) {
   bool stack = captures_underway(locked);

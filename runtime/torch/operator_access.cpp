@@ -586,7 +586,7 @@ void pinned_memory_hook() {
     g_api->notice(("PyTorch host operators on pinned memory not observed: " + why).c_str());
 }
 
-// The runtime's calls, alternating (runtime/cuda/pinned_uses.cpp): 1 when a
+// The runtime's calls, alternating (runtime/host/pinned_uses.cpp): 1 when a
 // device use of pinned memory may be pending, so that a CPU operator's
 // access to pinned memory may be unordered with it and every operator's
 // arguments are needed; 0 once every such use is done. Boxing every

@@ -155,7 +155,7 @@ TEST_F(HostPinnedTest, StreamPointIsOrderedByADeviceSync) {
 }
 
 // Checker::pinned_device_uses_pending: what the PyTorch adapter's host
-// operator hook follows (runtime/cuda/pinned_uses.cpp).
+// operator hook follows (runtime/host/pinned_uses.cpp).
 TEST_F(HostPinnedTest, PinnedUsesArePendingUntilAThreadSynchronizesWithThem) {
   EXPECT_FALSE(checker.pinned_device_uses_pending());
   // Host accesses and device uses of device memory are not device uses of

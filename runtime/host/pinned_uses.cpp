@@ -25,8 +25,6 @@
 #include <cstdio>
 #include <mutex>
 
-#include "checker/engine/checker.h"
-#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
