@@ -20,7 +20,10 @@
 // events fed: the latest device use of pinned memory is at position
 // g_last_use (stored under the session lock as it is fed), and the
 // checker's thread turns the hook off only once it has taken that many
-// events. The hook's calls are made under g_mu, in the order decided.
+// events. The hook's calls are made under g_mu, in the order decided; a
+// use stores its position before it takes g_mu, so either the checker's
+// thread sees the position and leaves the hook on, or the use finds it off
+// and turns it on again (before its call returns, as always).
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -70,7 +73,9 @@ void note_pinned_device_use(const char* what, Addr addr) {
                   static_cast<unsigned long long>(addr));
     notice(line);
   }
-  if (g_on.load(std::memory_order_acquire)) return;
+  // Always under g_mu, never decided from g_on alone: the checker's thread
+  // may be turning the hook off under g_mu, having read g_last_use just
+  // before this use stored it; then it is turned on again here.
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_hook_on) turn_on();
 }
