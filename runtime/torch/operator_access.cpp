@@ -576,10 +576,9 @@ bool add_record_function(std::string* why) {
   return g_record_function_added.load();
 }
 
-// The runtime's call when a device operation first uses pinned memory (a
-// copy to or from a pinned tensor), from an older runtime that cannot say
-// when no such use is pending any more: from then on every operator's
-// arguments are needed.
+// The one call of a runtime of host API version 4 or 5 (at its first
+// pinned memory), which cannot say when no device use of it is pending:
+// from then on every operator's arguments are needed.
 void pinned_memory_hook() {
   std::string why;
   if (!add_record_function(&why) && g_api != nullptr && g_api->notice != nullptr)
@@ -655,15 +654,14 @@ bool install_operator_access(const xsc_host_api* api, std::string* why) {
       g_mechanism.store("dispatcher");
       installed = true;
       // Host operators: the RecordFunction callback while a device use of
-      // pinned memory may be pending (from the first such use with an
-      // older runtime, which cannot say when none is; at once with an
-      // older one still).
+      // pinned memory may be pending (for good from the first pinned
+      // memory with a runtime of version 4 or 5, which cannot say when none
+      // is; at once with an older one).
       if (g_host_accesses) {
         if (api->version >= 6 && api->set_pinned_pending_hook != nullptr) {
           std::atexit(&stop_pinned_pending_hook);
           api->set_pinned_pending_hook(&pinned_pending_hook);
-        }
-        else if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
+        } else if (api->version >= 4 && api->set_pinned_memory_hook != nullptr)
           api->set_pinned_memory_hook(&pinned_memory_hook);
         else
           installed = add_record_function(why);
