@@ -18,16 +18,17 @@ void Allocation::record_use(AgentId agent, Epoch epoch, const UseInfo& use) {
   last_use_info.push_back(use);
 }
 
+static_assert(AllocMap::kNoSlot == InteriorCache::kNone);
+
 void AllocMap::add_start(Addr start, Addr end, Slot slot) {
   // The interior cache is indexed by the table's hash: it starts over at
   // each growth.
-  if (starts_.add(StartCell{start, end, slot}))
-    interior_.assign(starts_.capacity(), InteriorCell{});
+  if (starts_.add(StartCell{start, end, slot})) interior_.resize(starts_.capacity());
 }
 
 void AllocMap::erase_entry(Addr start, Slot slot) {
   starts_.remove(start);
-  ++generation_[slot];  // forgets its remembered interior addresses
+  interior_.forget_slot(slot);
   index_.erase(start);
 }
 
@@ -56,7 +57,7 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   } else {
     slot = static_cast<Slot>(slab_.size());
     slab_.emplace_back();
-    generation_.push_back(0);
+    interior_.add_slot(slot);
   }
   Allocation& a = slab_[slot];
   a.info = clamped;
@@ -77,10 +78,11 @@ Allocation* AllocMap::find_containing(Addr addr) {
     const RangeIndex::Entry* e = index_.containing(addr);
     return e ? &slab_[e->slot] : nullptr;
   }
-  if (const Slot slot = find_interior(addr, addr + 1); slot != kNoSlot) return &slab_[slot];
+  if (const Slot slot = interior_.find(starts_, addr, addr + 1); slot != kNoSlot)
+    return &slab_[slot];
   const RangeIndex::Entry* e = index_.containing(addr);
   if (!e) return nullptr;
-  remember_interior(addr, e->end, e->slot);
+  interior_.remember(starts_, addr, e->end, e->slot);
   return &slab_[e->slot];
 }
 

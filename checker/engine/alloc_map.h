@@ -224,37 +224,8 @@ class AllocMap {
   const StartCell* find_start(Addr start) const { return starts_.find(start); }
   void add_start(Addr start, Addr end, Slot slot);
 
-  // Interior addresses seen in uses, remembered with the live allocation
-  // that contains them: a program passes the same interior pointers (views,
-  // sub-buffers) again and again, and a hit spares the ordered index's walk.
-  // Direct-mapped and lossy. An entry holds the slot's generation, which
-  // every removal from the index bumps, so an entry is believed only while
-  // that allocation is still live: live ranges never change, so it still
-  // contains the address and still ends at `end`.
-  struct InteriorCell {
-    Addr addr = 0;
-    Addr end = 0;
-    Slot slot = kNoSlot;
-    std::uint32_t generation = 0;
-  };
-  // The live allocation containing [begin, end) by the remembered interior
-  // address `begin`, or kNoSlot.
-  Slot find_interior(Addr begin, Addr end) const {
-    if (interior_.empty()) return kNoSlot;
-    const InteriorCell& c = interior_[starts_.home(begin)];
-    if (c.addr != begin || c.slot == kNoSlot || end > c.end ||
-        generation_[c.slot] != c.generation)
-      return kNoSlot;
-    return c.slot;
-  }
-  void remember_interior(Addr begin, Addr end, Slot slot) {
-    if (interior_.empty()) return;
-    interior_[starts_.home(begin)] = InteriorCell{begin, end, slot, generation_[slot]};
-  }
-
   RangeIndex index_;  // the end is kept there, so a lookup reads only the index
-  std::vector<InteriorCell> interior_;  // as large as starts_, by the same hash
-  std::vector<std::uint32_t> generation_;  // per slot
+  InteriorCache interior_;  // interior addresses seen in uses
   // It grows with the most allocations live at once and never allocates
   // per insert.
   StartTable<StartCell> starts_;
@@ -393,13 +364,13 @@ std::size_t AllocMap::for_each_overlapping(Addr begin, Addr end, F&& f) {
     f(slab_[c->slot]);
     return 1;
   }
-  if (const Slot slot = find_interior(begin, end); slot != kNoSlot) {
+  if (const Slot slot = interior_.find(starts_, begin, end); slot != kNoSlot) {
     f(slab_[slot]);
     return 1;
   }
   return index_.for_each_overlapping(begin, end, [&](const RangeIndex::Entry& e) {
     // One that starts before `begin` and covers the range is the only one.
-    if (e.start < begin && end <= e.end) remember_interior(begin, e.end, e.slot);
+    if (e.start < begin && end <= e.end) interior_.remember(starts_, begin, e.end, e.slot);
     f(slab_[e.slot]);
   });
 }

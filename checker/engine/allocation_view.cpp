@@ -29,14 +29,16 @@ const RangeIndex::Entry* AllocationView::find(Addr addr) const {
     last_ = RangeIndex::Entry{c->start, c->end, c->slot};
     return &last_;
   }
-  if (const RangeIndex::Entry* e = find_interior(addr)) {
-    last_ = *e;
+  if (const std::uint32_t slot = interior_.find(starts_, addr, addr + 1);
+      slot != InteriorCache::kNone) {
+    const AllocInfo& info = slab_[slot].info;
+    last_ = RangeIndex::Entry{info.addr, info.addr + info.size, slot};
     return &last_;
   }
   const RangeIndex::Entry* e = index_.containing(addr);
   if (e != nullptr) {
     last_ = *e;
-    remember_interior(addr, *e);
+    interior_.remember(starts_, addr, e->end, e->slot);
   }
   return e;
 }
@@ -44,7 +46,7 @@ const RangeIndex::Entry* AllocationView::find(Addr addr) const {
 void AllocationView::erase_live(Addr start, std::uint32_t slot) {
   starts_.remove(start);
   index_.erase(start);
-  ++generation_[slot];  // forgets its remembered interior addresses
+  interior_.forget_slot(slot);
   free_slots_.push_back(slot);
 }
 
@@ -67,7 +69,7 @@ void AllocationView::on_alloc(const Event& event) {
   } else {
     slot = static_cast<std::uint32_t>(slab_.size());
     slab_.emplace_back();
-    generation_.push_back(0);
+    interior_.add_slot(slot);
   }
   Entry& entry = slab_[slot];
   entry = Entry{};
@@ -84,8 +86,7 @@ void AllocationView::on_alloc(const Event& event) {
   index_.insert(RangeIndex::Entry{event.addr, end, slot});
   // The interior cache is indexed by the table's hash: it starts over at
   // each growth.
-  if (starts_.add(StartCell{event.addr, end, slot}))
-    interior_.assign(starts_.capacity(), InteriorCell{});
+  if (starts_.add(StartCell{event.addr, end, slot})) interior_.resize(starts_.capacity());
 }
 
 void AllocationView::on_free(const Event& event) {

@@ -97,30 +97,9 @@ class AllocationView {
   const RangeIndex::Entry* find(Addr addr) const;
   mutable RangeIndex::Entry last_{0, 0, 0};
 
-  // Interior addresses looked up, remembered with the live allocation that
-  // contains them, as AllocMap does: a program passes the same interior
-  // pointers (a bucket's gradient views, a pool's slots) launch after
-  // launch, and a hit spares the ordered index's binary search. Direct-
-  // mapped by the start table's hash, lossy; a cell is believed only while
-  // its slot's generation, which every erase bumps, is the one it holds.
-  struct InteriorCell {
-    Addr addr = 0;
-    RangeIndex::Entry entry{0, 0, 0};
-    std::uint32_t generation = 0;
-  };
-  const RangeIndex::Entry* find_interior(Addr addr) const {
-    if (interior_.empty()) return nullptr;
-    const InteriorCell& c = interior_[starts_.home(addr)];
-    if (c.addr != addr || c.entry.end == 0 || generation_[c.entry.slot] != c.generation)
-      return nullptr;
-    return &c.entry;
-  }
-  void remember_interior(Addr addr, const RangeIndex::Entry& e) const {
-    if (!interior_.empty())
-      interior_[starts_.home(addr)] = InteriorCell{addr, e, generation_[e.slot]};
-  }
-  mutable std::vector<InteriorCell> interior_;  // as large as starts_
-  std::vector<std::uint32_t> generation_;         // per slot
+  // Interior addresses looked up (start_table.h): a launch passes a
+  // bucket's gradient views or a pool's slots again and again.
+  mutable InteriorCache interior_;
 
   RangeIndex index_;
   // The live ranges by exact start, in front of index_: frees, and most

@@ -97,4 +97,50 @@ class StartTable {
   std::size_t used_ = 0;
 };
 
+// Interior addresses looked up, each remembered with the live range that
+// contains it: a program passes the same interior pointers (views, a
+// bucket's gradient views, a pool's slots) again and again, and a hit
+// spares the ordered index's search. Direct-mapped by a StartTable's
+// home(), as large as that table (resize() at each of its growths), lossy.
+// A cell is believed only while its range's slot is at the generation the
+// cell holds; forget_slot() bumps it whenever that slot's range leaves the
+// index, so a hit names a live range, and live ranges never change: it
+// still contains the address and still ends where it did.
+class InteriorCache {
+ public:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  void resize(std::size_t capacity) { cells_.assign(capacity, Cell{}); }
+  // A slot first used (slots are dense from 0).
+  void add_slot(std::uint32_t slot) {
+    if (slot >= generation_.size()) generation_.resize(slot + 1, 0);
+  }
+  void forget_slot(std::uint32_t slot) { ++generation_[slot]; }
+  // The slot of the live range containing [begin, end) by the remembered
+  // interior address `begin`, or kNone.
+  template <class Table>
+  std::uint32_t find(const Table& starts, Addr begin, Addr end) const {
+    if (cells_.empty()) return kNone;
+    const Cell& c = cells_[starts.home(begin)];
+    if (c.addr != begin || c.slot == kNone || end > c.end || generation_[c.slot] != c.generation)
+      return kNone;
+    return c.slot;
+  }
+  // `begin` lies in the live range of `slot`, which ends at `end`.
+  template <class Table>
+  void remember(const Table& starts, Addr begin, Addr end, std::uint32_t slot) {
+    if (!cells_.empty()) cells_[starts.home(begin)] = Cell{begin, end, slot, generation_[slot]};
+  }
+
+ private:
+  struct Cell {
+    Addr addr = 0;
+    Addr end = 0;
+    std::uint32_t slot = kNone;
+    std::uint32_t generation = 0;
+  };
+  std::vector<Cell> cells_;
+  std::vector<std::uint32_t> generation_;  // per slot
+};
+
 }  // namespace xsc
