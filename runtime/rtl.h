@@ -128,6 +128,7 @@ bool pinned_hook_on();
 // `hook()`, called once, at the first device use.
 void set_pinned_memory_hook(void (*hook)(void));
 void set_pinned_pending_hook(void (*hook)(int pending));
+
 // ---- the checker's thread (checker_thread.cpp) ---------------------------------
 
 // Under the session mutex: hands `event` to the checker's thread (started
