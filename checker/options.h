@@ -66,6 +66,12 @@ struct Options {
   // docs/performance-knobs.md). 0: every event is checked on the thread
   // that made it, as it is made.
   bool checker_thread = true;
+  // param_fills=0|1: of the kernel parameters PyTorch fills only in part
+  // (cat's, foreach kernels' and fused optimizers' tables of pointers, a
+  // reduction's second output), the runtime reads only the entries the
+  // launch filled; 0 reads every word of every parameter (the runtime only;
+  // runtime/cuda/param_access/param_fill.h, docs/rules.md).
+  bool param_fills = true;
 };
 
 // Parses "name=value" items separated by ':' , ' ' or ',' into *options.

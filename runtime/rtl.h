@@ -15,6 +15,7 @@
 #include "checker/engine/event.h"
 #include "checker/options.h"
 #include "checker/session.h"
+#include "runtime/cuda/param_access/param_fill.h"
 
 namespace xsc::rt {
 
@@ -323,12 +324,15 @@ const DriverApi& driver();
 // ---- kernel launches (launch.cpp) ------------------------------------------
 
 // `func` is a CUfunction or CUkernel handle; `extra` the cuLaunchKernel
-// packed-buffer list (may be null).
-void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream);
+// packed-buffer list (may be null); `grid` the launch's grid (x == 0 when
+// the call does not give it), which says how much of a parameter filled in
+// part the launch filled (param_access/param_fill.h).
+void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
+                      const LaunchGrid& grid, StreamId stream);
 // A runtime-level launch no driver callback described: `host_func` is the
 // host stub (cudaLaunchKernel) or, when `is_kernel_handle`, a cudaKernel_t.
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
-                       StreamId stream);
+                       const LaunchGrid& grid, StreamId stream);
 
 // ---- host functions (host_funcs.cpp) ----------------------------------------
 

@@ -47,7 +47,9 @@ constexpr const char* kUsage =
     "                      schemas, counts as known writes; default 1)\n"
     "  cublas_access=0|1 (run only: what cuBLAS calls read and write; default 1)\n"
     "  checker_thread=0|1 (run only: the checker on a thread of its own, the\n"
-    "                     program's threads only hand events over; default 1)\n";
+    "                     program's threads only hand events over; default 1)\n"
+    "  param_fills=0|1 (run only: of PyTorch's kernel parameters filled in part,\n"
+    "                  only the filled entries are read; default 1)\n";
 
 }  // namespace
 

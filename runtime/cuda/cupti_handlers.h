@@ -38,6 +38,10 @@ inline StreamFlags stream_flags(unsigned flags) {
   return (flags & cudaStreamNonBlocking) != 0 ? StreamFlags::kNonBlocking : StreamFlags::kBlocking;
 }
 
+// A launch's grid, from the runtime's dim3 or the driver's three counts.
+inline LaunchGrid grid_of(const dim3& g) { return {g.x, g.y, g.z}; }
+inline LaunchGrid grid_of(unsigned x, unsigned y, unsigned z) { return {x, y, z}; }
+
 // The layout of __cudaLaunchKernel's parameters (the CUDA 13 entry point of
 // <<<>>> launches), which the generated metadata headers do not describe.
 struct CudaKernelLaunchParams {

@@ -21,12 +21,16 @@ void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
     case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
       const auto& p = params<cuLaunchKernel_params>(data);
       on_kernel_launch(u64(p.f), p.kernelParams, p.extra,
+                       grid_of(p.gridDimX, p.gridDimY, p.gridDimZ),
                        pick(p.hStream, cbid == DRV(cuLaunchKernel_ptsz)));
       break;
     }
     case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz): {
       const auto& p = params<cuLaunchKernelEx_params>(data);
       on_kernel_launch(u64(p.f), p.kernelParams, p.extra,
+                       p.config != nullptr ? grid_of(p.config->gridDimX, p.config->gridDimY,
+                                                     p.config->gridDimZ)
+                                           : LaunchGrid{},
                        pick(p.config != nullptr ? p.config->hStream : nullptr,
                             cbid == DRV(cuLaunchKernelEx_ptsz)));
       break;
@@ -34,6 +38,7 @@ void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
     case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz): {
       const auto& p = params<cuLaunchCooperativeKernel_params>(data);
       on_kernel_launch(u64(p.f), p.kernelParams, nullptr,
+                       grid_of(p.gridDimX, p.gridDimY, p.gridDimZ),
                        pick(p.hStream, cbid == DRV(cuLaunchCooperativeKernel_ptsz)));
       break;
     }

@@ -47,8 +47,8 @@ std::uint64_t memset_bytes(const Memset& m) {
   return m.height <= 1 ? std::uint64_t(m.elementSize) * m.width : 0;
 }
 
-void runtime_kernel_node(const void* graph, const void* func, void** args) {
-  node_by_hand(graph, [&](StreamId s) { on_runtime_launch(func, false, args, s); });
+void runtime_kernel_node(const void* graph, const void* func, void** args, const dim3& grid) {
+  node_by_hand(graph, [&](StreamId s) { on_runtime_launch(func, false, args, grid_of(grid), s); });
 }
 
 void runtime_memset_node(const void* graph, const void* dst, std::uint64_t bytes) {
@@ -95,7 +95,8 @@ void runtime_added_node(const Params& p, const cudaGraphNode_t* deps, std::size_
       break;
     }
     case cudaGraphNodeTypeKernel:
-      runtime_kernel_node(p.graph(), node->kernel.func, node->kernel.kernelParams);
+      runtime_kernel_node(p.graph(), node->kernel.func, node->kernel.kernelParams,
+                          node->kernel.gridDim);
       break;
     case cudaGraphNodeTypeMemset:
       runtime_memset_node(p.graph(), node->memset.dst, memset_bytes(node->memset));
@@ -135,7 +136,8 @@ void driver_added_node(const Params& p, const CUgraphNode* deps, std::size_t nde
     case CU_GRAPH_NODE_TYPE_KERNEL: {
       const auto& k = node->kernel;
       node_by_hand(p.graph(), [&](StreamId s) {
-        on_kernel_launch(k.func != nullptr ? u64(k.func) : u64(k.kern), k.kernelParams, k.extra, s);
+        on_kernel_launch(k.func != nullptr ? u64(k.func) : u64(k.kern), k.kernelParams, k.extra,
+                         grid_of(k.gridDimX, k.gridDimY, k.gridDimZ), s);
       });
       break;
     }
@@ -293,7 +295,8 @@ void runtime_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     case RT(cudaGraphAddKernelNode_v10000): {
       const auto& p = params<cudaGraphAddKernelNode_v10000_params>(data);
       if (p.pNodeParams != nullptr)
-        runtime_kernel_node(p.graph, p.pNodeParams->func, p.pNodeParams->kernelParams);
+        runtime_kernel_node(p.graph, p.pNodeParams->func, p.pNodeParams->kernelParams,
+                            p.pNodeParams->gridDim);
       break;
     }
     case RT(cudaGraphAddMemsetNode_v10000): {
@@ -456,7 +459,10 @@ void driver_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       const auto& p = params<cuGraphAddKernelNode_params>(data);
       if (p.nodeParams == nullptr) break;
       const auto& k = *p.nodeParams;
-      node_by_hand(p.hGraph, [&](StreamId s) { on_kernel_launch(u64(k.func), k.kernelParams, k.extra, s); });
+      node_by_hand(p.hGraph, [&](StreamId s) {
+        on_kernel_launch(u64(k.func), k.kernelParams, k.extra,
+                         grid_of(k.gridDimX, k.gridDimY, k.gridDimZ), s);
+      });
       break;
     }
     case DRV(cuGraphAddKernelNode_v2): {
@@ -464,7 +470,8 @@ void driver_graph_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       if (p.nodeParams == nullptr) break;
       const auto& k = *p.nodeParams;
       node_by_hand(p.hGraph, [&](StreamId s) {
-        on_kernel_launch(k.func != nullptr ? u64(k.func) : u64(k.kern), k.kernelParams, k.extra, s);
+        on_kernel_launch(k.func != nullptr ? u64(k.func) : u64(k.kern), k.kernelParams, k.extra,
+                         grid_of(k.gridDimX, k.gridDimY, k.gridDimZ), s);
       });
       break;
     }

@@ -19,6 +19,7 @@
 
 #include "runtime/cuda/ops.h"
 #include "runtime/cuda/param_access/param_access.h"
+#include "runtime/cuda/param_access/param_fill.h"
 #include "runtime/cuda/param_scan.h"
 #include "runtime/rtl.h"
 
@@ -32,7 +33,12 @@ struct KernelInfo {
   // or a signature whose parameter count is not the layout's (then the two
   // cannot be matched up, and no parameter is taken for a read).
   std::vector<std::uint8_t> read_only;
+  // Per slot, which words a scan reads (param_fill.h); empty when every
+  // parameter is scanned whole.
+  std::vector<ParamFill> fills;
   NameId name = kNoName;
+
+  const ParamFill* fills_or_null() const { return fills.empty() ? nullptr : fills.data(); }
 
   bool reads_only(std::size_t slot) const {
     return slot < read_only.size() && read_only[slot] != 0;
@@ -80,6 +86,25 @@ std::vector<ParamSlot> read_layout(ParamInfoFn get, void* handle) {
   return slots;
 }
 
+// What a verbose run says of a kernel whose parameters are read as filled
+// in part, so that a run shows which of its kernels the layouts matched.
+void note_param_fills(const char* mangled, const std::vector<ParamFill>& fills) {
+  std::string kinds;
+  for (std::size_t i = 0; i < fills.size(); ++i) {
+    const char* kind = nullptr;
+    switch (fills[i].kind) {
+      case ParamFill::Kind::kWhole: break;
+      case ParamFill::Kind::kGridYEntries: kind = "entries below gridDim.y"; break;
+      case ParamFill::Kind::kBlockTensors: kind = "tensors of its blocks"; break;
+      case ParamFill::Kind::kSecondOutput: kind = "dst[1] only with two outputs"; break;
+    }
+    if (kind == nullptr) continue;
+    kinds += (kinds.empty() ? "" : ", ") + std::string("parameter ") + std::to_string(i) + ": " +
+             kind;
+  }
+  notice("kernel parameters filled in part (" + kinds + ") in " + demangle(mangled));
+}
+
 const KernelInfo* describe(std::uint64_t handle) {
   auto* info = new KernelInfo;
   const DriverApi& api = driver();
@@ -97,6 +122,13 @@ const KernelInfo* describe(std::uint64_t handle) {
   if (Session* session = session_unlocked())
     info->name = session->names().intern(demangle(raw_name));
   info->read_only = read_only_slots(raw_name, info->slots.size());
+  if (raw_name != nullptr && options().param_fills) {
+    std::vector<std::uint32_t> sizes;
+    for (const ParamSlot& slot : info->slots) sizes.push_back(slot.size);
+    if (kernel_param_fills(raw_name, sizes.data(), sizes.size(), &info->fills) &&
+        options().verbosity >= 1)
+      note_param_fills(raw_name, info->fills);
+  }
   return info;
 }
 
@@ -303,7 +335,8 @@ Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stac
 
 }  // namespace
 
-void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, StreamId stream) {
+void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
+                      const LaunchGrid& grid, StreamId stream) {
   if (!enabled()) return;
   if (func == 0) {  // nothing to scan, but an op on its stream all the same
     Locked locked;
@@ -326,10 +359,10 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
     auto indexed = [&](std::uint64_t word, std::size_t slot) { fn(word, info->reads_only(slot)); };
     if (has_packed)
       scan_packed_buffer_indexed(packed, packed_size, info->slots.data(), info->slots.size(),
-                                 window, indexed);
+                                 window, indexed, info->fills_or_null(), grid);
     else
       scan_kernel_params_indexed(kernel_params, info->slots.data(), info->slots.size(), window,
-                                 indexed);
+                                 indexed, info->fills_or_null(), grid);
   };
   scan([&](std::uint64_t word, bool read) {
     if (count < kMaxCandidates) {
@@ -398,12 +431,12 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra, St
 }
 
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
-                       StreamId stream) {
+                       const LaunchGrid& grid, StreamId stream) {
   if (!enabled() || host_func == nullptr) return;
   // A cudaKernel_t is a CUkernel.
   const std::uint64_t func = is_kernel_handle ? reinterpret_cast<std::uint64_t>(host_func)
                                               : function_of_stub(host_func);
-  on_kernel_launch(func, args, nullptr, stream);
+  on_kernel_launch(func, args, nullptr, grid, stream);
 }
 
 }  // namespace xsc::rt

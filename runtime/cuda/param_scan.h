@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/cuda/param_access/param_fill.h"
+
 namespace xsc::rt {
 
 // One kernel parameter: its offset in the parameter buffer and its size, as
@@ -53,20 +55,24 @@ inline constexpr std::uint64_t kAnyAddressHigh = kAddressLimit;
 // i the index of the parameter it belongs to (the runtime maps i to what the
 // kernel's signature says about that parameter: param_access.h).
 // `params[i]` points to the value of parameter i (the cuLaunchKernel
-// kernelParams convention).
+// kernelParams convention). With `fills` (one per parameter), a parameter
+// filled in part is read only where the launch of `grid` filled it
+// (param_fill.h).
 template <class Sink>
 void scan_kernel_params_indexed(void* const* params, const ParamSlot* slots, std::size_t n,
-                                const AddressWindow& window, Sink&& sink) {
+                                const AddressWindow& window, Sink&& sink,
+                                const ParamFill* fills = nullptr, const LaunchGrid& grid = {}) {
   if (params == nullptr || window.empty()) return;
   for (std::size_t i = 0; i < n; ++i) {
     const auto* base = static_cast<const unsigned char*>(params[i]);
     if (base == nullptr) continue;
     const std::uint32_t misalign = slots[i].offset % 8;
-    for (std::uint32_t at = misalign == 0 ? 0 : 8 - misalign; at + 8 <= slots[i].size; at += 8) {
-      std::uint64_t word;
-      std::memcpy(&word, base + at, sizeof word);
-      if (window.contains(word)) sink(word, i);
-    }
+    for_each_scanned_word(fills != nullptr ? &fills[i] : nullptr, base, slots[i].size,
+                          misalign == 0 ? 0 : 8 - misalign, grid, [&](std::uint32_t at) {
+                            std::uint64_t word;
+                            std::memcpy(&word, base + at, sizeof word);
+                            if (window.contains(word)) sink(word, i);
+                          });
   }
 }
 
@@ -123,16 +129,39 @@ inline std::size_t slot_of_word(const ParamSlot* slots, std::size_t n, std::size
   return at + 8 <= std::size_t(s.offset) + s.size ? lo - 1 : n;
 }
 
-// The packed-buffer scan with each word's parameter index (n: none).
+// Whether `fill` narrows what a scan of its parameter reads.
+inline bool narrows(const ParamFill* fills, std::size_t i) {
+  return fills != nullptr && fills[i].kind != ParamFill::Kind::kWhole;
+}
+
+// The packed-buffer scan with each word's parameter index (n: none). With
+// `fills`, a parameter filled in part (and 8-byte aligned in the buffer) is
+// read only where the launch of `grid` filled it, after the other words.
 template <class Sink>
 void scan_packed_buffer_indexed(const void* buffer, std::size_t size, const ParamSlot* slots,
-                                std::size_t n, const AddressWindow& window, Sink&& sink) {
+                                std::size_t n, const AddressWindow& window, Sink&& sink,
+                                const ParamFill* fills = nullptr, const LaunchGrid& grid = {}) {
   if (window.empty()) return;
   const auto* base = static_cast<const unsigned char*>(buffer);
+  auto narrowed = [&](std::size_t i) {
+    return i < n && narrows(fills, i) && slots[i].offset % 8 == 0 &&
+           std::size_t(slots[i].offset) + slots[i].size <= size;
+  };
   for (std::size_t at = 0; at + 8 <= size; at += 8) {
+    const std::size_t i = slot_of_word(slots, n, at);
+    if (narrowed(i)) continue;
     std::uint64_t word;
     std::memcpy(&word, base + at, sizeof word);
-    if (window.contains(word)) sink(word, slot_of_word(slots, n, at));
+    if (window.contains(word)) sink(word, i);
+  }
+  for (std::size_t i = 0; fills != nullptr && i < n; ++i) {
+    if (!narrowed(i)) continue;
+    const unsigned char* param = base + slots[i].offset;
+    for_each_scanned_word(&fills[i], param, slots[i].size, 0, grid, [&](std::uint32_t at) {
+      std::uint64_t word;
+      std::memcpy(&word, param + at, sizeof word);
+      if (window.contains(word)) sink(word, i);
+    });
   }
 }
 

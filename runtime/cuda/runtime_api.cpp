@@ -35,17 +35,18 @@ void runtime_launch_fallback(CUpti_CallbackId cbid, const CUpti_CallbackData* da
     case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000):
     case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
       const auto& p = params<cudaLaunchKernel_v7000_params>(data);
-      on_runtime_launch(p.func, false, p.args, stream);
+      on_runtime_launch(p.func, false, p.args, grid_of(p.gridDim), stream);
       break;
     }
     case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000): {
       const auto& p = params<CudaKernelLaunchParams>(data);
-      on_runtime_launch(p.kernel, true, p.args, stream);
+      on_runtime_launch(p.kernel, true, p.args, grid_of(p.gridDim), stream);
       break;
     }
     case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060): {
       const auto& p = params<cudaLaunchKernelExC_v11060_params>(data);
-      on_runtime_launch(p.func, false, p.args, stream);
+      on_runtime_launch(p.func, false, p.args,
+                        p.config != nullptr ? grid_of(p.config->gridDim) : LaunchGrid{}, stream);
       break;
     }
     default:

@@ -23,6 +23,18 @@
  *                           waited for nothing: its copy is the write
  *   param_access operator-idle   the legacy stream reads x; an operator that
  *                           enqueued nothing names x written on stream a
+ *
+ * Kernels whose by-value tables of pointers are filled only in part, named
+ * as nvcc names PyTorch's. In each, a copy into x on stream a, then the
+ * kernel on stream b, with x in its table past what the launch filled
+ * (what the host's stack left there) or, for the -reads-x twins, in it:
+ *   param_access stale-cat      cat's metadata, two inputs (grid.y 2), x
+ *                               third; cat-reads-x: three inputs
+ *   param_access stale-foreach  a foreach kernel's TensorListMetadata<1>,
+ *                               one block on tensor 0, x tensor 1;
+ *                               foreach-reads-x: a second block on tensor 1
+ *   param_access stale-reduce   a reduction's ReduceOp with one output, x
+ *                               its unset dst[1]; reduce-reads-x: two outputs
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -46,7 +58,63 @@ static void* device_alloc(uintptr_t at, size_t size) {
 }
 
 /* Stand for CUfunction handles. */
-static int reduce_fn, fill_fn, c_reduce_fn;
+static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn;
+
+static void launch_grid(const void* fn, void** params, cudaStream_t stream, unsigned gx,
+                        unsigned gy) {
+  cuLaunchKernel_params p = {(CUfunction)fn, gx, gy, 1, 128, 1, 1, 0, (CUstream)stream, params,
+                             NULL};
+  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
+  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
+}
+
+/* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
+ * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
+ * 3368 bytes, addresses[1][110] first, block_to_tensor[320] at 1760;
+ * ReduceOp<float, SumOps<float>, ...> here 544 bytes, dst[1] 48 bytes and
+ * noutputs 4 bytes from its end. The bytes not set stand for a stale stack. */
+enum { kCatMeta = 2720, kTensorList1 = 3368, kReduceOp = 544 };
+
+static void stale_cat(float* out, float* in0, float* in1, float* stale, unsigned inputs,
+                      cudaStream_t stream) {
+  static unsigned char meta[kCatMeta];
+  memset(meta, 0x11, sizeof meta);
+  memcpy(meta + 0, &in0, 8);
+  memcpy(meta + 8, &in1, 8);
+  memcpy(meta + 16, &stale, 8);
+  unsigned char sizes_strides[32] = {0};
+  int dim = 0;
+  unsigned trailing = 1;
+  void* params[] = {&out, meta, sizes_strides, &dim, &trailing};
+  launch_grid(&cat_fn, params, stream, 160, inputs);
+}
+
+static void stale_foreach(float* t0, float* stale, unsigned blocks, cudaStream_t stream) {
+  static unsigned char meta[kTensorList1];
+  memset(meta, 0x11, sizeof meta);
+  memcpy(meta + 0, &t0, 8);
+  memcpy(meta + 8, &stale, 8);
+  meta[1760] = 0;  /* block 0: tensor 0 */
+  meta[1761] = 1;  /* block 1: tensor 1 */
+  float alpha = 1.0f;
+  unsigned char functor = 0;
+  void* params[] = {meta, &functor, &alpha};
+  launch_grid(&foreach_fn, params, stream, blocks, 1);
+}
+
+static void stale_reduce(float* src, float* dst0, float* stale, int outputs, cudaStream_t stream) {
+  static unsigned char op[kReduceOp];
+  memset(op, 0x11, sizeof op);
+  memcpy(op + kReduceOp - 64, &src, 8);
+  memcpy(op + kReduceOp - 56, &dst0, 8);
+  memcpy(op + kReduceOp - 48, &stale, 8);
+  memset(op + kReduceOp - 40, 0, 24);  /* acc_buf, cta_buf, semaphores */
+  op[kReduceOp - 8] = 0;  /* accumulate */
+  op[kReduceOp - 7] = 1;  /* final_output */
+  memcpy(op + kReduceOp - 4, &outputs, 4);
+  void* params[] = {op};
+  launch_grid(&reduce_op_fn, params, stream, 1, 1);
+}
 
 static void launch(const void* fn, void** params, cudaStream_t stream) {
   cuLaunchKernel_params p = {(CUfunction)fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, params, NULL};
@@ -77,6 +145,26 @@ int main(int argc, char** argv) {
   fake_cuda_define(&reduce_fn, "_Z6reducePKfPfi", 3, pointer_int);
   fake_cuda_define(&fill_fn, "_Z4fillPfi", 2, pointer_int + 1);
   fake_cuda_define(&c_reduce_fn, "c_reduce", 3, pointer_int);
+  /* CatArrayBatchedCopy_vectorized<OpaqueType<4u>, unsigned, 1, 128, 1, 16,
+   * 4>(char*, CatArrInputTensorMetadata<...>, TensorSizeStride<unsigned,
+   * 4u>, int, unsigned) */
+  const size_t cat_sizes[] = {8, kCatMeta, 32, 4, 4};
+  fake_cuda_define(&cat_fn,
+                   "_ZN2at6native36_GLOBAL__N__57d2e45f_4_k_cu_05d7363a30CatArrayBatchedCopy_"
+                   "vectorizedINS1_10OpaqueTypeILj4EEEjLi1ELi128ELi1ELi16ELi4EEEvPcNS1_"
+                   "25CatArrInputTensorMetadataIT_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_",
+                   5, cat_sizes);
+  /* multi_tensor_apply_kernel<TensorListMetadata<1>, AddFunctor<float>, float> */
+  const size_t foreach_sizes[] = {kTensorList1, 1, 4};
+  fake_cuda_define(&foreach_fn,
+                   "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_"
+                   "18TensorListMetadataILi1EEENS1_10AddFunctorIfEEJfEEEvT_T0_DpT1_",
+                   3, foreach_sizes);
+  /* reduce_kernel<512, 1, ReduceOp<float, SumOps<float>, unsigned, float, 4, 4>> */
+  const size_t reduce_sizes[] = {kReduceOp};
+  fake_cuda_define(&reduce_op_fn,
+                   "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_6SumOpsIfEEjfLi4ELi4EEEEEvT1_",
+                   1, reduce_sizes);
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -98,6 +186,15 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "extern-c") == 0) {
     reduce(&c_reduce_fn, x, ya, a);
     upload(x, c);
+  } else if (strcmp(mode, "stale-cat") == 0 || strcmp(mode, "cat-reads-x") == 0) {
+    upload(x, a);
+    stale_cat(ya, yb, yb + 512, x, strcmp(mode, "stale-cat") == 0 ? 2 : 3, b);  /* cat-site */
+  } else if (strcmp(mode, "stale-foreach") == 0 || strcmp(mode, "foreach-reads-x") == 0) {
+    upload(x, a);
+    stale_foreach(ya, x, strcmp(mode, "stale-foreach") == 0 ? 1 : 2, b);
+  } else if (strcmp(mode, "stale-reduce") == 0 || strcmp(mode, "reduce-reads-x") == 0) {
+    upload(x, a);
+    stale_reduce(yb, ya, x, strcmp(mode, "stale-reduce") == 0 ? 1 : 2, b);
   } else if (strcmp(mode, "operator") == 0 || strcmp(mode, "operator-waits") == 0) {
     const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
     if (api == NULL || api->version < 2) {

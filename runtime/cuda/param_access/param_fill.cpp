@@ -1,0 +1,272 @@
+// Kernel parameters filled in part, from mangled names (param_fill.h).
+//
+// Each layout below is PyTorch's, written out from its declaration
+// (ATen/native/cuda/Shape.cu, MultiTensorApply.cuh, Reduce.cuh), and
+// accepted only where the size it computes is the parameter's size.
+#include "runtime/cuda/param_access/param_fill.h"
+
+#if XSC_HAVE_LLVM_DEMANGLE
+
+#include <charconv>
+#include <string_view>
+
+#include "runtime/cuda/param_access/demangled_params.h"
+
+namespace xsc::rt {
+namespace {
+
+namespace itd = demangled::itd;
+using demangled::Node;
+
+constexpr std::uint32_t align_up(std::uint32_t n, std::uint32_t a) { return (n + a - 1) / a * a; }
+
+// A class template's specialization: its base name, whether it is declared
+// in at::native (or a namespace inside it), and its template arguments.
+struct Specialization {
+  std::string_view name;
+  bool in_at_native = false;
+  itd::NodeArray args;
+};
+
+// The components of a qualified name, outermost first ("at", "native",
+// "(anonymous namespace)", "TensorListMetadata").
+void components(const Node* n, std::vector<std::string_view>* out, int depth = 0) {
+  n = demangled::resolved(n);
+  if (n == nullptr || depth > demangled::kMaxDepth) return;
+  if (n->getKind() == Node::KNestedName) {
+    static_cast<const itd::NestedName*>(n)->match([&](const Node* qual, const Node* name) {
+      components(qual, out, depth + 1);
+      components(name, out, depth + 1);
+    });
+    return;
+  }
+  out->push_back(n->getBaseName());
+}
+
+bool specialization(const Node* type, Specialization* out) {
+  unsigned quals = 0;
+  const Node* n = demangled::strip_qualifiers(type, &quals);
+  if (n == nullptr || n->getKind() != Node::KNameWithTemplateArgs) return false;
+  const Node* name = nullptr;
+  const Node* args = nullptr;
+  static_cast<const itd::NameWithTemplateArgs*>(n)->match(
+      [&](const Node* nm, const Node* ta) { name = nm, args = ta; });
+  args = demangled::resolved(args);
+  if (name == nullptr || args == nullptr || args->getKind() != Node::KTemplateArgs) return false;
+  std::vector<std::string_view> parts;
+  components(name, &parts);
+  if (parts.empty()) return false;
+  out->name = parts.back();
+  out->in_at_native = parts.size() >= 3 && parts[0] == "at" && parts[1] == "native";
+  static_cast<const itd::TemplateArgs*>(args)->match(
+      [&](itd::NodeArray params, const Node*) { out->args = params; });
+  return true;
+}
+
+// An integer template argument's value, when `n` is one.
+bool integer_arg(const Node* n, std::uint32_t* value) {
+  n = demangled::resolved(n);
+  if (n == nullptr || n->getKind() != Node::KIntegerLiteral) return false;
+  std::string_view digits;
+  static_cast<const itd::IntegerLiteral*>(n)->match(
+      [&](std::string_view, std::string_view v) { digits = v; });
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *value);
+  return ec == std::errc() && end == digits.data() + digits.size();
+}
+
+// Size and alignment of the scalar types these layouts are instantiated
+// with; 0 for any other.
+struct ScalarType {
+  std::uint32_t size = 0;
+  std::uint32_t align = 0;
+};
+ScalarType scalar_type(const Node* n) {
+  unsigned quals = 0;
+  n = demangled::strip_qualifiers(n, &quals);
+  if (n == nullptr) return {};
+  if (n->getKind() == Node::KNameType) {
+    const std::string_view name = n->getBaseName();
+    struct Builtin {
+      std::string_view name;
+      std::uint32_t size;
+    };
+    static constexpr Builtin kBuiltins[] = {
+        {"bool", 1},          {"char", 1},          {"signed char", 1},
+        {"unsigned char", 1}, {"short", 2},         {"unsigned short", 2},
+        {"int", 4},           {"unsigned int", 4},  {"float", 4},
+        {"long", 8},          {"unsigned long", 8}, {"long long", 8},
+        {"unsigned long long", 8}, {"double", 8},
+    };
+    for (const Builtin& b : kBuiltins)
+      if (b.name == name) return {b.size, b.size};
+    return {};
+  }
+  std::vector<std::string_view> parts;
+  Specialization s;
+  if (specialization(n, &s)) {
+    // c10::complex<float>, c10::complex<double>: two of the value type,
+    // aligned to their size (c10::complex is alignas(sizeof(T) * 2)).
+    if (s.name == "complex" && s.args.size() == 1) {
+      const ScalarType value = scalar_type(s.args[0]);
+      if (value.size == 4 || value.size == 8) return {2 * value.size, 2 * value.size};
+    }
+    return {};
+  }
+  components(n, &parts);
+  if (parts.size() == 2 && parts[0] == "c10" && (parts[1] == "Half" || parts[1] == "BFloat16"))
+    return {2, 2};
+  return {};
+}
+
+// CatArrInputTensorMetadata<T, IndexType, n, stride_size>:
+//   const T* input[n]; IndexType offset[n], dimSize[n], nElements[n];
+//   bool isContiguous[n];
+//   TensorSizeStride<IndexType, 4> tensorStride[stride_size];
+// (TensorSizeStride: IndexType tensorSize[4], tensorStride[4].)
+bool cat_inputs(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  std::uint32_t n = 0, strides = 0;
+  if (s.args.size() != 4 || !integer_arg(s.args[2], &n) || !integer_arg(s.args[3], &strides) ||
+      n == 0 || n > 4096 || strides > 4096)
+    return false;
+  const ScalarType index = scalar_type(s.args[1]);
+  if (index.size != 4 && index.size != 8) return false;
+  std::uint32_t at = 8 * n + 3 * n * index.size + n;
+  at = align_up(at, index.size) + strides * 8 * index.size;
+  if (align_up(at, 8) != size) return false;
+  fill->kind = ParamFill::Kind::kGridYEntries;
+  fill->tables = 1;
+  fill->table_at[0] = 0;
+  fill->table_capacity[0] = n;
+  return true;
+}
+
+// MultiTensorApply.cuh's tables: depth_to_max_tensors,
+// depth_to_max_tensors_scalarlist (and its complex<double> variant for
+// depths 1 and 2), depth_to_max_blocks.
+constexpr std::uint32_t kMaxTensors[5] = {110, 64, 48, 36, 30};
+constexpr std::uint32_t kMaxTensorsScalarList[5] = {96, 64, 48, 36, 30};
+constexpr std::uint32_t kMaxTensorsComplexDoubleScalarList[2] = {72, 60};
+constexpr std::uint32_t kMaxBlocks = 320;
+
+// TensorListMetadata<n>:
+//   const void* addresses[n][M]; int64_t numel_for_tensor[M];
+//   unsigned char block_to_tensor[320]; int block_to_chunk[320];
+//   int start_tensor_this_launch;
+// FusedOptimizerTensorListMetadata<n> has
+//   const void* state_steps_addresses[M_scalarlist] after numel_for_tensor;
+// TensorListScalarListMetadata<S, n> has M_scalarlist tensors, S
+//   scalar_vals[M] after numel_for_tensor, and no start_tensor_this_launch.
+bool tensor_lists(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  const bool scalars = s.name == "TensorListScalarListMetadata";
+  const bool fused = s.name == "FusedOptimizerTensorListMetadata";
+  std::uint32_t n = 0;
+  if (s.args.size() != (scalars ? 2u : 1u) || !integer_arg(s.args[scalars ? 1 : 0], &n) || n < 1 ||
+      n > 5)
+    return false;
+  ScalarType scalar{};
+  std::uint32_t tensors = kMaxTensors[n - 1];
+  if (scalars) {
+    scalar = scalar_type(s.args[0]);
+    if (scalar.size == 0) return false;
+    tensors = scalar.size == 16 && n <= 2 ? kMaxTensorsComplexDoubleScalarList[n - 1]
+                                          : kMaxTensorsScalarList[n - 1];
+  }
+  std::uint32_t at = 8 * n * tensors + 8 * tensors;  // addresses, numel_for_tensor
+  fill->tables = 0;
+  for (std::uint32_t d = 0; d < n; ++d) {
+    fill->table_at[fill->tables] = 8 * d * tensors;
+    fill->table_capacity[fill->tables++] = tensors;
+  }
+  if (fused) {
+    fill->table_at[fill->tables] = at;
+    fill->table_capacity[fill->tables++] = kMaxTensorsScalarList[n - 1];
+    at += 8 * kMaxTensorsScalarList[n - 1];
+  }
+  if (scalars) at = align_up(at, scalar.align) + tensors * scalar.size;
+  const std::uint32_t block_to_tensor = at;
+  at = align_up(at + kMaxBlocks, 4) + 4 * kMaxBlocks;
+  if (!scalars) at += 4;
+  if (align_up(at, scalars && scalar.align > 8 ? scalar.align : 8) != size) return false;
+  fill->kind = ParamFill::Kind::kBlockTensors;
+  fill->count_at = block_to_tensor;
+  fill->count_capacity = kMaxBlocks;
+  return true;
+}
+
+// ReduceOp<scalar_t, ops_t, ...> ends with
+//   const void* src; const char* dst[2]; void* acc_buf; void* cta_buf;
+//   int* semaphores; int64_t base_idx; bool accumulate; bool final_output;
+//   int noutputs;
+// and its constructor sets dst[1] only for a second output. Read from the
+// end, which holds while the struct's alignment is 8: a complex<double>
+// (alignas 16) anywhere in its arguments could pad the tail, so those keep
+// every word.
+bool mentions_16_byte_alignment(const itd::NodeArray& args, int depth = 0) {
+  if (depth > 8) return true;
+  for (const Node* arg : args) {
+    if (scalar_type(arg).align > 8) return true;
+    Specialization inner;
+    if (specialization(arg, &inner) && mentions_16_byte_alignment(inner.args, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+bool reduce_outputs(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  if (s.args.size() < 3 || size < 64 || size % 8 != 0 || mentions_16_byte_alignment(s.args))
+    return false;
+  fill->kind = ParamFill::Kind::kSecondOutput;
+  fill->count_at = size - 4;
+  fill->skip_at = size - 48;
+  return true;
+}
+
+bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
+  Specialization s;
+  if (type == nullptr || !specialization(type, &s) || !s.in_at_native) return false;
+  fill->size = size;
+  if (s.name == "CatArrInputTensorMetadata") return cat_inputs(s, size, fill);
+  if (s.name == "TensorListMetadata" || s.name == "TensorListScalarListMetadata" ||
+      s.name == "FusedOptimizerTensorListMetadata")
+    return tensor_lists(s, size, fill);
+  if (s.name == "ReduceOp") return reduce_outputs(s, size, fill);
+  return false;
+}
+
+}  // namespace
+
+bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
+                        std::size_t count, std::vector<ParamFill>* out) {
+  out->clear();
+  if (!demangled::mangled_function_name(mangled_name)) return false;
+  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
+  std::vector<demangled::Param> params;
+  if (!demangled::function_params(parser, &params) || params.size() != count) return false;
+  std::vector<ParamFill> fills(count);
+  bool any = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    ParamFill fill;
+    if (recognize(params[i].type, sizes[i], &fill)) {
+      fills[i] = fill;
+      any = true;
+    }
+  }
+  if (any) *out = std::move(fills);
+  return any;
+}
+
+}  // namespace xsc::rt
+
+#else  // !XSC_HAVE_LLVM_DEMANGLE
+
+namespace xsc::rt {
+
+bool kernel_param_fills(std::string_view, const std::uint32_t*, std::size_t,
+                        std::vector<ParamFill>* out) {
+  out->clear();
+  return false;
+}
+
+}  // namespace xsc::rt
+
+#endif

@@ -1,0 +1,115 @@
+// Kernel parameters filled only in part.
+//
+// Some kernels take a struct by value holding a fixed-size table of
+// pointers of which each launch fills only the first entries; the rest keep
+// whatever the host's stack held there, often a pointer an earlier call
+// left, into memory that is still live. PyTorch's are:
+//   - cat (CatArrInputTensorMetadata<T, IndexType, n, stride_size>): the
+//     kernel reads input[blockIdx.y], so entries [0, gridDim.y);
+//   - foreach and fused-optimizer kernels (TensorListMetadata<n>,
+//     TensorListScalarListMetadata<S, n>, FusedOptimizerTensorListMetadata<n>):
+//     block b works on tensor block_to_tensor[b], numbered from 0 up, so the
+//     entries up to the last block's tensor;
+//   - reductions (ReduceOp): dst[1] only when noutputs is 2.
+// A stale word taken for a use would be reported against whatever another
+// stream does with that memory: a race the program does not have. For these
+// parameters a launch's scan reads only the entries the launch filled.
+//
+// Pure: the layouts come from the mangled name's template arguments
+// (LLVM's Itanium demangler) and are checked against the parameter's size
+// as cuFuncGetParamInfo gives it; a name or a size that does not match
+// (another PyTorch's layout) leaves the whole parameter scanned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace xsc::rt {
+
+// A launch's grid, as the launch call gives it; x == 0 when unknown.
+struct LaunchGrid {
+  std::uint32_t x = 0, y = 0, z = 0;
+};
+
+// Which 8-byte words of one parameter a scan reads.
+struct ParamFill {
+  enum class Kind : std::uint8_t {
+    kWhole,         // every word
+    kGridYEntries,  // table entries [0, grid.y)
+    kBlockTensors,  // table entries [0, block_to_tensor[grid.x - 1] + 1),
+                    // block_to_tensor being the bytes at `count_at`
+    kSecondOutput,  // every word but the one at `skip_at`, unless the int
+                    // at `count_at` (ReduceOp::noutputs) is 2
+  };
+  static constexpr std::size_t kMaxTables = 6;
+  Kind kind = Kind::kWhole;
+  std::uint8_t tables = 0;
+  std::uint32_t table_at[kMaxTables] = {};        // byte offset of each table of pointers
+  std::uint32_t table_capacity[kMaxTables] = {};  // its entries
+  std::uint32_t count_at = 0;
+  std::uint32_t count_capacity = 0;  // kBlockTensors: entries of block_to_tensor
+  std::uint32_t skip_at = 0;
+  std::uint32_t size = 0;  // the parameter's size the layout was checked against
+};
+
+// Per declared parameter (packs expanded), given each one's size in
+// `sizes` (cuFuncGetParamInfo's order): kWhole for all but the recognized
+// ones. False (and `out` empty) when no parameter is filled in part, the
+// name does not parse, or its parameter count is not `count`.
+bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
+                        std::size_t count, std::vector<ParamFill>* out);
+
+// The number of table entries a launch filled.
+inline std::uint32_t filled_entries(const ParamFill& fill, const unsigned char* param,
+                                    const LaunchGrid& grid, std::uint32_t capacity) {
+  std::uint32_t count = capacity;
+  if (fill.kind == ParamFill::Kind::kGridYEntries) {
+    if (grid.x != 0 && grid.y < capacity) count = grid.y;
+  } else if (fill.kind == ParamFill::Kind::kBlockTensors) {
+    // A launch of the layout has at most as many blocks as block_to_tensor
+    // has entries; a grid past it says the bytes are not that layout.
+    if (grid.x != 0 && grid.x <= fill.count_capacity)
+      count = std::uint32_t{param[fill.count_at + grid.x - 1]} + 1;
+    if (count > capacity) count = capacity;
+  }
+  return count;
+}
+
+// Calls visit(at) for each byte offset `at` of `param` (`size` bytes, the
+// parameter's bytes) whose word a scan reads; `first` is the first offset
+// of the kWhole walk (the parameter's start may not be 8-byte aligned in
+// the argument buffer).
+template <class Visit>
+void for_each_scanned_word(const ParamFill* fill, const unsigned char* param, std::uint32_t size,
+                           std::uint32_t first, const LaunchGrid& grid, Visit&& visit) {
+  if (fill == nullptr || fill->kind == ParamFill::Kind::kWhole || fill->size != size ||
+      first != 0) {
+    for (std::uint32_t at = first; at + 8 <= size; at += 8) visit(at);
+    return;
+  }
+  if (fill->kind == ParamFill::Kind::kSecondOutput) {
+    // ReduceOp's tail: ..., int64_t base_idx; bool accumulate; bool
+    // final_output; int noutputs. Bools that are not 0 or 1, or a count
+    // other than 1 or 2, say the bytes are not that layout: all words.
+    std::int32_t outputs = 0;
+    std::memcpy(&outputs, param + fill->count_at, sizeof outputs);
+    const unsigned char accumulate = param[fill->count_at - 4];
+    const unsigned char final_output = param[fill->count_at - 3];
+    const bool one_output = outputs == 1 && accumulate <= 1 && final_output <= 1;
+    for (std::uint32_t at = 0; at + 8 <= size; at += 8)
+      if (!(one_output && at == fill->skip_at)) visit(at);
+    return;
+  }
+  for (std::size_t t = 0; t < fill->tables; ++t) {
+    const std::uint32_t count = filled_entries(*fill, param, grid, fill->table_capacity[t]);
+    for (std::uint32_t e = 0; e < count; ++e) {
+      const std::uint32_t at = fill->table_at[t] + 8 * e;
+      if (at + 8 <= size) visit(at);
+    }
+  }
+}
+
+}  // namespace xsc::rt

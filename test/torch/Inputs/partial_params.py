@@ -1,0 +1,75 @@
+"""PyTorch kernels whose by-value parameters hold tables of pointers filled
+only in part: cat (CatArrInputTensorMetadata), a foreach kernel
+(TensorListMetadata) and a reduction (ReduceOp's dst[1]).
+
+    python3 partial_params.py MODE
+
+First the same calls run with x among their tensors, so that the host's
+stack under the next calls may still hold x's address in the tables'
+unfilled entries. Then x is overwritten by a copy on a side stream, and on
+another stream that never waits for it:
+    stale    cat, foreach add and sum of a and b only: x is no input (no
+             finding, however stale the tables are)
+    cat      cat of a and x: x is an input, read before the copy lands
+    foreach  foreach add on a and x
+    sum      the sum of x
+Prints "done" and exits 0.
+"""
+import sys
+
+import torch
+
+MODES = ("stale", "cat", "foreach", "sum")
+
+
+def cat_of(tensors):
+    return torch.cat(tensors)
+
+
+def foreach_add(tensors):
+    torch._foreach_add_(tensors, 1.0)
+
+
+def total(t):
+    return t.sum()
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] not in MODES:
+        print(f"usage: partial_params.py {{{'|'.join(MODES)}}}", file=sys.stderr)
+        return 2
+    mode = argv[1]
+    device = torch.device("cuda")
+    side = torch.cuda.Stream()
+    other = torch.cuda.Stream()
+    a = torch.ones(4096, device=device)
+    b = torch.ones(4096, device=device)
+    x = torch.ones(4096, device=device)
+    source = torch.full((4096,), 2.0, device=device)
+    for _ in range(3):
+        cat_of([a, b, x])
+        foreach_add([a, b, x])
+        total(torch.stack([a, x]))
+    torch.cuda.synchronize()
+    joined = summed = None
+    with torch.cuda.stream(side):
+        x.copy_(source)  # xsc: overwrite
+    with torch.cuda.stream(other):
+        if mode == "stale":
+            joined = cat_of([a, b])
+            foreach_add([a, b])
+            summed = total(a)
+        elif mode == "cat":
+            joined = cat_of([a, x])  # xsc: cat
+        elif mode == "foreach":
+            foreach_add([a, x])  # xsc: foreach
+        else:
+            summed = total(x)  # xsc: sum
+    torch.cuda.synchronize()
+    del joined, summed
+    print("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,321 @@
+// Parameters filled in part (param_fill.h): PyTorch's by-value tables of
+// pointers, of which a launch fills only the first entries. The mangled
+// names are the host compiler's for kernels declared as PyTorch declares
+// them (nvcc gives device kernels the same names, but for the anonymous
+// namespace's, which one test spells nvcc's way); the structs below lay
+// their members out as PyTorch's do, so that the sizes the layouts compute
+// are checked against the compiler's.
+#include "runtime/cuda/param_access/param_fill.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/param_access/param_access.h"
+#include "runtime/cuda/param_scan.h"
+
+namespace xsc::rt {
+namespace {
+
+// at::native::(anonymous)::CatArrInputTensorMetadata<T, unsigned, 128, 1>
+struct CatMeta128 {
+  const void* input[128];
+  unsigned offset[128], dim_size[128], elements[128];
+  bool contiguous[128];
+  unsigned size_stride[1][8];
+};
+// ... <float, unsigned, 64, 64>
+struct CatMeta64 {
+  const void* input[64];
+  unsigned offset[64], dim_size[64], elements[64];
+  bool contiguous[64];
+  unsigned size_stride[64][8];
+};
+// TensorListMetadata<4>
+struct TensorList4 {
+  const void* addresses[4][36];
+  std::int64_t numel[36];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+  int start_tensor;
+};
+// FusedOptimizerTensorListMetadata<4>
+struct FusedList4 {
+  const void* addresses[4][36];
+  std::int64_t numel[36];
+  const void* state_steps[36];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+  int start_tensor;
+};
+// TensorListScalarListMetadata<float, 1>
+struct ScalarList1 {
+  const void* addresses[1][96];
+  std::int64_t numel[96];
+  float scalars[96];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+};
+// TensorListScalarListMetadata<c10::complex<double>, 2>
+struct alignas(16) ComplexDouble {
+  double re, im;
+};
+struct ComplexScalarList2 {
+  const void* addresses[2][60];
+  std::int64_t numel[60];
+  ComplexDouble scalars[60];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+};
+// ReduceOp<float, SumOps<float>, unsigned, float, 4, 4>'s tail, after an
+// ops_t, ident, config and two offset calculators.
+struct ReduceOpFloat {
+  float ops, ident;
+  char config_and_calculators[464];
+  const void* src;
+  const char* dst[2];
+  void* acc_buf;
+  void* cta_buf;
+  int* semaphores;
+  std::int64_t base_idx;
+  bool accumulate, final_output;
+  int noutputs;
+};
+
+// CatArrayBatchedCopy_vectorized<OpaqueType<4u>, unsigned, 1, 128, 1, 16,
+// 4>(char*, CatArrInputTensorMetadata<...>, TensorSizeStride<unsigned, 4u>,
+// int, unsigned)
+const char* const kCatVectorized =
+    "_ZN2at6native12_GLOBAL__N_130CatArrayBatchedCopy_vectorizedINS1_10OpaqueTypeILj4EEEjLi1ELi128E"
+    "Li1ELi16ELi4EEEvPcNS1_25CatArrInputTensorMetadataIT_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_"
+    "Lj4EEEiS8_";
+// The same in nvcc's spelling of the anonymous namespace.
+const char* const kCatVectorizedNvcc =
+    "_ZN2at6native36_GLOBAL__N__57d2e45f_4_k_cu_05d7363a30CatArrayBatchedCopy_vectorizedINS1_"
+    "10OpaqueTypeILj4EEEjLi1ELi128ELi1ELi16ELi4EEEvPcNS1_25CatArrInputTensorMetadataIT_T0_XT2_"
+    "EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_";
+// CatArrayBatchedCopy<float, unsigned, 2, 64, 64>(float*, ...)
+const char* const kCatStrided =
+    "_ZN2at6native12_GLOBAL__N_119CatArrayBatchedCopyIfjLi2ELi64ELi64EEEvPT_NS1_"
+    "25CatArrInputTensorMetadataIS3_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS6_Lj4EEEiS6_";
+// multi_tensor_apply_kernel<TensorListMetadata<4>, AddFunctor<float>, float,
+// double>(T, U, ArgTypes...)
+const char* const kForeach4 =
+    "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi4EEENS1_"
+    "10AddFunctorIfEEJfdEEEvT_T0_DpT1_";
+const char* const kFused4 =
+    "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_32FusedOptimizerTensorListMetadata"
+    "ILi4EEENS1_10AddFunctorIfEEJddEEEvT_T0_DpT1_";
+const char* const kScalarList1 =
+    "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_28TensorListScalarListMetadataIfLi1"
+    "EEENS1_10AddFunctorIfEEJEEEvT_T0_DpT1_";
+const char* const kComplexScalarList2 =
+    "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_28TensorListScalarListMetadataIN3c10"
+    "7complexIdEELi2EEENS1_10AddFunctorIfEEJEEEvT_T0_DpT1_";
+// reduce_kernel<512, 1, ReduceOp<float, SumOps<float>, unsigned, float, 4, 4>>(R)
+const char* const kReduceFloat =
+    "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_6SumOpsIfEEjfLi4ELi4EEEEEvT1_";
+// ... over c10::complex<double>: the tail may be padded, so no rule.
+const char* const kReduceComplexDouble =
+    "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIN3c107complexIdEENS0_6SumOpsIS5_EEjS5_Li4"
+    "ELi4EEEEEvT1_";
+
+class ParamFillTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kernel_param_access_available())
+      GTEST_SKIP() << "built without LLVM's demangler (llvm-22-dev)";
+  }
+};
+
+std::vector<ParamFill> fills_of(const char* name, std::vector<std::uint32_t> sizes) {
+  std::vector<ParamFill> out;
+  EXPECT_TRUE(kernel_param_fills(name, sizes.data(), sizes.size(), &out)) << name;
+  return out;
+}
+
+// The byte offsets a scan of `param` reads.
+template <class T>
+std::vector<std::uint32_t> scanned(const ParamFill& fill, const T& param, LaunchGrid grid) {
+  std::vector<std::uint32_t> at;
+  for_each_scanned_word(&fill, reinterpret_cast<const unsigned char*>(&param), sizeof param, 0,
+                        grid, [&](std::uint32_t a) { at.push_back(a); });
+  return at;
+}
+
+std::uint32_t u32(std::size_t n) { return static_cast<std::uint32_t>(n); }
+
+TEST_F(ParamFillTest, CatReadsTheEntriesOfItsGridsY) {
+  const std::vector<ParamFill> fills = fills_of(kCatVectorized, {8, u32(sizeof(CatMeta128)), 32, 4, 4});
+  ASSERT_EQ(fills.size(), 5u);
+  EXPECT_EQ(fills[0].kind, ParamFill::Kind::kWhole);
+  ASSERT_EQ(fills[1].kind, ParamFill::Kind::kGridYEntries);
+  EXPECT_EQ(fills[2].kind, ParamFill::Kind::kWhole);
+
+  CatMeta128 meta;
+  std::memset(&meta, 0x5a, sizeof meta);  // the stale stack a launch leaves
+  EXPECT_EQ(scanned(fills[1], meta, {160, 2, 1}), (std::vector<std::uint32_t>{0, 8}));
+  EXPECT_EQ(scanned(fills[1], meta, {160, 1, 1}), (std::vector<std::uint32_t>{0}));
+  // Without a grid, or with one past the table: the whole table.
+  EXPECT_EQ(scanned(fills[1], meta, {}).size(), 128u);
+  EXPECT_EQ(scanned(fills[1], meta, {160, 300, 1}).size(), 128u);
+}
+
+TEST_F(ParamFillTest, NvccsAnonymousNamespaceAndTheStridedKernel) {
+  EXPECT_EQ(fills_of(kCatVectorizedNvcc, {8, u32(sizeof(CatMeta128)), 32, 4, 4})[1].kind,
+            ParamFill::Kind::kGridYEntries);
+  const std::vector<ParamFill> fills = fills_of(kCatStrided, {8, u32(sizeof(CatMeta64)), 32, 4, 4});
+  ASSERT_EQ(fills[1].kind, ParamFill::Kind::kGridYEntries);
+  EXPECT_EQ(fills[1].table_capacity[0], 64u);
+}
+
+TEST_F(ParamFillTest, ALayoutOfAnotherSizeIsScannedWhole) {
+  std::vector<ParamFill> out;
+  const std::uint32_t sizes[] = {8, u32(sizeof(CatMeta128)) + 8, 32, 4, 4};
+  EXPECT_FALSE(kernel_param_fills(kCatVectorized, sizes, 5, &out));
+  EXPECT_TRUE(out.empty());
+  const std::uint32_t list_sizes[] = {u32(sizeof(TensorList4)) - 8, 1, 4, 8};
+  EXPECT_FALSE(kernel_param_fills(kForeach4, list_sizes, 4, &out));
+  // A parameter count other than the layout's.
+  EXPECT_FALSE(kernel_param_fills(kCatVectorized, sizes, 4, &out));
+}
+
+TEST_F(ParamFillTest, ForeachReadsTheTensorsItsBlocksName) {
+  const std::vector<ParamFill> fills = fills_of(kForeach4, {u32(sizeof(TensorList4)), 1, 4, 8});
+  ASSERT_EQ(fills.size(), 4u);
+  ASSERT_EQ(fills[0].kind, ParamFill::Kind::kBlockTensors);
+  EXPECT_EQ(fills[1].kind, ParamFill::Kind::kWhole);
+
+  TensorList4 meta;
+  std::memset(&meta, 0x5a, sizeof meta);
+  // Three tensors, the second of three chunks: five blocks.
+  const unsigned char blocks[] = {0, 1, 1, 1, 2};
+  std::memcpy(meta.block_to_tensor, blocks, sizeof blocks);
+  std::set<std::uint32_t> expect;
+  for (std::uint32_t d = 0; d < 4; ++d)
+    for (std::uint32_t t = 0; t < 3; ++t)
+      expect.insert(u32(reinterpret_cast<const char*>(&meta.addresses[d][t]) -
+                        reinterpret_cast<const char*>(&meta)));
+  const std::vector<std::uint32_t> at = scanned(fills[0], meta, {5, 1, 1});
+  EXPECT_EQ(std::set<std::uint32_t>(at.begin(), at.end()), expect);
+  EXPECT_EQ(at.size(), 12u);
+  // The grid says how many blocks: with two, only the first two tensors.
+  EXPECT_EQ(scanned(fills[0], meta, {2, 1, 1}).size(), 8u);
+  // No grid, or more blocks than the table has: every entry.
+  EXPECT_EQ(scanned(fills[0], meta, {}).size(), 4u * 36);
+  EXPECT_EQ(scanned(fills[0], meta, {321, 1, 1}).size(), 4u * 36);
+  // A tensor number past the table (not this layout after all): every entry.
+  meta.block_to_tensor[4] = 200;
+  EXPECT_EQ(scanned(fills[0], meta, {5, 1, 1}).size(), 4u * 36);
+}
+
+TEST_F(ParamFillTest, FusedOptimizerAlsoReadsItsStateSteps) {
+  const std::vector<ParamFill> fills = fills_of(kFused4, {u32(sizeof(FusedList4)), 1, 8, 8});
+  ASSERT_EQ(fills[0].kind, ParamFill::Kind::kBlockTensors);
+  FusedList4 meta;
+  std::memset(&meta, 0x5a, sizeof meta);
+  meta.block_to_tensor[0] = 0;
+  meta.block_to_tensor[1] = 1;
+  const std::vector<std::uint32_t> at = scanned(fills[0], meta, {2, 1, 1});
+  EXPECT_EQ(at.size(), 4u * 2 + 2);
+  const auto steps = u32(reinterpret_cast<const char*>(&meta.state_steps[1]) -
+                         reinterpret_cast<const char*>(&meta));
+  EXPECT_NE(std::find(at.begin(), at.end(), steps), at.end());
+}
+
+TEST_F(ParamFillTest, ScalarListLayouts) {
+  const std::vector<ParamFill> floats = fills_of(kScalarList1, {u32(sizeof(ScalarList1)), 1});
+  ASSERT_EQ(floats[0].kind, ParamFill::Kind::kBlockTensors);
+  EXPECT_EQ(floats[0].count_at, offsetof(ScalarList1, block_to_tensor));
+  const std::vector<ParamFill> complex =
+      fills_of(kComplexScalarList2, {u32(sizeof(ComplexScalarList2)), 1});
+  ASSERT_EQ(complex[0].kind, ParamFill::Kind::kBlockTensors);
+  EXPECT_EQ(complex[0].count_at, offsetof(ComplexScalarList2, block_to_tensor));
+  EXPECT_EQ(complex[0].table_capacity[0], 60u);
+}
+
+TEST_F(ParamFillTest, ReductionsSkipASecondOutputTheyDoNotHave) {
+  const std::vector<ParamFill> fills = fills_of(kReduceFloat, {u32(sizeof(ReduceOpFloat))});
+  ASSERT_EQ(fills[0].kind, ParamFill::Kind::kSecondOutput);
+  EXPECT_EQ(fills[0].skip_at, offsetof(ReduceOpFloat, dst) + 8);
+  EXPECT_EQ(fills[0].count_at, offsetof(ReduceOpFloat, noutputs));
+  ReduceOpFloat op;
+  std::memset(&op, 0x5a, sizeof op);
+  op.accumulate = false;
+  op.final_output = true;
+  op.noutputs = 1;
+  const std::uint32_t dst1 = u32(offsetof(ReduceOpFloat, dst) + 8);
+  std::vector<std::uint32_t> at = scanned(fills[0], op, {});
+  EXPECT_EQ(at.size(), sizeof op / 8 - 1);
+  EXPECT_EQ(std::find(at.begin(), at.end(), dst1), at.end());
+  op.noutputs = 2;
+  at = scanned(fills[0], op, {});
+  EXPECT_NE(std::find(at.begin(), at.end(), dst1), at.end());
+  // Bytes that are not this tail's: every word.
+  op.noutputs = 1;
+  std::memset(&op.accumulate, 7, 1);
+  EXPECT_EQ(scanned(fills[0], op, {}).size(), sizeof op / 8);
+
+  std::vector<ParamFill> out;
+  const std::uint32_t size = sizeof(ReduceOpFloat);
+  EXPECT_FALSE(kernel_param_fills(kReduceComplexDouble, &size, 1, &out));
+}
+
+TEST_F(ParamFillTest, OnlyPyTorchsTypes) {
+  std::vector<ParamFill> out;
+  // The same names outside at::native are someone else's.
+  const std::uint32_t sizes[] = {u32(sizeof(TensorList4)), 1, 4, 8};
+  EXPECT_FALSE(kernel_param_fills(
+      "_ZN2my12_GLOBAL__N_125multi_tensor_apply_kernelINS0_18TensorListMetadataILi4EEENS0_"
+      "10AddFunctorIfEEJfdEEEvT_T0_DpT1_",
+      sizes, 4, &out));
+  const std::uint32_t one[] = {8, 8, 4};
+  EXPECT_FALSE(kernel_param_fills("_Z6reducePKfPfi", one, 3, &out));
+  EXPECT_FALSE(kernel_param_fills("c_kernel", one, 0, &out));
+  EXPECT_TRUE(out.empty());
+}
+
+TEST_F(ParamFillTest, TheScanOfALaunchSkipsStaleEntries) {
+  // The cat kernel's arguments as a launch passes them: output, metadata
+  // with two inputs filled and a stale pointer in the third entry.
+  const std::vector<ParamFill> fills = fills_of(kCatVectorized, {8, u32(sizeof(CatMeta128)), 32, 4, 4});
+  std::uint64_t output = 0x7f0000010000;
+  CatMeta128 meta;
+  std::memset(&meta, 0, sizeof meta);
+  meta.input[0] = reinterpret_cast<const void*>(0x7f0000020000);
+  meta.input[1] = reinterpret_cast<const void*>(0x7f0000030000);
+  meta.input[2] = reinterpret_cast<const void*>(0x7f0000040000);  // stale
+  unsigned char os[32] = {};
+  int dim = 0;
+  unsigned trailing = 1;
+  void* params[] = {&output, &meta, os, &dim, &trailing};
+  const ParamSlot slots[] = {{0, 8}, {8, u32(sizeof meta)}, {8 + u32(sizeof meta), 32},
+                             {40 + u32(sizeof meta), 4}, {44 + u32(sizeof meta), 4}};
+  std::vector<std::uint64_t> seen;
+  scan_kernel_params_indexed(
+      params, slots, 5, AddressWindow(0, kAnyAddressHigh),
+      [&](std::uint64_t w, std::size_t) { seen.push_back(w); }, fills.data(), LaunchGrid{160, 2, 1});
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000010000, 0x7f0000020000, 0x7f0000030000}));
+
+  // The same arguments packed into one buffer (cuLaunchKernel's `extra`).
+  std::vector<unsigned char> buffer(48 + sizeof meta);
+  std::memcpy(buffer.data(), &output, 8);
+  std::memcpy(buffer.data() + 8, &meta, sizeof meta);
+  seen.clear();
+  scan_packed_buffer_indexed(
+      buffer.data(), buffer.size(), slots, 5, AddressWindow(0, kAnyAddressHigh),
+      [&](std::uint64_t w, std::size_t) { seen.push_back(w); }, fills.data(), LaunchGrid{160, 2, 1});
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000010000, 0x7f0000020000, 0x7f0000030000}));
+  // Without the fills, the stale entry is taken too.
+  seen.clear();
+  scan_kernel_params_indexed(params, slots, 5, AddressWindow(0, kAnyAddressHigh),
+                             [&](std::uint64_t w, std::size_t) { seen.push_back(w); });
+  EXPECT_EQ(seen.size(), 4u);
+}
+
+}  // namespace
+}  // namespace xsc::rt
