@@ -124,6 +124,14 @@ const char* const kReduceComplexDouble =
     "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIN3c107complexIdEENS0_6SumOpsIS5_EEjS5_Li4"
     "ELi4EEEEEvT1_";
 
+// lpnorm_cleanup<float, NormType::L2, float>(out_t*, const out_opmath_t*,
+// const out_opmath_t*, TensorListAddresses, int, bool, bool), the last
+// kernel of _foreach_norm; TensorListAddresses holds 3200 pointers in
+// CUDA 13 builds.
+const char* const kNormCleanup =
+    "_ZN2at6native12_GLOBAL__N_114lpnorm_cleanupIfLNS0_8NormTypeE1EffEEvPT1_PKT2_S8_NS0_"
+    "19TensorListAddressesEibb";
+
 class ParamFillTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -236,6 +244,21 @@ TEST_F(ParamFillTest, ScalarListLayouts) {
   ASSERT_EQ(complex[0].kind, ParamFill::Kind::kBlockTensors);
   EXPECT_EQ(complex[0].count_at, offsetof(ComplexScalarList2, block_to_tensor));
   EXPECT_EQ(complex[0].table_capacity[0], 60u);
+}
+
+TEST_F(ParamFillTest, NormCleanupWritesTheEntriesOfItsGridsX) {
+  struct Addresses {
+    const void* addresses[3200];
+  };
+  const std::vector<ParamFill> fills =
+      fills_of(kNormCleanup, {8, 8, 8, u32(sizeof(Addresses)), 4, 1, 1});
+  ASSERT_EQ(fills.size(), 7u);
+  ASSERT_EQ(fills[3].kind, ParamFill::Kind::kGridXEntries);
+  EXPECT_EQ(fills[0].kind, ParamFill::Kind::kWhole);
+  static Addresses addresses;
+  std::memset(&addresses, 0x5a, sizeof addresses);
+  EXPECT_EQ(scanned(fills[3], addresses, {3, 1, 1}), (std::vector<std::uint32_t>{0, 8, 16}));
+  EXPECT_EQ(scanned(fills[3], addresses, {}).size(), 3200u);
 }
 
 TEST_F(ParamFillTest, ReductionsSkipASecondOutputTheyDoNotHave) {

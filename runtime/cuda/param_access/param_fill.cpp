@@ -43,23 +43,31 @@ void components(const Node* n, std::vector<std::string_view>* out, int depth = 0
   out->push_back(n->getBaseName());
 }
 
+// A class named by `type`: a template's specialization (with its
+// arguments) or a plain class (none).
 bool specialization(const Node* type, Specialization* out) {
   unsigned quals = 0;
   const Node* n = demangled::strip_qualifiers(type, &quals);
-  if (n == nullptr || n->getKind() != Node::KNameWithTemplateArgs) return false;
-  const Node* name = nullptr;
+  if (n == nullptr) return false;
+  const Node* name = n;
   const Node* args = nullptr;
-  static_cast<const itd::NameWithTemplateArgs*>(n)->match(
-      [&](const Node* nm, const Node* ta) { name = nm, args = ta; });
-  args = demangled::resolved(args);
-  if (name == nullptr || args == nullptr || args->getKind() != Node::KTemplateArgs) return false;
+  if (n->getKind() == Node::KNameWithTemplateArgs) {
+    static_cast<const itd::NameWithTemplateArgs*>(n)->match(
+        [&](const Node* nm, const Node* ta) { name = nm, args = ta; });
+    args = demangled::resolved(args);
+    if (name == nullptr || args == nullptr || args->getKind() != Node::KTemplateArgs) return false;
+  } else if (n->getKind() != Node::KNestedName) {
+    return false;
+  }
   std::vector<std::string_view> parts;
   components(name, &parts);
   if (parts.empty()) return false;
   out->name = parts.back();
   out->in_at_native = parts.size() >= 3 && parts[0] == "at" && parts[1] == "native";
-  static_cast<const itd::TemplateArgs*>(args)->match(
-      [&](itd::NodeArray params, const Node*) { out->args = params; });
+  out->args = itd::NodeArray();
+  if (args != nullptr)
+    static_cast<const itd::TemplateArgs*>(args)->match(
+        [&](itd::NodeArray params, const Node*) { out->args = params; });
   return true;
 }
 
@@ -101,17 +109,17 @@ ScalarType scalar_type(const Node* n) {
       if (b.name == name) return {b.size, b.size};
     return {};
   }
-  std::vector<std::string_view> parts;
-  Specialization s;
-  if (specialization(n, &s)) {
+  if (n->getKind() == Node::KNameWithTemplateArgs) {
     // c10::complex<float>, c10::complex<double>: two of the value type,
     // aligned to their size (c10::complex is alignas(sizeof(T) * 2)).
-    if (s.name == "complex" && s.args.size() == 1) {
+    Specialization s;
+    if (specialization(n, &s) && s.name == "complex" && s.args.size() == 1) {
       const ScalarType value = scalar_type(s.args[0]);
       if (value.size == 4 || value.size == 8) return {2 * value.size, 2 * value.size};
     }
     return {};
   }
+  std::vector<std::string_view> parts;
   components(n, &parts);
   if (parts.size() == 2 && parts[0] == "c10" && (parts[1] == "Half" || parts[1] == "BFloat16"))
     return {2, 2};
@@ -193,6 +201,18 @@ bool tensor_lists(const Specialization& s, std::uint32_t size, ParamFill* fill) 
   return true;
 }
 
+// TensorListAddresses: const void* addresses[MAX_TENSORS_PER_KERNEL], 400
+// or (CUDA 13 builds) 3200 of them; _foreach_norm's lpnorm_cleanup writes
+// the norm of tensor blockIdx.x through addresses[blockIdx.x].
+bool tensor_addresses(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  if (!s.args.empty() || size == 0 || size % 8 != 0 || size > 32768) return false;
+  fill->kind = ParamFill::Kind::kGridXEntries;
+  fill->tables = 1;
+  fill->table_at[0] = 0;
+  fill->table_capacity[0] = size / 8;
+  return true;
+}
+
 // ReduceOp<scalar_t, ops_t, ...> ends with
 //   const void* src; const char* dst[2]; void* acc_buf; void* cta_buf;
 //   int* semaphores; int64_t base_idx; bool accumulate; bool final_output;
@@ -229,6 +249,7 @@ bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
   if (s.name == "TensorListMetadata" || s.name == "TensorListScalarListMetadata" ||
       s.name == "FusedOptimizerTensorListMetadata")
     return tensor_lists(s, size, fill);
+  if (s.name == "TensorListAddresses") return tensor_addresses(s, size, fill);
   if (s.name == "ReduceOp") return reduce_outputs(s, size, fill);
   return false;
 }

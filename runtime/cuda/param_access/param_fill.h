@@ -10,6 +10,8 @@
 //     TensorListScalarListMetadata<S, n>, FusedOptimizerTensorListMetadata<n>):
 //     block b works on tensor block_to_tensor[b], numbered from 0 up, so the
 //     entries up to the last block's tensor;
+//   - _foreach_norm's last kernel (TensorListAddresses): it writes
+//     addresses[blockIdx.x], so entries [0, gridDim.x);
 //   - reductions (ReduceOp): dst[1] only when noutputs is 2.
 // A stale word taken for a use would be reported against whatever another
 // stream does with that memory: a race the program does not have. For these
@@ -39,6 +41,7 @@ struct ParamFill {
   enum class Kind : std::uint8_t {
     kWhole,         // every word
     kGridYEntries,  // table entries [0, grid.y)
+    kGridXEntries,  // table entries [0, grid.x)
     kBlockTensors,  // table entries [0, block_to_tensor[grid.x - 1] + 1),
                     // block_to_tensor being the bytes at `count_at`
     kSecondOutput,  // every word but the one at `skip_at`, unless the int
@@ -68,6 +71,8 @@ inline std::uint32_t filled_entries(const ParamFill& fill, const unsigned char* 
   std::uint32_t count = capacity;
   if (fill.kind == ParamFill::Kind::kGridYEntries) {
     if (grid.x != 0 && grid.y < capacity) count = grid.y;
+  } else if (fill.kind == ParamFill::Kind::kGridXEntries) {
+    if (grid.x != 0 && grid.x < capacity) count = grid.x;
   } else if (fill.kind == ParamFill::Kind::kBlockTensors) {
     // A launch of the layout has at most as many blocks as block_to_tensor
     // has entries; a grid past it says the bytes are not that layout.

@@ -1,6 +1,7 @@
 """PyTorch kernels whose by-value parameters hold tables of pointers filled
 only in part: cat (CatArrInputTensorMetadata), a foreach kernel
-(TensorListMetadata) and a reduction (ReduceOp's dst[1]).
+(TensorListMetadata), _foreach_norm's last kernel (TensorListAddresses)
+and a reduction (ReduceOp's dst[1]).
 
     python3 partial_params.py MODE
 
@@ -8,8 +9,8 @@ First the same calls run with x among their tensors, so that the host's
 stack under the next calls may still hold x's address in the tables'
 unfilled entries. Then x is overwritten by a copy on a side stream, and on
 another stream that never waits for it:
-    stale    cat, foreach add and sum of a and b only: x is no input (no
-             finding, however stale the tables are)
+    stale    cat, foreach add, foreach norm and sum of a and b only: x is
+             no input (no finding, however stale the tables are)
     cat      cat of a and x: x is an input, read before the copy lands
     foreach  foreach add on a and x
     sum      the sum of x
@@ -28,6 +29,10 @@ def cat_of(tensors):
 
 def foreach_add(tensors):
     torch._foreach_add_(tensors, 1.0)
+
+
+def norms(tensors):
+    return torch._foreach_norm(tensors)
 
 
 def total(t):
@@ -49,15 +54,17 @@ def main(argv):
     for _ in range(3):
         cat_of([a, b, x])
         foreach_add([a, b, x])
+        norms([a, b, x])
         total(torch.stack([a, x]))
     torch.cuda.synchronize()
-    joined = summed = None
+    joined = normed = summed = None
     with torch.cuda.stream(side):
         x.copy_(source)  # xsc: overwrite
     with torch.cuda.stream(other):
         if mode == "stale":
             joined = cat_of([a, b])
             foreach_add([a, b])
+            normed = norms([a, b])
             summed = total(a)
         elif mode == "cat":
             joined = cat_of([a, x])  # xsc: cat
@@ -66,7 +73,7 @@ def main(argv):
         else:
             summed = total(x)  # xsc: sum
     torch.cuda.synchronize()
-    del joined, summed
+    del joined, normed, summed
     print("done")
     return 0
 
