@@ -94,6 +94,7 @@ void note_param_fills(const char* mangled, const std::vector<ParamFill>& fills) 
     const char* kind = nullptr;
     switch (fills[i].kind) {
       case ParamFill::Kind::kWhole: break;
+      case ParamFill::Kind::kFixedEntries: kind = "pointer members only"; break;
       case ParamFill::Kind::kGridYEntries: kind = "entries below gridDim.y"; break;
       case ParamFill::Kind::kGridXEntries: kind = "entries below gridDim.x"; break;
       case ParamFill::Kind::kBlockTensors: kind = "tensors of its blocks"; break;

@@ -132,6 +132,25 @@ const char* const kNormCleanup =
     "_ZN2at6native12_GLOBAL__N_114lpnorm_cleanupIfLNS0_8NormTypeE1EffEEvPT1_PKT2_S8_NS0_"
     "19TensorListAddressesEibb";
 
+// indexSelectLargeIndex<float, IndexType, long, 2, 2, -2, true>(
+// TensorInfo<T, IndexType> dst, TensorInfo<const T, IndexType> src,
+// TensorInfo<const IndicesType, IndexType> indices, int, int, IndexType,
+// IndexType, int64_t), with a 32-bit and a 64-bit IndexType.
+const char* const kIndexSelect32 =
+    "_ZN2at6native12_GLOBAL__N_121indexSelectLargeIndexIfjlLi2ELi2ELin2ELb1EEEvNS_4cuda6detail"
+    "10TensorInfoIT_T0_EENS5_IKS6_S7_EENS5_IKT1_S7_EEiiS7_S7_l";
+const char* const kIndexSelect64 =
+    "_ZN2at6native12_GLOBAL__N_121indexSelectLargeIndexIfmlLi2ELi2ELin2ELb1EEEvNS_4cuda6detail"
+    "10TensorInfoIT_T0_EENS5_IKS6_S7_EENS5_IKT1_S7_EEiiS7_S7_l";
+
+// at::cuda::detail::TensorInfo<T, IndexType>
+template <class IndexType>
+struct TensorInfoOf {
+  void* data;
+  IndexType sizes[25], strides[25];
+  int dims;
+};
+
 class ParamFillTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -162,7 +181,7 @@ TEST_F(ParamFillTest, CatReadsTheEntriesOfItsGridsY) {
   ASSERT_EQ(fills.size(), 5u);
   EXPECT_EQ(fills[0].kind, ParamFill::Kind::kWhole);
   ASSERT_EQ(fills[1].kind, ParamFill::Kind::kGridYEntries);
-  EXPECT_EQ(fills[2].kind, ParamFill::Kind::kWhole);
+  EXPECT_EQ(fills[3].kind, ParamFill::Kind::kWhole);
 
   CatMeta128 meta;
   std::memset(&meta, 0x5a, sizeof meta);  // the stale stack a launch leaves
@@ -183,9 +202,13 @@ TEST_F(ParamFillTest, NvccsAnonymousNamespaceAndTheStridedKernel) {
 
 TEST_F(ParamFillTest, ALayoutOfAnotherSizeIsScannedWhole) {
   std::vector<ParamFill> out;
-  const std::uint32_t sizes[] = {8, u32(sizeof(CatMeta128)) + 8, 32, 4, 4};
+  const std::uint32_t sizes[] = {8, u32(sizeof(CatMeta128)) + 8, 40, 4, 4};
   EXPECT_FALSE(kernel_param_fills(kCatVectorized, sizes, 5, &out));
   EXPECT_TRUE(out.empty());
+  // Only the metadata's size is off: the output's sizes still match.
+  const std::uint32_t meta_off[] = {8, u32(sizeof(CatMeta128)) + 8, 32, 4, 4};
+  ASSERT_TRUE(kernel_param_fills(kCatVectorized, meta_off, 5, &out));
+  EXPECT_EQ(out[1].kind, ParamFill::Kind::kWhole);
   const std::uint32_t list_sizes[] = {u32(sizeof(TensorList4)) - 8, 1, 4, 8};
   EXPECT_FALSE(kernel_param_fills(kForeach4, list_sizes, 4, &out));
   // A parameter count other than the layout's.
@@ -244,6 +267,35 @@ TEST_F(ParamFillTest, ScalarListLayouts) {
   ASSERT_EQ(complex[0].kind, ParamFill::Kind::kBlockTensors);
   EXPECT_EQ(complex[0].count_at, offsetof(ComplexScalarList2, block_to_tensor));
   EXPECT_EQ(complex[0].table_capacity[0], 60u);
+}
+
+TEST_F(ParamFillTest, TensorInfoHoldsOnePointer) {
+  using Info32 = TensorInfoOf<std::uint32_t>;
+  using Info64 = TensorInfoOf<std::uint64_t>;
+  const auto s32 = u32(sizeof(Info32));
+  const std::vector<ParamFill> fills = fills_of(kIndexSelect32, {s32, s32, s32, 4, 4, 4, 4, 8});
+  ASSERT_EQ(fills.size(), 8u);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(fills[i].kind, ParamFill::Kind::kFixedEntries) << i;
+  EXPECT_EQ(fills[3].kind, ParamFill::Kind::kWhole);
+  Info32 info;
+  std::memset(&info, 0x5a, sizeof info);  // sizes and strides past dims: stale
+  info.dims = 2;
+  EXPECT_EQ(scanned(fills[0], info, {}), (std::vector<std::uint32_t>{0}));
+  const auto s64 = u32(sizeof(Info64));
+  EXPECT_EQ(fills_of(kIndexSelect64, {s64, s64, s64, 4, 4, 8, 8, 8})[1].kind,
+            ParamFill::Kind::kFixedEntries);
+  // The 64-bit layout's size with the 32-bit name: scanned whole.
+  std::vector<ParamFill> out;
+  const std::uint32_t wrong[] = {s64, s64, s64, 4, 4, 4, 4, 8};
+  EXPECT_FALSE(kernel_param_fills(kIndexSelect32, wrong, 8, &out));
+}
+
+TEST_F(ParamFillTest, CatsOutputSizesHoldNoPointer) {
+  const std::vector<ParamFill> fills = fills_of(kCatVectorized, {8, u32(sizeof(CatMeta128)), 32, 4, 4});
+  ASSERT_EQ(fills[2].kind, ParamFill::Kind::kFixedEntries);
+  unsigned char sizes_strides[32];
+  std::memset(sizes_strides, 0x5a, sizeof sizes_strides);
+  EXPECT_TRUE(scanned(fills[2], sizes_strides, {}).empty());
 }
 
 TEST_F(ParamFillTest, NormCleanupWritesTheEntriesOfItsGridsX) {

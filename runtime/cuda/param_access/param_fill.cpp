@@ -21,10 +21,12 @@ using demangled::Node;
 constexpr std::uint32_t align_up(std::uint32_t n, std::uint32_t a) { return (n + a - 1) / a * a; }
 
 // A class template's specialization: its base name, whether it is declared
-// in at::native (or a namespace inside it), and its template arguments.
+// in at::native (or a namespace inside it) or in at::cuda::detail, and its
+// template arguments.
 struct Specialization {
   std::string_view name;
   bool in_at_native = false;
+  bool in_at_cuda_detail = false;
   itd::NodeArray args;
 };
 
@@ -64,6 +66,8 @@ bool specialization(const Node* type, Specialization* out) {
   if (parts.empty()) return false;
   out->name = parts.back();
   out->in_at_native = parts.size() >= 3 && parts[0] == "at" && parts[1] == "native";
+  out->in_at_cuda_detail =
+      parts.size() == 4 && parts[0] == "at" && parts[1] == "cuda" && parts[2] == "detail";
   out->args = itd::NodeArray();
   if (args != nullptr)
     static_cast<const itd::TemplateArgs*>(args)->match(
@@ -213,6 +217,37 @@ bool tensor_addresses(const Specialization& s, std::uint32_t size, ParamFill* fi
   return true;
 }
 
+// at::cuda::detail::TensorInfo<T, IndexType>:
+//   T* data; IndexType sizes[25]; IndexType strides[25]; int dims;
+// The constructor sets sizes and strides below dims only; only data is a
+// pointer.
+bool tensor_info(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  if (s.args.size() != 2) return false;
+  const ScalarType index = scalar_type(s.args[1]);
+  if (index.size != 4 && index.size != 8) return false;
+  if (align_up(8 + 2 * 25 * index.size + 4, 8) != size) return false;
+  fill->kind = ParamFill::Kind::kFixedEntries;
+  fill->tables = 1;
+  fill->table_at[0] = 0;
+  fill->table_capacity[0] = 1;
+  return true;
+}
+
+// TensorSizeStride<IndexType, MaxDims>: IndexType tensorSize[MaxDims],
+// tensorStride[MaxDims], set below the tensor's dimensions only; no
+// pointer.
+bool size_stride(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  std::uint32_t dims = 0;
+  if (s.args.size() != 2 || !integer_arg(s.args[1], &dims) || dims == 0 || dims > 64)
+    return false;
+  const ScalarType index = scalar_type(s.args[0]);
+  if (index.size != 4 && index.size != 8) return false;
+  if (2 * dims * index.size != size) return false;
+  fill->kind = ParamFill::Kind::kFixedEntries;
+  fill->tables = 0;
+  return true;
+}
+
 // ReduceOp<scalar_t, ops_t, ...> ends with
 //   const void* src; const char* dst[2]; void* acc_buf; void* cta_buf;
 //   int* semaphores; int64_t base_idx; bool accumulate; bool final_output;
@@ -243,8 +278,11 @@ bool reduce_outputs(const Specialization& s, std::uint32_t size, ParamFill* fill
 
 bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
   Specialization s;
-  if (type == nullptr || !specialization(type, &s) || !s.in_at_native) return false;
+  if (type == nullptr || !specialization(type, &s)) return false;
   fill->size = size;
+  if (s.in_at_cuda_detail && s.name == "TensorInfo") return tensor_info(s, size, fill);
+  if (!s.in_at_native) return false;
+  if (s.name == "TensorSizeStride") return size_stride(s, size, fill);
   if (s.name == "CatArrInputTensorMetadata") return cat_inputs(s, size, fill);
   if (s.name == "TensorListMetadata" || s.name == "TensorListScalarListMetadata" ||
       s.name == "FusedOptimizerTensorListMetadata")

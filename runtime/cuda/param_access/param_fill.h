@@ -12,7 +12,10 @@
 //     entries up to the last block's tensor;
 //   - _foreach_norm's last kernel (TensorListAddresses): it writes
 //     addresses[blockIdx.x], so entries [0, gridDim.x);
-//   - reductions (ReduceOp): dst[1] only when noutputs is 2.
+//   - reductions (ReduceOp): dst[1] only when noutputs is 2;
+//   - at::cuda::detail::TensorInfo (index, scatter, gather, sort kernels):
+//     its data pointer only, sizes[] and strides[] being set only below
+//     dims; and cat's TensorSizeStride, no pointer at all.
 // A stale word taken for a use would be reported against whatever another
 // stream does with that memory: a race the program does not have. For these
 // parameters a launch's scan reads only the entries the launch filled.
@@ -40,6 +43,7 @@ struct LaunchGrid {
 struct ParamFill {
   enum class Kind : std::uint8_t {
     kWhole,         // every word
+    kFixedEntries,  // the tables' entries, all of them (no table: no word)
     kGridYEntries,  // table entries [0, grid.y)
     kGridXEntries,  // table entries [0, grid.x)
     kBlockTensors,  // table entries [0, block_to_tensor[grid.x - 1] + 1),
