@@ -10,7 +10,7 @@ import lit.util
 config.name = "xstream-check"
 config.test_format = lit.formats.ShTest(not lit.util.which("bash") is None)
 config.suffixes = [".test", ".cu", ".cpp", ".py", ".jsonl"]
-config.excludes = ["Inputs", "probes", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "probes", "unit", "tools", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.xsc_obj_root, "test")
 
@@ -34,6 +34,8 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%exbin", os.path.join(config.xsc_bin_dir, "examples")))
 config.substitutions.append(("%srcroot", config.xsc_src_root))
 config.substitutions.append(("%cuda_include", config.cuda_include_dir))
+config.substitutions.append(("%param_fill_check",
+                             os.path.join(config.xsc_bin_dir, "xsc_param_fill_check")))
 
 
 def gpu_count():
@@ -69,6 +71,19 @@ def python_has(module):
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0
+
+
+def torch_cuda_library():
+    """The installed PyTorch's libtorch_cuda.so (its kernels' fat binary), or None."""
+    code = ("import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "
+            "'lib', 'libtorch_cuda.so'))")
+    try:
+        out = subprocess.run([config.python_executable, "-c", code],
+                             capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = out.stdout.strip()
+    return path if out.returncode == 0 and os.path.isfile(path) else None
 
 
 def python_minor_version():
@@ -126,10 +141,19 @@ if config.have_torch and python_has("torch"):
     # The host-view modes of examples/torch/host_pinned.py that use NumPy.
     if python_has("numpy"):
         config.available_features.add("numpy")
+    # A CUDA build of PyTorch: its kernels, whose parameter layouts
+    # test/torch/param-fill-layouts.test checks.
+    torch_cuda = torch_cuda_library()
+    if torch_cuda:
+        config.available_features.add("torch-cuda-library")
+        config.substitutions.append(("%torch_cuda_library", torch_cuda))
     # The GPU test of the frame reader expects the device's CPython 3.12.
     if python_minor_version() == "3.12":
         config.available_features.add("python3.12")
 if config.have_nccl:
     config.available_features.add("nccl")
+# Kernel parameter types from mangled names (LLVM's demangler at build time).
+if getattr(config, "have_param_access", False):
+    config.available_features.add("param-access")
 if config.have_clang_plugin and config.clangxx:
     config.available_features.add("clang-plugin")

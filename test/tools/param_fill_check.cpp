@@ -1,0 +1,99 @@
+// Checks the layouts of runtime/cuda/param_access/param_fill.h against a
+// real library's kernels: reads lines "MANGLED SIZE SIZE ..." (each
+// kernel's parameter sizes, as test/torch/Inputs/kernel_param_sizes.py
+// reads them from the library's cubins) and, per PyTorch struct the layouts
+// know, counts the kernels taking it and those whose parameter the layout
+// recognized with that size. A struct whose layout did not match this
+// library's kernels shows as fewer recognized than found.
+//
+//   param_fill_check < sizes.txt
+//
+// Output, one line per struct found: "NAME: R/N kernels", and for ReduceOp
+// the kernels left whole by design (over c10::complex<double>, whose
+// alignment may pad the tail) apart: "ReduceOp: R/N kernels (C over
+// c10::complex<double> scanned whole)". Exit 1 on a malformed line.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/param_access/param_fill.h"
+
+namespace {
+
+using xsc::rt::ParamFill;
+
+struct Layout {
+  const char* mangled;  // the struct's name as it appears in mangled names
+  const char* name;
+  ParamFill::Kind kind;  // what a recognized parameter of it reads
+};
+
+constexpr Layout kLayouts[] = {
+    {"25CatArrInputTensorMetadata", "CatArrInputTensorMetadata", ParamFill::Kind::kGridYEntries},
+    {"18TensorListMetadata", "TensorListMetadata", ParamFill::Kind::kBlockTensors},
+    {"28TensorListScalarListMetadata", "TensorListScalarListMetadata",
+     ParamFill::Kind::kBlockTensors},
+    {"32FusedOptimizerTensorListMetadata", "FusedOptimizerTensorListMetadata",
+     ParamFill::Kind::kBlockTensors},
+    {"19TensorListAddresses", "TensorListAddresses", ParamFill::Kind::kGridXEntries},
+    {"8ReduceOp", "ReduceOp", ParamFill::Kind::kSecondOutput},
+    {"10TensorInfo", "TensorInfo", ParamFill::Kind::kFixedEntries},
+    {"16TensorSizeStride", "TensorSizeStride", ParamFill::Kind::kFixedEntries},
+};
+
+struct Count {
+  int found = 0, recognized = 0, complex_double = 0;
+};
+
+}  // namespace
+
+int main() {
+  std::map<std::string, Count> counts;
+  std::string line;
+  int number = 0;
+  while (std::getline(std::cin, line)) {
+    ++number;
+    std::istringstream fields(line);
+    std::string name, field;
+    fields >> name;
+    std::vector<std::uint32_t> sizes;
+    while (fields >> field) {
+      char* end = nullptr;
+      const unsigned long size = std::strtoul(field.c_str(), &end, 10);
+      if (end == field.c_str() || *end != '\0' || size > 1u << 20) {
+        std::fprintf(stderr, "param_fill_check: line %d: '%s' is not a parameter size\n", number,
+                     field.c_str());
+        return 1;
+      }
+      sizes.push_back(static_cast<std::uint32_t>(size));
+    }
+    if (name.empty()) continue;
+    std::vector<ParamFill> fills;
+    xsc::rt::kernel_param_fills(name, sizes.data(), sizes.size(), &fills);
+    for (const Layout& layout : kLayouts) {
+      if (name.find(layout.mangled) == std::string::npos) continue;
+      Count& count = counts[layout.name];
+      ++count.found;
+      bool recognized = false;
+      for (const ParamFill& fill : fills) recognized = recognized || fill.kind == layout.kind;
+      if (recognized) ++count.recognized;
+      // c10::complex<double> mangles as N3c107complexIdEE.
+      else if (layout.kind == ParamFill::Kind::kSecondOutput &&
+               name.find("3c107complexIdE") != std::string::npos)
+        ++count.complex_double;
+    }
+  }
+  for (const Layout& layout : kLayouts) {
+    auto it = counts.find(layout.name);
+    if (it == counts.end()) continue;
+    const Count& c = it->second;
+    std::printf("%s: %d/%d kernels", layout.name, c.recognized, c.found - c.complex_double);
+    if (layout.kind == ParamFill::Kind::kSecondOutput)
+      std::printf(" (%d over c10::complex<double> scanned whole)", c.complex_double);
+    std::printf("\n");
+  }
+  return 0;
+}
