@@ -1,8 +1,12 @@
 // Kernel parameters filled in part, from mangled names (param_fill.h).
 //
 // Each layout below is PyTorch's, written out from its declaration
-// (ATen/native/cuda/Shape.cu, MultiTensorApply.cuh, Reduce.cuh), and
-// accepted only where the size it computes is the parameter's size.
+// (ATen/native/cuda/Shape.cu, MultiTensorApply.cuh, ForeachReduceOp.cu,
+// Reduce.cuh, ATen/cuda/detail/TensorInfo.cuh), and accepted only where the
+// size it computes is the parameter's size (ReduceOp, read from its end,
+// only where its alignment cannot pad that end).
+// test/torch/param-fill-layouts.test holds them against an installed
+// PyTorch's kernels.
 #include "runtime/cuda/param_access/param_fill.h"
 
 #if XSC_HAVE_LLVM_DEMANGLE
@@ -20,9 +24,9 @@ using demangled::Node;
 
 constexpr std::uint32_t align_up(std::uint32_t n, std::uint32_t a) { return (n + a - 1) / a * a; }
 
-// A class template's specialization: its base name, whether it is declared
-// in at::native (or a namespace inside it) or in at::cuda::detail, and its
-// template arguments.
+// A class: its base name, whether it is declared in at::native (or a
+// namespace inside it) or in at::cuda::detail, and its template arguments
+// (none for a class that is no template's specialization).
 struct Specialization {
   std::string_view name;
   bool in_at_native = false;
