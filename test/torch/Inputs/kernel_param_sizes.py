@@ -40,15 +40,22 @@ def fatbin_section(path):
         fail(f"{path}: {e}")
     if elf[:4] != b"\x7fELF" or elf[4] != 2:
         fail(f"{path}: not a 64-bit ELF file")
+    for name, offset, size in sections(elf):
+        if name == b".nv_fatbin":
+            return elf[offset:offset + size]
+    fail(f"{path}: no .nv_fatbin section")
+
+
+def sections(elf):
+    """(name, offset, size) per section of a 64-bit little-endian ELF image
+    (the library, or a cubin in it)."""
     shoff = struct.unpack_from("<Q", elf, 0x28)[0]
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
     headers = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
     names = headers[shstrndx][4]
     for name, _, _, _, offset, size in headers:
         end = elf.find(b"\0", names + name)
-        if elf[names + name:end] == b".nv_fatbin":
-            return elf[offset:offset + size]
-    fail(f"{path}: no .nv_fatbin section")
+        yield elf[names + name:end], offset, size
 
 
 def decompressor():
@@ -112,14 +119,8 @@ def cubins(fatbin, arch):
 
 def kernel_params(cubin):
     """{kernel name: [parameter sizes in order]} from one cubin."""
-    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
-    names = headers[shstrndx][4]
     kernels = {}
-    for name, _, _, _, offset, size in headers:
-        end = cubin.index(b"\0", names + name)
-        section = cubin[names + name:end]
+    for section, offset, size in sections(cubin):
         if not section.startswith(INFO_PREFIX):
             continue
         params = {}
