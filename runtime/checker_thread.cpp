@@ -91,13 +91,6 @@ void fork_prepare();
 void fork_parent();
 void fork_child();
 
-// The events after which the host may know a device use of pinned memory
-// done (Checker::pinned_device_uses_pending).
-bool is_host_sync(EventKind kind) {
-  return kind == EventKind::kStreamSync || kind == EventKind::kEventSync ||
-         kind == EventKind::kDeviceSync || kind == EventKind::kHostFuncRun;
-}
-
 // Under the session mutex: the checker's thread for this process, started
 // on the first event. False when events must be fed inline.
 bool ensure_thread(Feed& feed, Session& session) {
@@ -182,11 +175,13 @@ bool checker_feed(Session& session, const Event& event) {
   Feed& feed = feed_state();
   if (!ensure_thread(feed, session)) {
     session.on_event(event);
-    if (is_host_sync(event.kind)) settle_pinned_uses(session.checker(), ~std::uint64_t{0});
+    if (Checker::settles_pinned_uses(event.kind))
+      settle_pinned_uses(session.checker(), ~std::uint64_t{0});
     return false;
   }
   feed.filling.push_back(event);
-  if (feed.filling.size() >= kBatch || (is_host_sync(event.kind) && pinned_hook_on()))
+  if (feed.filling.size() >= kBatch ||
+      (Checker::settles_pinned_uses(event.kind) && pinned_hook_on()))
     hand_off(feed);
   return true;
 }

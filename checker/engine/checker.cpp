@@ -331,17 +331,14 @@ void Checker::Impl::on_event(const Event& e) {
     case EventKind::kStreamSync:
       hb.sync_stream(thread, hb.stream_agent(e.stream));
       hb.host_action(thread);
-      settle_pinned_uses(thread);
       break;
     case EventKind::kEventSync:
       hb.sync_event(thread, e.event);
       hb.host_action(thread);
-      settle_pinned_uses(thread);
       break;
     case EventKind::kDeviceSync:
       hb.sync_device(thread);
       hb.host_action(thread);
-      settle_pinned_uses(thread);
       break;
     case EventKind::kHostFunc: {
       AgentId stream = hb.stream_agent(e.stream);
@@ -355,7 +352,6 @@ void Checker::Impl::on_event(const Event& e) {
     case EventKind::kHostFuncRun:
       hb.host_func_run(thread, e.event);
       hb.host_action(thread);
-      settle_pinned_uses(thread);
       break;
     case EventKind::kHostFuncDone:
       hb.host_action(thread);
@@ -374,6 +370,7 @@ void Checker::Impl::on_event(const Event& e) {
     case EventKind::kUnchecked:
       break;
   }
+  if (settles_pinned_uses(e.kind)) settle_pinned_uses(thread);
 }
 
 Checker::Checker(CheckerConfig config) : impl_(std::make_unique<Impl>(config)) {}
@@ -440,6 +437,11 @@ void Checker::Impl::settle_pinned_uses(AgentId thread) {
 }
 
 bool Checker::pinned_device_uses_pending() const { return !impl_->pinned_pending.empty(); }
+
+bool Checker::settles_pinned_uses(EventKind kind) {
+  return kind == EventKind::kStreamSync || kind == EventKind::kEventSync ||
+         kind == EventKind::kDeviceSync || kind == EventKind::kHostFuncRun;
+}
 
 Checker::StreamPoint Checker::stream_point(StreamId stream) const {
   StreamPoint point;
