@@ -49,6 +49,5 @@ extern "C" __attribute__((visibility("default"))) void xsc_annotate_use(void* pt
   event.what = UseWhat::kAnnotated;
   event.access = is_write ? Access::kWrite : Access::kRead;
   event.stack = rt::capture_stack();
-  rt::Locked locked;
-  if (locked) locked.emit(event);
+  rt::emit_reported_device_use(event, "an annotated use");
 }

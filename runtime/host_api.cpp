@@ -147,7 +147,12 @@ void emit_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int 
   event.what = what;
   event.name = name != nullptr ? session->names().intern(name) : kNoName;
   event.stack = use_stack_or_capture(stack);
-  emit_event(event);
+  // A device use of pinned memory has host operators followed while it may
+  // be pending, as a copy's does (host/pinned_uses.cpp).
+  if (what == UseWhat::kHostAccess)
+    emit_event(event);
+  else
+    emit_reported_device_use(event, name != nullptr ? name : "a reported use");
 }
 
 void api_use(std::uint64_t addr, std::uint64_t size, std::uint64_t stream, int access,

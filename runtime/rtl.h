@@ -117,6 +117,10 @@ void pinned_use_fed(Locked& locked);
 // device use of the pinned memory at `addr` by `what` ("a copy", a
 // kernel's name) was fed; the hook is turned on before the call returns.
 void note_pinned_device_use(const char* what, Addr addr);
+// Feeds a device use that an annotation or the host API reports (a use, a
+// collective) and, when it lies in pinned memory, notes it as above; `what`
+// names it in the first such use's notice.
+void emit_reported_device_use(const Event& use, const char* what);
 // Called where the checker runs, after it took events up to `fed` (the
 // number fed so far; ~0 inline): turns the hook off once the checker says
 // no device use of pinned memory is pending and it took the latest one.

@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
@@ -78,6 +79,21 @@ void note_pinned_device_use(const char* what, Addr addr) {
   // before this use stored it; then it is turned on again here.
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_hook_on) turn_on();
+}
+
+void emit_reported_device_use(const Event& use, const char* what) {
+  bool pinned = false;
+  {
+    Locked locked;
+    if (!locked) return;
+    AllocInfo info;
+    // Pinned memory is looked up only once the process has some.
+    pinned = pinned_memory_seen() && locked.lookup_allocation(use.addr, &info) &&
+             info.kind == AllocKind::kPinnedHost;
+    locked.emit(use);
+    if (pinned) pinned_use_fed(locked);
+  }
+  if (pinned) note_pinned_device_use(what, use.addr);
 }
 
 void settle_pinned_uses(const Checker& checker, std::uint64_t fed) {

@@ -11,6 +11,7 @@
 #include <cupti.h>
 
 #include "fake_cuda_calls.h"
+#include "xstream_check/annotations.h"
 #include "xstream_check/host_api.h"
 
 extern const xsc_host_api* xsc_runtime_host_api(void) __attribute__((weak));
@@ -109,6 +110,22 @@ int main(int argc, char** argv) {
     fflush(stdout);
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
     wait_for_off(2);
+    printf("device synchronized\n");
+    /* Uses the host API and the annotations report: a collective, a use. */
+    api->collective((uintptr_t)staging, sizeof staging, (uintptr_t)copy, XSC_ACCESS_READ,
+                    "ncclSend", 0);
+    printf("collective\n");
+    api->use((uintptr_t)staging, sizeof staging, (uintptr_t)copy, XSC_ACCESS_WRITE, "unpack", 0);
+    printf("reported use\n");
+    fflush(stdout);
+    stream_sync(copy);
+    wait_for_off(3);
+    printf("copy stream synchronized\n");
+    XSC_ANNOTATE_USE(staging, sizeof staging, copy, 0);
+    printf("annotated use\n");
+    fflush(stdout);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
+    wait_for_off(4);
     printf("device synchronized\n");
     copy_async(device, pageable, cudaMemcpyHostToDevice, copy);
     printf("pageable upload\n");
