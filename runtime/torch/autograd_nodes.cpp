@@ -88,6 +88,18 @@ struct PairHash {
 };
 thread_local std::unordered_map<PairKey, std::uint32_t, PairHash>* t_composed = nullptr;
 
+// The node this thread last composed a stack for: a node's evaluation
+// allocates and launches several times, and each asks again. A node is
+// named by its forward thread and sequence number, which no other node of
+// the run shares; its address alone could be reused.
+struct LastNode {
+  const torch::autograd::Node* node = nullptr;
+  std::uint64_t thread = 0;
+  std::uint64_t sequence_nr = 0;
+  std::uint32_t stack = 0;
+};
+thread_local LastNode t_last_node;
+
 }  // namespace
 
 void init_autograd_nodes(const xsc_host_api* api) {
@@ -116,21 +128,37 @@ void note_forward_stack(std::uint32_t id) {
   self.stacks->add(counter, id);
 }
 
-std::uint32_t backward_stack() {
-  if (g_api == nullptr) return 0;
-  std::shared_ptr<torch::autograd::Node> node = torch::autograd::get_current_node();
-  if (!node) return 0;
-  ForwardStacks* stacks = stacks_of(node->thread_id());
+namespace {
+
+std::uint32_t compose_backward_stack(const torch::autograd::Node& node, std::uint64_t thread,
+                                     std::uint64_t sequence_nr) {
+  ForwardStacks* stacks = stacks_of(thread);
   if (stacks == nullptr) return 0;
-  const std::uint32_t forward = stacks->find(node->sequence_nr() + 1);
+  const std::uint32_t forward = stacks->find(sequence_nr + 1);
   if (forward == 0) return 0;
   if (t_composed == nullptr)
     t_composed = new std::unordered_map<PairKey, std::uint32_t, PairHash>;  // per thread, kept
-  PairKey key{forward, node->name()};
+  PairKey key{forward, node.name()};
   auto it = t_composed->find(key);
   if (it != t_composed->end()) return it->second;
   const std::uint32_t id = g_api->backward_stack(key.node.c_str(), forward);
   if (id != 0) t_composed->emplace(std::move(key), id);
+  return id;
+}
+
+}  // namespace
+
+std::uint32_t backward_stack() {
+  if (g_api == nullptr) return 0;
+  std::shared_ptr<torch::autograd::Node> node = torch::autograd::get_current_node();
+  if (!node) return 0;
+  LastNode& last = t_last_node;
+  const std::uint64_t thread = node->thread_id();
+  const std::uint64_t sequence_nr = node->sequence_nr();
+  if (last.node == node.get() && last.thread == thread && last.sequence_nr == sequence_nr)
+    return last.stack;
+  const std::uint32_t id = compose_backward_stack(*node, thread, sequence_nr);
+  last = LastNode{node.get(), thread, sequence_nr, id};
   return id;
 }
 
