@@ -39,7 +39,7 @@ constexpr Layout kLayouts[] = {
     {"32FusedOptimizerTensorListMetadata", "FusedOptimizerTensorListMetadata",
      ParamFill::Kind::kBlockTensors},
     {"19TensorListAddresses", "TensorListAddresses", ParamFill::Kind::kGridXEntries},
-    {"8ReduceOp", "ReduceOp", ParamFill::Kind::kSecondOutput},
+    {"8ReduceOp", "ReduceOp", ParamFill::Kind::kReduction},
     {"10TensorInfo", "TensorInfo", ParamFill::Kind::kFixedEntries},
     {"16TensorSizeStride", "TensorSizeStride", ParamFill::Kind::kFixedEntries},
 };
@@ -81,7 +81,7 @@ int main() {
       for (const ParamFill& fill : fills) recognized = recognized || fill.kind == layout.kind;
       if (recognized) ++count.recognized;
       // c10::complex<double> mangles as N3c107complexIdEE.
-      else if (layout.kind == ParamFill::Kind::kSecondOutput &&
+      else if (layout.kind == ParamFill::Kind::kReduction &&
                name.find("3c107complexIdE") != std::string::npos)
         ++count.complex_double;
     }
@@ -91,7 +91,7 @@ int main() {
     if (it == counts.end()) continue;
     const Count& c = it->second;
     std::printf("%s: %d/%d kernels", layout.name, c.recognized, c.found - c.complex_double);
-    if (layout.kind == ParamFill::Kind::kSecondOutput)
+    if (layout.kind == ParamFill::Kind::kReduction)
       std::printf(" (%d over c10::complex<double> scanned whole)", c.complex_double);
     std::printf("\n");
   }

@@ -71,11 +71,33 @@ struct ComplexScalarList2 {
   unsigned char block_to_tensor[320];
   int block_to_chunk[320];
 };
-// ReduceOp<float, SumOps<float>, unsigned, float, 4, 4>'s tail, after an
-// ops_t, ident, config and two offset calculators.
+// ReduceOp<float, SumOps<float>, unsigned, float, 4, 4>, as
+// ATen/native/cuda/Reduce.cuh and ATen/cuda/detail/OffsetCalculator.cuh
+// declare it: an empty SumOps, the identity, a ReduceConfig and two offset
+// calculators over IntDivider<unsigned int>, then the tail.
+struct SumOpsFloat {};
+struct ReduceConfigMirror {
+  int element_size_bytes, num_inputs, num_outputs, step_input, step_output, ctas_per_output;
+  int input_mult[3], output_mult[2];
+  int block_width, block_height, num_threads;
+  bool vectorize_input;
+  int output_vec_size;
+};
+struct IntDividerU32 {
+  unsigned divisor, m1, shift;
+};
+template <int N, class Divider, class Index>
+struct OffsetCalculatorMirror {
+  int dims;
+  Divider sizes[25];
+  Index strides[25][N];
+};
 struct ReduceOpFloat {
-  float ops, ident;
-  char config_and_calculators[464];
+  SumOpsFloat ops;
+  float ident;
+  ReduceConfigMirror config;
+  OffsetCalculatorMirror<1, IntDividerU32, unsigned> input_calc;
+  OffsetCalculatorMirror<2, IntDividerU32, unsigned> output_calc;
   const void* src;
   const char* dst[2];
   void* acc_buf;
@@ -85,6 +107,27 @@ struct ReduceOpFloat {
   bool accumulate, final_output;
   int noutputs;
 };
+// The same over 64-bit indices (IntDivider<uint64_t>: the divisor alone).
+struct IntDividerU64 {
+  std::uint64_t divisor;
+};
+struct ReduceOpFloat64 {
+  SumOpsFloat ops;
+  float ident;
+  ReduceConfigMirror config;
+  OffsetCalculatorMirror<1, IntDividerU64, std::uint64_t> input_calc;
+  OffsetCalculatorMirror<2, IntDividerU64, std::uint64_t> output_calc;
+  const void* src;
+  const char* dst[2];
+  void* acc_buf;
+  void* cta_buf;
+  int* semaphores;
+  std::int64_t base_idx;
+  bool accumulate, final_output;
+  int noutputs;
+};
+static_assert(sizeof(ReduceOpFloat) == 1048, "torch 2.11's cubins give reduce_kernel<..., "
+                                             "ReduceOp<float, SumOps<float>, unsigned, ...>> 1048");
 
 // CatArrayBatchedCopy_vectorized<OpaqueType<4u>, unsigned, 1, 128, 1, 16,
 // 4>(char*, CatArrInputTensorMetadata<...>, TensorSizeStride<unsigned, 4u>,
@@ -120,6 +163,9 @@ const char* const kComplexScalarList2 =
 const char* const kReduceFloat =
     "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_6SumOpsIfEEjfLi4ELi4EEEEEvT1_";
 // ... over c10::complex<double>: the tail may be padded, so no rule.
+// The same over 64-bit indices (ReduceOp<float, SumOps<float>, unsigned long, float, 4, 4>).
+const char* const kReduceFloat64 =
+    "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_6SumOpsIfEEmfLi4ELi4EEEEEvT1_";
 const char* const kReduceComplexDouble =
     "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIN3c107complexIdEENS0_6SumOpsIS5_EEjS5_Li4"
     "ELi4EEEEEvT1_";
@@ -315,7 +361,7 @@ TEST_F(ParamFillTest, NormCleanupWritesTheEntriesOfItsGridsX) {
 
 TEST_F(ParamFillTest, ReductionsSkipASecondOutputTheyDoNotHave) {
   const std::vector<ParamFill> fills = fills_of(kReduceFloat, {u32(sizeof(ReduceOpFloat))});
-  ASSERT_EQ(fills[0].kind, ParamFill::Kind::kSecondOutput);
+  ASSERT_EQ(fills[0].kind, ParamFill::Kind::kReduction);
   EXPECT_EQ(fills[0].skip_at, offsetof(ReduceOpFloat, dst) + 8);
   EXPECT_EQ(fills[0].count_at, offsetof(ReduceOpFloat, noutputs));
   ReduceOpFloat op;
@@ -325,8 +371,8 @@ TEST_F(ParamFillTest, ReductionsSkipASecondOutputTheyDoNotHave) {
   op.noutputs = 1;
   const std::uint32_t dst1 = u32(offsetof(ReduceOpFloat, dst) + 8);
   std::vector<std::uint32_t> at = scanned(fills[0], op, {});
-  EXPECT_EQ(at.size(), sizeof op / 8 - 1);
   EXPECT_EQ(std::find(at.begin(), at.end(), dst1), at.end());
+  EXPECT_NE(std::find(at.begin(), at.end(), dst1 - 8), at.end());  // dst[0]
   op.noutputs = 2;
   at = scanned(fills[0], op, {});
   EXPECT_NE(std::find(at.begin(), at.end(), dst1), at.end());
@@ -338,6 +384,48 @@ TEST_F(ParamFillTest, ReductionsSkipASecondOutputTheyDoNotHave) {
   std::vector<ParamFill> out;
   const std::uint32_t size = sizeof(ReduceOpFloat);
   EXPECT_FALSE(kernel_param_fills(kReduceComplexDouble, &size, 1, &out));
+}
+
+// The offset calculators are skipped whole, and nothing else is: every word
+// from the start up to the calculators (ops, identity, config) and every
+// pointer of the tail is read.
+template <class Op>
+void expect_calculators_skipped(const std::vector<ParamFill>& fills) {
+  ASSERT_EQ(fills.size(), 1u);
+  ASSERT_EQ(fills[0].kind, ParamFill::Kind::kReduction);
+  Op op;
+  std::memset(&op, 0x5a, sizeof op);
+  op.accumulate = false;
+  op.final_output = false;
+  op.noutputs = 2;
+  std::vector<std::uint32_t> at;
+  for_each_scanned_word(&fills[0], reinterpret_cast<const unsigned char*>(&op), u32(sizeof op),
+                        0, LaunchGrid{}, [&](std::uint32_t w) { at.push_back(w); });
+  const std::uint32_t calc_begin = u32(offsetof(Op, input_calc));
+  const std::uint32_t calc_end = u32(offsetof(Op, output_calc) + sizeof op.output_calc);
+  for (std::uint32_t w = 0; w + 8 <= sizeof op; w += 8) {
+    const bool inside = w >= calc_begin && w + 8 <= calc_end;
+    const bool read = std::find(at.begin(), at.end(), w) != at.end();
+    if (inside) {
+      EXPECT_FALSE(read) << "word " << w << " of the calculators";
+    }
+    // Words before the calculators and from src on are read; one word may
+    // straddle the config's end and the calculators' start.
+    if (w + 8 <= calc_begin || w >= offsetof(Op, src)) {
+      EXPECT_TRUE(read) << "word " << w << " outside the calculators";
+    }
+  }
+  EXPECT_LE(at.size(), sizeof op / 8 - (calc_end - calc_begin) / 8 + 1);
+}
+
+TEST_F(ParamFillTest, ReductionsSkipTheirOffsetCalculators) {
+  expect_calculators_skipped<ReduceOpFloat>(fills_of(kReduceFloat, {u32(sizeof(ReduceOpFloat))}));
+  expect_calculators_skipped<ReduceOpFloat64>(
+      fills_of(kReduceFloat64, {u32(sizeof(ReduceOpFloat64))}));
+  // A size too small for the calculators is not this layout.
+  std::vector<ParamFill> out;
+  const std::uint32_t small = 544;
+  EXPECT_FALSE(kernel_param_fills(kReduceFloat, &small, 1, &out));
 }
 
 TEST_F(ParamFillTest, OnlyPyTorchsTypes) {

@@ -252,14 +252,40 @@ bool size_stride(const Specialization& s, std::uint32_t size, ParamFill* fill) {
   return true;
 }
 
-// ReduceOp<scalar_t, ops_t, ...> ends with
+// ReduceOp<scalar_t, ops_t, index_t, ...> is
+//   ops_t ops; arg_t ident; ReduceConfig config;
+//   OffsetCalculator<1, index_t> input_calc;
+//   OffsetCalculator<2, index_t> output_calc;
 //   const void* src; const char* dst[2]; void* acc_buf; void* cta_buf;
 //   int* semaphores; int64_t base_idx; bool accumulate; bool final_output;
 //   int noutputs;
-// and its constructor sets dst[1] only for a second output. Read from the
-// end, which holds while the struct's alignment is 8: a complex<double>
-// (alignas 16) anywhere in its arguments could pad the tail, so those keep
-// every word.
+// Its constructor sets dst[1] only for a second output, and an
+// OffsetCalculator<N, index_t> (int dims; IntDivider<index_t>
+// sizes_[MAX_DIMS]; index_t strides_[MAX_DIMS][N]) is filled below dims
+// only, and holds no pointer anyway. Read from the end, which holds while
+// the struct's alignment is 8: a complex<double> (alignas 16) anywhere in
+// its arguments could pad the tail, so those keep every word.
+constexpr std::uint32_t kReduceTail = 64;   // src .. noutputs
+constexpr std::uint32_t kReduceConfig = 64;  // ReduceConfig: 15 ints and a bool
+constexpr std::uint32_t kMaxDims = 25;       // ATen/cuda/detail/OffsetCalculator.cuh (CUDA)
+
+// The bytes of OffsetCalculator<1> and <2> together, and their alignment.
+bool offset_calculators(std::uint32_t index_size, std::uint32_t* bytes, std::uint32_t* align) {
+  if (index_size == 4) {
+    // IntDivider<unsigned int>: divisor, m1, shift.
+    *bytes = (4 + 12 * kMaxDims + 4 * kMaxDims * 1) + (4 + 12 * kMaxDims + 4 * kMaxDims * 2);
+    *align = 4;
+    return true;
+  }
+  if (index_size == 8) {
+    // IntDivider<uint64_t>: divisor; dims padded to 8.
+    *bytes = (8 + 8 * kMaxDims + 8 * kMaxDims * 1) + (8 + 8 * kMaxDims + 8 * kMaxDims * 2);
+    *align = 8;
+    return true;
+  }
+  return false;
+}
+
 bool mentions_16_byte_alignment(const itd::NodeArray& args, int depth = 0) {
   if (depth > 8) return true;
   for (const Node* arg : args) {
@@ -271,12 +297,20 @@ bool mentions_16_byte_alignment(const itd::NodeArray& args, int depth = 0) {
   return false;
 }
 
-bool reduce_outputs(const Specialization& s, std::uint32_t size, ParamFill* fill) {
-  if (s.args.size() < 3 || size < 64 || size % 8 != 0 || mentions_16_byte_alignment(s.args))
-    return false;
-  fill->kind = ParamFill::Kind::kSecondOutput;
+bool reduction(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  if (s.args.size() < 3 || size % 8 != 0 || mentions_16_byte_alignment(s.args)) return false;
+  std::uint32_t calculators = 0, align = 0;
+  if (!offset_calculators(scalar_type(s.args[2]).size, &calculators, &align)) return false;
+  if (size < kReduceTail + calculators + kReduceConfig) return false;
+  fill->kind = ParamFill::Kind::kReduction;
   fill->count_at = size - 4;
   fill->skip_at = size - 48;
+  // The calculators end at src, or 4 bytes before it when they end off an
+  // 8-byte boundary: either way the words from (end - calculators) rounded
+  // down to 8 up to src hold the calculators, and at most ReduceConfig's
+  // last int besides, no pointer.
+  fill->skip_end = size - kReduceTail;
+  fill->skip_begin = (fill->skip_end - calculators - (align == 4 ? 4 : 0)) & ~7u;
   return true;
 }
 
@@ -292,7 +326,7 @@ bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
       s.name == "FusedOptimizerTensorListMetadata")
     return tensor_lists(s, size, fill);
   if (s.name == "TensorListAddresses") return tensor_addresses(s, size, fill);
-  if (s.name == "ReduceOp") return reduce_outputs(s, size, fill);
+  if (s.name == "ReduceOp") return reduction(s, size, fill);
   return false;
 }
 

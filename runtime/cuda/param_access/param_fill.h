@@ -12,7 +12,9 @@
 //     entries up to the last block's tensor;
 //   - _foreach_norm's last kernel (TensorListAddresses): it writes
 //     addresses[blockIdx.x], so entries [0, gridDim.x);
-//   - reductions (ReduceOp): dst[1] only when noutputs is 2;
+//   - reductions (ReduceOp): its two offset calculators, which hold no
+//     pointer and are filled only below their dims, are skipped, and dst[1]
+//     is read only when noutputs is 2;
 //   - at::cuda::detail::TensorInfo (index, scatter, gather, sort kernels):
 //     its data pointer only, sizes[] and strides[] being set only below
 //     dims; and cat's TensorSizeStride, no pointer at all.
@@ -48,8 +50,9 @@ struct ParamFill {
     kGridXEntries,  // table entries [0, grid.x)
     kBlockTensors,  // table entries [0, block_to_tensor[grid.x - 1] + 1),
                     // block_to_tensor being the bytes at `count_at`
-    kSecondOutput,  // every word but the one at `skip_at`, unless the int
-                    // at `count_at` (ReduceOp::noutputs) is 2
+    kReduction,     // every word but those wholly inside [skip_begin,
+                    // skip_end), and but the one at `skip_at` unless the
+                    // int at `count_at` (ReduceOp::noutputs) is 2
   };
   static constexpr std::size_t kMaxTables = 6;
   Kind kind = Kind::kWhole;
@@ -59,6 +62,7 @@ struct ParamFill {
   std::uint32_t count_at = 0;
   std::uint32_t count_capacity = 0;  // kBlockTensors: entries of block_to_tensor
   std::uint32_t skip_at = 0;
+  std::uint32_t skip_begin = 0, skip_end = 0;  // kReduction: no pointer in between
   std::uint32_t size = 0;  // the parameter's size the layout was checked against
 };
 
@@ -99,7 +103,7 @@ void for_each_scanned_word(const ParamFill* fill, const unsigned char* param, st
     for (std::uint32_t at = first; at + 8 <= size; at += 8) visit(at);
     return;
   }
-  if (fill->kind == ParamFill::Kind::kSecondOutput) {
+  if (fill->kind == ParamFill::Kind::kReduction) {
     // ReduceOp's tail: ..., int64_t base_idx; bool accumulate; bool
     // final_output; int noutputs. Bools that are not 0 or 1, or a count
     // other than 1 or 2, say the bytes are not that layout: all words.
@@ -107,9 +111,12 @@ void for_each_scanned_word(const ParamFill* fill, const unsigned char* param, st
     std::memcpy(&outputs, param + fill->count_at, sizeof outputs);
     const unsigned char accumulate = param[fill->count_at - 4];
     const unsigned char final_output = param[fill->count_at - 3];
-    const bool one_output = outputs == 1 && accumulate <= 1 && final_output <= 1;
-    for (std::uint32_t at = 0; at + 8 <= size; at += 8)
-      if (!(one_output && at == fill->skip_at)) visit(at);
+    const bool layout = (outputs == 1 || outputs == 2) && accumulate <= 1 && final_output <= 1;
+    for (std::uint32_t at = 0; at + 8 <= size; at += 8) {
+      if (layout && at >= fill->skip_begin && at + 8 <= fill->skip_end) continue;
+      if (layout && outputs == 1 && at == fill->skip_at) continue;
+      visit(at);
+    }
     return;
   }
   for (std::size_t t = 0; t < fill->tables; ++t) {

@@ -34,7 +34,10 @@
  *                               one block on tensor 0, x tensor 1;
  *                               foreach-reads-x: a second block on tensor 1
  *   param_access stale-reduce   a reduction's ReduceOp with one output, x
- *                               its unset dst[1]; reduce-reads-x: two outputs
+ *                               its unset dst[1] and a word of its input
+ *                               calculator past dims; reduce-reads-x: two
+ *                               outputs; stale-reduce-calculators: two
+ *                               outputs, x only in the calculator
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,9 +74,10 @@ static void launch_grid(const void* fn, void** params, cudaStream_t stream, unsi
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
  * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
  * 3368 bytes, addresses[1][110] first, block_to_tensor[320] at 1760;
- * ReduceOp<float, SumOps<float>, ...> here 544 bytes, dst[1] 48 bytes and
- * noutputs 4 bytes from its end. The bytes not set stand for a stale stack. */
-enum { kCatMeta = 2720, kTensorList1 = 3368, kReduceOp = 544 };
+ * ReduceOp<float, SumOps<float>, unsigned, ...> 1048 bytes, its offset
+ * calculators at [72, 980), dst[1] 48 bytes and noutputs 4 bytes from its
+ * end. The bytes not set stand for a stale stack. */
+enum { kCatMeta = 2720, kTensorList1 = 3368, kReduceOp = 1048, kReduceCalculatorWord = 400 };
 
 static void stale_cat(float* out, float* in0, float* in1, float* stale, unsigned inputs,
                       cudaStream_t stream) {
@@ -102,12 +106,14 @@ static void stale_foreach(float* t0, float* stale, unsigned blocks, cudaStream_t
   launch_grid(&foreach_fn, params, stream, blocks, 1);
 }
 
-static void stale_reduce(float* src, float* dst0, float* stale, int outputs, cudaStream_t stream) {
+static void stale_reduce(float* src, float* dst0, float* dst1, float* calculator_word, int outputs,
+                         cudaStream_t stream) {
   static unsigned char op[kReduceOp];
   memset(op, 0x11, sizeof op);
+  memcpy(op + kReduceCalculatorWord, &calculator_word, 8);
   memcpy(op + kReduceOp - 64, &src, 8);
   memcpy(op + kReduceOp - 56, &dst0, 8);
-  memcpy(op + kReduceOp - 48, &stale, 8);
+  memcpy(op + kReduceOp - 48, &dst1, 8);
   memset(op + kReduceOp - 40, 0, 24);  /* acc_buf, cta_buf, semaphores */
   op[kReduceOp - 8] = 0;  /* accumulate */
   op[kReduceOp - 7] = 1;  /* final_output */
@@ -194,7 +200,10 @@ int main(int argc, char** argv) {
     stale_foreach(ya, x, strcmp(mode, "stale-foreach") == 0 ? 1 : 2, b);
   } else if (strcmp(mode, "stale-reduce") == 0 || strcmp(mode, "reduce-reads-x") == 0) {
     upload(x, a);
-    stale_reduce(yb, ya, x, strcmp(mode, "stale-reduce") == 0 ? 1 : 2, b);
+    stale_reduce(yb, ya, x, x, strcmp(mode, "stale-reduce") == 0 ? 1 : 2, b);
+  } else if (strcmp(mode, "stale-reduce-calculators") == 0) {
+    upload(x, a);
+    stale_reduce(yb, ya, ya, x, 2, b);
   } else if (strcmp(mode, "operator") == 0 || strcmp(mode, "operator-waits") == 0) {
     const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
     if (api == NULL || api->version < 2) {
