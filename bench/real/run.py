@@ -131,7 +131,9 @@ def run_once(workload, variant, build, steps, warmup):
     findings = re.search(r"xstream-check: (\d+) finding", proc.stderr)
     parts = re.search(r"^XSC_PARTS (.*)$", proc.stdout, re.M)
     host = re.search(r"XSC_STEP .*host_ms=([0-9.]+)", proc.stdout)
-    return {"steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
+    ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
+    return {"ops": ops.group(1) if ops else "",
+            "steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
             "host_ms": float(host.group(1)) if host else float("nan"),
             # part -> (µs per step, scopes per step)
@@ -201,6 +203,8 @@ def main() -> int:
                   + f"(median {statistics.median(walls):.3f}x); warm-up "
                   + f"{statistics.median(warm):.2f} s; findings "
                   + f"{max(r['findings'] for r in runs[v])}")
+            if runs[v][0]["ops"]:
+                print(f"{'':>18}PyTorch adapter per step, first run: {runs[v][0]['ops']}")
             rows.append((workload, v, statistics.median(steady), statistics.median(ratios),
                          statistics.median(walls), statistics.median(warm)))
         if "parts" in runs and runs["parts"][0]["parts"]:

@@ -63,6 +63,24 @@ def runtime_parts():
     return {names[i].decode(): (ns[i], count[i]) for i in range(n)} or None
 
 
+def operator_stats():
+    """{counter: int} of the loaded PyTorch adapter (xsc_torch_operator_stats), or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "libxstream_torch" in line}
+    except OSError:
+        return None
+    for path in paths:
+        try:
+            stats = ctypes.CDLL(path).xsc_torch_operator_stats
+        except (AttributeError, OSError):
+            continue
+        stats.restype = ctypes.c_char_p
+        words = (word.split("=", 1) for word in stats().decode().split())
+        return {name: int(value) for name, value in words if value.isdigit()}
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", choices=["eager", "compile", "hf", "fsdp2", "ddp"])
@@ -125,6 +143,7 @@ def main() -> int:
     torch.cuda.synchronize()
     warmup_s = time.perf_counter() - t0
     parts_before = runtime_parts()
+    ops_before = operator_stats()
     times = []
     host = []  # until the step's work is enqueued
     for _ in range(args.steps):
@@ -137,6 +156,7 @@ def main() -> int:
         print("train_step.py: the loss is not finite", file=sys.stderr)
         return 1
     parts_after = runtime_parts()
+    ops_after = operator_stats()
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
           f"warmup_s={warmup_s:.3f} steps={args.steps} host_ms={statistics.median(host):.3f}", flush=True)
     if parts_before and parts_after:
@@ -145,6 +165,15 @@ def main() -> int:
             f"/{(parts_after[name][1] - count) / args.steps:.0f}"
             for name, (ns, count) in parts_before.items())
         print(f"XSC_PARTS {per_step}", flush=True)
+    if ops_before and ops_after:
+        # Per timed step: the operators the PyTorch adapter's RecordFunction
+        # callback saw (on while a device use of pinned memory may be
+        # pending), how often it went on, and the writer operators followed.
+        per_step = " ".join(
+            f"{name}={(ops_after[name] - ops_before[name]) / args.steps:.1f}"
+            for name in ("callback_calls", "callback_switched_on", "host_calls", "writer_calls")
+            if name in ops_before and name in ops_after)
+        print(f"XSC_OPS {per_step}", flush=True)
     if finish is not None:
         finish()
     return 0

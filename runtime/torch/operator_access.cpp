@@ -49,7 +49,7 @@ constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 c10::DeviceType g_device = c10::DeviceType::CUDA;
 
 std::atomic<std::uint64_t> g_writer_calls{0}, g_followed{0}, g_fed{0}, g_host_calls{0},
-    g_writer_operators{0}, g_adopted{0};
+    g_writer_operators{0}, g_adopted{0}, g_callback_calls{0}, g_callback_switched_on{0};
 
 // In-place aten operators that do not write all of `self`: the ones that
 // write the indexed, the masked, the diagonal or a triangle (another stream
@@ -500,6 +500,7 @@ std::unique_ptr<OperatorCall> host_operator(const at::RecordFunction& fn, const 
 }
 
 std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction& fn) {
+  g_callback_calls.fetch_add(1, std::memory_order_relaxed);
   if (t_depth > 0) return nullptr;
   const char* name = fn.name();
   if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return nullptr;
@@ -615,8 +616,12 @@ void pinned_pending_hook(int pending) {
   }
   if (!g_record_function_added.load()) return;
   try {
-    if (pending != 0) at::reenableCallback(g_record_function_handle);
-    else at::disableCallback(g_record_function_handle);
+    if (pending != 0) {
+      at::reenableCallback(g_record_function_handle);
+      g_callback_switched_on.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      at::disableCallback(g_record_function_handle);
+    }
     g_record_function_on = pending != 0;
   } catch (const std::exception&) {
     // Left as it was: on follows too much, off is not reached.
@@ -690,6 +695,8 @@ OperatorAccessCounts operator_access_counts() {
   counts.writer_operators = g_writer_operators.load(std::memory_order_relaxed);
   counts.adopted_threads = g_adopted.load(std::memory_order_relaxed);
   counts.host_callback = g_record_function_on.load();
+  counts.callback_calls = g_callback_calls.load(std::memory_order_relaxed);
+  counts.callback_switched_on = g_callback_switched_on.load(std::memory_order_relaxed);
   return counts;
 }
 

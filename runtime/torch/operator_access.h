@@ -58,6 +58,8 @@ struct OperatorAccessCounts {
   std::uint64_t writer_operators = 0;  // operators with a writer kernel
   std::uint64_t adopted_threads = 0;   // threads given the adapter's key
   bool host_callback = false;  // the RecordFunction callback with inputs runs
+  std::uint64_t callback_calls = 0;        // operators that callback saw
+  std::uint64_t callback_switched_on = 0;  // times it was re-enabled
 };
 OperatorAccessCounts operator_access_counts();
 
