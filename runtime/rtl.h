@@ -116,7 +116,8 @@ void pinned_use_fed(Locked& locked);
 // Once the session lock is let go (the hook takes PyTorch's locks): the
 // device use of the pinned memory at `addr` by `what` ("a copy", a
 // kernel's name) was fed; the hook is turned on before the call returns.
-void note_pinned_device_use(const char* what, Addr addr);
+// `stack`, the use's, is named at verbosity=2.
+void note_pinned_device_use(const char* what, Addr addr, StackId stack = kNoStack);
 // Feeds a device use that an annotation or the host API reports (a use, a
 // collective) and, when it lies in pinned memory, notes it as above; `what`
 // names it in the first such use's notice.

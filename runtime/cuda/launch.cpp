@@ -425,11 +425,11 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
                        : emit_launch_uses(locked, stream, info->name, stack, scan);
     if (pinned != 0) {
       pinned_use_fed(locked);
-      if (!pinned_device_use_seen())
+      if (!pinned_device_use_seen() || options().verbosity >= 2)
         kernel = "kernel " + std::string(locked.names().get(info->name));
     }
   }
-  if (pinned != 0) note_pinned_device_use(kernel.c_str(), pinned);
+  if (pinned != 0) note_pinned_device_use(kernel.c_str(), pinned, stack);
 }
 
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,

@@ -136,7 +136,9 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
       pinned_use_fed(locked);
     }
   }
-  if (pinned != 0) note_pinned_device_use("a copy", pinned);
+  if (pinned != 0)
+    note_pinned_device_use(pinned == dst ? "a copy to the host" : "a copy from the host", pinned,
+                           stack);
 }
 
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
@@ -150,7 +152,7 @@ void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
     locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
     if (pinned) pinned_use_fed(locked);
   }
-  if (pinned) note_pinned_device_use("a memset", dst);
+  if (pinned) note_pinned_device_use("a memset", dst, stack);
 }
 
 }  // namespace xsc::rt

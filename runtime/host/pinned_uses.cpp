@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <string>
 
 #include "runtime/cuda/ops.h"
 #include "runtime/rtl.h"
@@ -65,7 +66,35 @@ void pinned_use_fed(Locked& locked) {
   if (captures_underway(locked)) g_captured.store(true, std::memory_order_release);
 }
 
-void note_pinned_device_use(const char* what, Addr addr) {
+namespace {
+
+// verbosity=2: each time host operators are followed again, the use that
+// turned them on and where it was made (the first kTurnOnsNamed times).
+constexpr int kTurnOnsNamed = 16;
+std::atomic<int> g_turn_ons_named{0};
+
+void name_turn_on(const char* what, Addr addr, StackId stack) {
+  if (g_turn_ons_named.fetch_add(1, std::memory_order_relaxed) >= kTurnOnsNamed) return;
+  char line[200];
+  std::snprintf(line, sizeof line, "host operators followed again: %s used pinned 0x%llx", what,
+                static_cast<unsigned long long>(addr));
+  std::string text = line;
+  Session* session = session_unlocked();
+  if (session != nullptr && stack != kNoStack) {
+    int shown = 0;
+    for (const Frame& frame : session->stacks().frames(stack)) {
+      if (shown++ == 3) break;
+      text += shown == 1 ? " at " : " < ";
+      text += frame.function.empty() ? "?" : frame.function;
+      if (!frame.file.empty()) text += " " + frame.file + ":" + std::to_string(frame.line);
+    }
+  }
+  notice(text);
+}
+
+}  // namespace
+
+void note_pinned_device_use(const char* what, Addr addr, StackId stack) {
   if (!g_seen.load(std::memory_order_acquire) && !g_seen.exchange(true) &&
       options().verbosity >= 1) {
     char line[200];
@@ -74,11 +103,18 @@ void note_pinned_device_use(const char* what, Addr addr) {
                   static_cast<unsigned long long>(addr));
     notice(line);
   }
-  // Always under g_mu, never decided from g_on alone: the checker's thread
-  // may be turning the hook off under g_mu, having read g_last_use just
-  // before this use stored it; then it is turned on again here.
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!g_hook_on) turn_on();
+  bool turned_on = false;
+  {
+    // Always under g_mu, never decided from g_on alone: the checker's thread
+    // may be turning the hook off under g_mu, having read g_last_use just
+    // before this use stored it; then it is turned on again here.
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_hook_on) {
+      turn_on();
+      turned_on = true;
+    }
+  }
+  if (turned_on && options().verbosity >= 2) name_turn_on(what, addr, stack);
 }
 
 void emit_reported_device_use(const Event& use, const char* what) {
@@ -93,7 +129,7 @@ void emit_reported_device_use(const Event& use, const char* what) {
     locked.emit(use);
     if (pinned) pinned_use_fed(locked);
   }
-  if (pinned) note_pinned_device_use(what, use.addr);
+  if (pinned) note_pinned_device_use(what, use.addr, use.stack);
 }
 
 void settle_pinned_uses(const Checker& checker, std::uint64_t fed) {

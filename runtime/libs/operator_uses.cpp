@@ -117,7 +117,8 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
     emit_uses(locked, name, stream, uses, n, stack);
     if (pinned != 0) pinned_use_fed(locked);
   }
-  if (pinned != 0) note_pinned_device_use(name != nullptr ? name : "a library call", pinned);
+  if (pinned != 0)
+    note_pinned_device_use(name != nullptr ? name : "a library call", pinned, stack);
 }
 
 void note_enqueued(const Event& event) {
