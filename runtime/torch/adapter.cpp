@@ -169,6 +169,7 @@ extern "C" __attribute__((visibility("default"))) const char* xsc_torch_operator
          " host_calls=" + std::to_string(c.host_calls) +
          " adopted_threads=" + std::to_string(c.adopted_threads) +
          " host_callback=" + (c.host_callback ? "1" : "0") +
+         " host_writers=" + (c.host_writers ? "1" : "0") +
          " callback_calls=" + std::to_string(c.callback_calls) +
          " callback_switched_on=" + std::to_string(c.callback_switched_on);
   return text.c_str();

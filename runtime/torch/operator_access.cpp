@@ -210,6 +210,71 @@ void end_device_call(const DeviceCall& call) noexcept {
   g_api->operator_writes(call.name, call.stream, call.mark, writes.data(), writes.size());
 }
 
+// ---- host writers: CPU operators that write pinned memory whole ------------
+
+// Set while the runtime says that device uses of pinned memory may be
+// pending but all of them read it (pinned_pending_hook(2): uploads from
+// pinned staging buffers). Only a host write can race with those, and an
+// aten operator that writes a host tensor whole has a writer kernel: it is
+// followed there, and the boxing RecordFunction callback stays off.
+std::atomic<bool> g_host_writers{false};
+
+// What a followed host writer keeps until it returns.
+struct HostWrites {
+  const char* name = nullptr;
+  std::uint64_t mark = 0;
+  c10::SmallVector<at::Tensor, 2> tensors;
+};
+
+void keep_host(const at::Tensor& t, c10::SmallVectorImpl<at::Tensor>* out, bool* device) {
+  if (!t.defined()) return;
+  if (!t.device().is_cpu()) *device = true;
+  else if (t.layout() == c10::kStrided) out->push_back(t);
+}
+
+// At the start of an outermost writer operator none of whose tensors is on a
+// device: the tensors it writes whole. False when it is not such a call.
+bool begin_host_writes(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> inputs,
+                       HostWrites* call) {
+  if (inputs.size() != writes.written.size()) return false;
+  bool device = false;
+  for (std::size_t i = 0; i < inputs.size() && !device; ++i) {
+    c10::SmallVector<at::Tensor, 2> tensors;
+    const c10::IValue& value = inputs[i];
+    if (value.isTensor()) {
+      keep_host(value.toTensor(), &tensors, &device);
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorVector()) keep_host(t, &tensors, &device);
+    } else if (value.isList()) {  // Tensor?[]
+      for (const c10::IValue& element : value.toListRef())
+        if (element.isTensor()) keep_host(element.toTensor(), &tensors, &device);
+    }
+    if (writes.written[i]) call->tensors.append(tensors.begin(), tensors.end());
+  }
+  if (device || call->tensors.empty()) return false;
+  call->name = writes.name.c_str();
+  call->mark = g_api->enqueue_mark();
+  ++t_host_depth;
+  g_host_calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void end_host_writes(const HostWrites& call) noexcept {
+  --t_host_depth;
+  // Work it enqueued (a copy to the device) moved bytes by DMA: its copies
+  // are the uses, as for the callback's host operators.
+  if (g_api->enqueue_mark() != call.mark) return;
+  for (const at::Tensor& t : call.tensors) {
+    xsc_operator_write bytes{};
+    try {
+      if (!written_bytes(t, &bytes)) continue;
+    } catch (...) {
+      continue;  // no storage
+    }
+    g_api->host_access(bytes.addr, bytes.size, XSC_ACCESS_WRITE, call.name, 0);
+  }
+}
+
 // ---- the dispatcher mechanism: a kernel per writer operator ----------------
 
 // Registered on kKey for one writer operator: follows the call when it is
@@ -232,6 +297,25 @@ class WriterKernel final : public c10::OperatorKernel {
           *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &call);
     }
     if (!followed) {
+      HostWrites host;
+      if (t_depth == 0 && t_host_depth == 0 && g_host_writers.load(std::memory_order_relaxed) &&
+          stack->size() >= writes_->written.size() && !in_host_view()) {
+        const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+        const std::size_t n = writes_->written.size();
+        if (begin_host_writes(
+                *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n),
+                &host)) {
+          struct End {
+            const HostWrites& call;
+            ~End() {
+              const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+              end_host_writes(call);
+            }
+          } end{host};
+          op.redispatchBoxed(below, stack);
+          return;
+        }
+      }
       op.redispatchBoxed(below, stack);
       return;
     }
@@ -610,22 +694,31 @@ void stop_pinned_pending_hook() {
 void pinned_pending_hook(int pending) {
   std::lock_guard<std::mutex> lock(g_pending_hook_mu);
   if (g_exiting) return;
-  if (pending != 0 && !g_record_function_added.load()) {
+  // 2: only device reads of pinned memory may be pending; the writer
+  // kernels follow host writers, which is all that can race with them.
+  const bool writers_only = pending == 2 && g_dispatcher_installed.load();
+  const bool callback = pending != 0 && !writers_only;
+  if (writers_only) {
+    g_host_writers.store(true, std::memory_order_relaxed);
+  }
+  if (callback && !g_record_function_added.load()) {
     pinned_memory_hook();
-    return;
-  }
-  if (!g_record_function_added.load()) return;
-  try {
-    if (pending != 0) {
-      at::reenableCallback(g_record_function_handle);
-      g_callback_switched_on.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      at::disableCallback(g_record_function_handle);
+  } else if (g_record_function_added.load() && callback != g_record_function_on.load()) {
+    try {
+      if (callback) {
+        at::reenableCallback(g_record_function_handle);
+        g_callback_switched_on.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        at::disableCallback(g_record_function_handle);
+      }
+      g_record_function_on = callback;
+    } catch (const std::exception&) {
+      // Left as it was: on follows too much, off is not reached.
     }
-    g_record_function_on = pending != 0;
-  } catch (const std::exception&) {
-    // Left as it was: on follows too much, off is not reached.
   }
+  // Host writers are left to the writer kernels only once the callback,
+  // which follows them too, is off: never both, never neither.
+  if (!writers_only) g_host_writers.store(false, std::memory_order_relaxed);
 }
 
 std::atomic<const char*> g_mechanism{"none"};
@@ -695,6 +788,7 @@ OperatorAccessCounts operator_access_counts() {
   counts.writer_operators = g_writer_operators.load(std::memory_order_relaxed);
   counts.adopted_threads = g_adopted.load(std::memory_order_relaxed);
   counts.host_callback = g_record_function_on.load();
+  counts.host_writers = g_host_writers.load();
   counts.callback_calls = g_callback_calls.load(std::memory_order_relaxed);
   counts.callback_switched_on = g_callback_switched_on.load(std::memory_order_relaxed);
   return counts;

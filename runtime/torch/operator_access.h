@@ -22,8 +22,11 @@
 // operator, as before.
 //
 // CPU operators on pinned memory (host reads and writes) need every
-// operator's arguments: the RecordFunction callback for them is added only
-// once the process has pinned memory (the runtime says when).
+// operator's arguments: the RecordFunction callback for them runs only while
+// a device use of pinned memory may be pending (the runtime says when).
+// While all such uses read pinned memory (uploads from staging buffers), only
+// host writes can race with them, and the writer kernels follow the CPU
+// operators that write a tensor whole in the callback's place.
 //
 // Only writes: each argument an operator reads is already a use through
 // its kernels' arguments, and a read of the whole tensor would claim bytes
@@ -58,6 +61,7 @@ struct OperatorAccessCounts {
   std::uint64_t writer_operators = 0;  // operators with a writer kernel
   std::uint64_t adopted_threads = 0;   // threads given the adapter's key
   bool host_callback = false;  // the RecordFunction callback with inputs runs
+  bool host_writers = false;   // the writer kernels follow host writers instead
   std::uint64_t callback_calls = 0;        // operators that callback saw
   std::uint64_t callback_switched_on = 0;  // times it was re-enabled
 };

@@ -6,7 +6,8 @@ Usage: pinned_pending_cpu.py ADAPTER.so
 Drives libxstream_torch.so through a stand-in host API of version 6
 (fake_host_api.py) that takes every host access as one of pinned memory,
 calls the hook the adapter registered as the runtime does (1: a device use
-of pinned memory may be pending; 0: none is), and prints, after a few CPU
+of pinned memory may be pending; 2: only device reads of it may be; 0: none
+is), and prints, after a few CPU
 operators, whether the callback runs and which operators it followed.
 """
 import os
@@ -34,10 +35,12 @@ def followed(label):
     start = len(rt.host_accesses)
     x.add_(1.0)
     total = float(x.sum())
-    names = sorted({access[0] for access in rt.host_accesses[start:]})
+    accesses = sorted({f"{name}({'write' if access == 1 else 'read'})"
+                       for name, _, _, access in rt.host_accesses[start:]})
     stats = dict(word.split("=", 1) for word in rt.stats().split())
-    print(f"{label}: host_callback={stats['host_callback']} sum={total:.0f} "
-          f"followed: {', '.join(names) or 'nothing'}")
+    print(f"{label}: host_callback={stats['host_callback']} "
+          f"host_writers={stats['host_writers']} sum={total:.0f} "
+          f"followed: {', '.join(accesses) or 'nothing'}")
 
 
 followed("before any device use")
@@ -52,3 +55,17 @@ other.start()
 other.join()
 rt.pinned_pending_hook(0)
 followed("settled again")
+# 2: only device reads of pinned memory pending (uploads): host writers
+# only, through the writer kernels, and the callback stays off.
+rt.pinned_pending_hook(2)
+followed("reads pending")
+# A thread the runtime starts has the writer kernels' key from its start.
+other = rt.start_thread(lambda: followed("reads pending, another thread"))
+other.start()
+other.join()
+rt.pinned_pending_hook(1)
+followed("a write pending too")
+rt.pinned_pending_hook(2)
+followed("reads pending again")
+rt.pinned_pending_hook(0)
+followed("settled at last")
