@@ -111,13 +111,15 @@ bool holding_session_lock();
 // call's argument) used pinned memory the runtime tracks.
 bool pinned_device_use_seen();
 // Under the session lock, right after a device use of pinned memory was
-// fed: the checker has not settled it until it took that event.
-void pinned_use_fed(Locked& locked);
+// fed: the checker has not settled it until it took that event. `may_write`:
+// the use writes pinned memory or its access is unknown.
+void pinned_use_fed(Locked& locked, bool may_write);
 // Once the session lock is let go (the hook takes PyTorch's locks): the
 // device use of the pinned memory at `addr` by `what` ("a copy", a
 // kernel's name) was fed; the hook is turned on before the call returns.
 // `stack`, the use's, is named at verbosity=2.
-void note_pinned_device_use(const char* what, Addr addr, StackId stack = kNoStack);
+void note_pinned_device_use(const char* what, Addr addr, bool may_write,
+                            StackId stack = kNoStack);
 // Feeds a device use that an annotation or the host API reports (a use, a
 // collective) and, when it lies in pinned memory, notes it as above; `what`
 // names it in the first such use's notice.

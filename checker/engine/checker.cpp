@@ -247,7 +247,7 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
   const UseInfo use = use_info(e);
   auto touch = [&](Allocation& a) {
     if (a.info.kind == AllocKind::kPinnedHost && agent != thread)
-      note_pinned_device_use(agent, epoch);
+      note_pinned_device_use(agent, epoch, use.access != Access::kRead);
     check_ready(a, agent, clock, e);
     if (!a.inherited.empty()) check_past_uses(a.inherited, &a, /*report=*/true, agent, clock, use);
     if (use.access == Access::kWrite || !a.known_writes.empty())
@@ -419,24 +419,39 @@ bool Checker::used_off_allocation_stream(Addr addr) const {
   return !a->used_only_by(impl_->hb.live_stream_agent(a->info.stream));
 }
 
-void Checker::Impl::note_pinned_device_use(AgentId stream, Epoch epoch) {
-  for (auto& [agent, latest] : pinned_pending) {
+namespace {
+
+void note_latest(std::vector<std::pair<AgentId, Epoch>>* pending, AgentId stream, Epoch epoch) {
+  for (auto& [agent, latest] : *pending) {
     if (agent != stream) continue;
     if (epoch > latest) latest = epoch;
     return;
   }
-  pinned_pending.emplace_back(stream, epoch);
+  pending->emplace_back(stream, epoch);
+}
+
+}  // namespace
+
+void Checker::Impl::note_pinned_device_use(AgentId stream, Epoch epoch, bool may_write) {
+  note_latest(&pinned_pending, stream, epoch);
+  if (may_write) note_latest(&pinned_pending_writes, stream, epoch);
 }
 
 void Checker::Impl::settle_pinned_uses(AgentId thread) {
   if (pinned_pending.empty()) return;
   const VectorClock& clock = hb.clock(thread);
-  std::erase_if(pinned_pending, [&](const std::pair<AgentId, Epoch>& p) {
+  auto ordered = [&](const std::pair<AgentId, Epoch>& p) {
     return clock.get(p.first) >= p.second;
-  });
+  };
+  std::erase_if(pinned_pending, ordered);
+  std::erase_if(pinned_pending_writes, ordered);
 }
 
 bool Checker::pinned_device_uses_pending() const { return !impl_->pinned_pending.empty(); }
+
+bool Checker::pinned_device_writes_pending() const {
+  return !impl_->pinned_pending_writes.empty();
+}
 
 bool Checker::settles_pinned_uses(EventKind kind) {
   return kind == EventKind::kStreamSync || kind == EventKind::kEventSync ||

@@ -99,6 +99,9 @@ class Checker {
   // PyTorch adapter follows host operators only while this is true or a
   // device use of pinned memory is yet to be fed (runtime/host/pinned_uses.cpp).
   bool pinned_device_uses_pending() const;
+  // The same for the uses that may write pinned memory (writes, unknown
+  // accesses): while only reads are pending, a host read races with none.
+  bool pinned_device_writes_pending() const;
   // The events after which pinned_device_uses_pending() may turn false:
   // the host synchronizations and host functions that ran.
   static bool settles_pinned_uses(EventKind kind);

@@ -221,7 +221,10 @@ struct Checker::Impl {
   // ordered after yet (Checker::pinned_device_uses_pending): per stream
   // agent, its latest such use's epoch, which covers the earlier ones.
   std::vector<std::pair<AgentId, Epoch>> pinned_pending;
-  void note_pinned_device_use(AgentId stream, Epoch epoch);
+  // The same for the uses that may write it (writes and unknown accesses):
+  // only those race with a host read.
+  std::vector<std::pair<AgentId, Epoch>> pinned_pending_writes;
+  void note_pinned_device_use(AgentId stream, Epoch epoch, bool may_write);
   // After a host synchronization of `thread`: drops the uses it is now
   // ordered after.
   void settle_pinned_uses(AgentId thread);

@@ -319,16 +319,20 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 // Looks up every word (`for_each_word` calls its argument on each word and
 // whether it came through a read-only parameter) and emits the uses of the
 // allocations they point into. Returns a word into pinned host memory (a
-// kernel reading or writing it directly), or 0.
+// kernel reading or writing it directly), or 0; *pinned_may_write when a
+// word into pinned memory is not known to be only read.
 template <typename ForEachWord>
 Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
-                      ForEachWord&& for_each_word) {
+                      bool* pinned_may_write, ForEachWord&& for_each_word) {
   DistinctAllocations found;
   Addr pinned = 0;
   for_each_word([&](std::uint64_t word, bool read) {
     AllocInfo alloc;
     if (!locked.lookup_allocation(word, &alloc)) return;
-    if (alloc.kind == AllocKind::kPinnedHost) pinned = word;
+    if (alloc.kind == AllocKind::kPinnedHost) {
+      pinned = word;
+      if (!read) *pinned_may_write = true;
+    }
     found.add(alloc.addr, word, read);
   });
   emit_uses(locked, found, stream, name, stack);
@@ -417,19 +421,22 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
 
   const StackId stack = capture_launch_stack();
   Addr pinned = 0;
+  bool pinned_may_write = false;
   std::string kernel;  // named in the notice of the first pinned use
   {
     Locked locked;
     if (!locked) return;
-    pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack, each_candidate)
-                       : emit_launch_uses(locked, stream, info->name, stack, scan);
+    pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack,
+                                          &pinned_may_write, each_candidate)
+                       : emit_launch_uses(locked, stream, info->name, stack,
+                                          &pinned_may_write, scan);
     if (pinned != 0) {
-      pinned_use_fed(locked);
+      pinned_use_fed(locked, pinned_may_write);
       if (!pinned_device_use_seen() || options().verbosity >= 2)
         kernel = "kernel " + std::string(locked.names().get(info->name));
     }
   }
-  if (pinned != 0) note_pinned_device_use(kernel.c_str(), pinned, stack);
+  if (pinned != 0) note_pinned_device_use(kernel.c_str(), pinned, pinned_may_write, stack);
 }
 
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,

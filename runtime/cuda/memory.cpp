@@ -78,6 +78,7 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
   // uploads): its report names the Python line that issued it.
   const StackId stack = capture_launch_stack();
   Addr pinned = 0;  // the pinned side, noted once the lock is released
+  bool to_host = false;  // the copy writes it
   {
     Locked locked;
     if (!locked) return;
@@ -133,12 +134,13 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
     }
     if (uses_host_src || uses_host_dst) {
       pinned = uses_host_dst ? dst : src;
-      pinned_use_fed(locked);
+      to_host = uses_host_dst;
+      pinned_use_fed(locked, to_host);
     }
   }
   if (pinned != 0)
-    note_pinned_device_use(pinned == dst ? "a copy to the host" : "a copy from the host", pinned,
-                           stack);
+    note_pinned_device_use(to_host ? "a copy to the host" : "a copy from the host", pinned,
+                           to_host, stack);
 }
 
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
@@ -150,9 +152,9 @@ void on_memset(Addr dst, std::uint64_t bytes, StreamId stream) {
     if (!locked) return;
     pinned = is_pinned(locked, dst);
     locked.emit(use_event(dst, bytes, stream, UseWhat::kMemset, Access::kWrite, stack));
-    if (pinned) pinned_use_fed(locked);
+    if (pinned) pinned_use_fed(locked, /*may_write=*/true);
   }
-  if (pinned) note_pinned_device_use("a memset", dst, stack);
+  if (pinned) note_pinned_device_use("a memset", dst, /*may_write=*/true, stack);
 }
 
 }  // namespace xsc::rt

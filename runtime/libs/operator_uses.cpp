@@ -53,16 +53,19 @@ EnqueueLog& enqueue_log() { return *thread_cache<EnqueueLog>(&thread_state().enq
 // a caching block on its own allocation stream that no other stream took
 // part in, which is fed without one, like a kernel's use of it (launch.cpp).
 // *pinned: a use in pinned host memory, if any (noted once the lock is let
-// go, rtl.h).
+// go, rtl.h); *pinned_may_write set when one such use is not a read.
 bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_t* n,
-                  Addr* pinned) {
+                  Addr* pinned, bool* pinned_may_write) {
   bool stack = captures_underway(locked);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < *n; ++i) {
     AllocInfo alloc;
     bool carries_past_uses = false;
     if (!locked.lookup_allocation(uses[i].addr, &alloc, &carries_past_uses)) continue;
-    if (alloc.kind == AllocKind::kPinnedHost) *pinned = uses[i].addr;
+    if (alloc.kind == AllocKind::kPinnedHost) {
+      *pinned = uses[i].addr;
+      if (uses[i].access != Access::kRead) *pinned_may_write = true;
+    }
     stack = stack || carries_past_uses || alloc.kind != AllocKind::kCachingAllocator ||
             alloc.stream != stream;
     const Addr end = alloc.size != 0 ? alloc.addr + alloc.size : ~Addr{0};
@@ -98,7 +101,8 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
     Locked locked;
     if (!locked) return;
     Addr pinned = 0;  // a pinned use wants a stack: noted below
-    const bool wants_stack = keep_tracked(locked, stream, uses, &n, &pinned);
+    bool pinned_may_write = false;
+    const bool wants_stack = keep_tracked(locked, stream, uses, &n, &pinned, &pinned_may_write);
     if (n == 0) return;
     if (!wants_stack) {
       emit_uses(locked, name, stream, uses, n, kNoStack);
@@ -108,17 +112,19 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
   // Never under the session lock: a Python stack takes the GIL.
   const StackId stack = capture_launch_stack();
   Addr pinned = 0;
+  bool pinned_may_write = false;
   {
     Locked locked;
     if (!locked) return;
     // The lock was let go meanwhile: only what still lies in a tracked
     // allocation is fed.
-    keep_tracked(locked, stream, uses, &n, &pinned);
+    keep_tracked(locked, stream, uses, &n, &pinned, &pinned_may_write);
     emit_uses(locked, name, stream, uses, n, stack);
-    if (pinned != 0) pinned_use_fed(locked);
+    if (pinned != 0) pinned_use_fed(locked, pinned_may_write);
   }
   if (pinned != 0)
-    note_pinned_device_use(name != nullptr ? name : "a library call", pinned, stack);
+    note_pinned_device_use(name != nullptr ? name : "a library call", pinned, pinned_may_write,
+                           stack);
 }
 
 void note_enqueued(const Event& event) {

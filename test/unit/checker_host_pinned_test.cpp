@@ -196,5 +196,26 @@ TEST_F(HostPinnedTest, PinnedUsesSettleThroughEventsAndWaits) {
   EXPECT_FALSE(checker.pinned_device_uses_pending());
 }
 
+// Uploads read pinned memory: pending, but no device write of it is, and
+// a host read races with none of them. A download (a write) or a kernel
+// argument of unknown access is a write pending until it is settled.
+TEST_F(HostPinnedTest, PendingPinnedWritesAreToldFromReads) {
+  feed(Use(kPinned, 64, kCopy).what(UseWhat::kMemcpy).access(Access::kRead).stack(2));
+  EXPECT_TRUE(checker.pinned_device_uses_pending());
+  EXPECT_FALSE(checker.pinned_device_writes_pending());
+  download(64, 64);
+  EXPECT_TRUE(checker.pinned_device_writes_pending());
+  feed(StreamSync(kCopy));
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+  EXPECT_FALSE(checker.pinned_device_writes_pending());
+  feed(Use(kPinned, 64, kCopy).what(UseWhat::kKernel).access(Access::kUnknown).stack(2));
+  EXPECT_TRUE(checker.pinned_device_writes_pending());
+  feed(DeviceSync());
+  EXPECT_FALSE(checker.pinned_device_writes_pending());
+  // A host access is the thread's own: never a pending device use.
+  feed(HostRead(0, 64));
+  EXPECT_FALSE(checker.pinned_device_uses_pending());
+}
+
 }  // namespace
 }  // namespace xsc::test

@@ -139,13 +139,16 @@ typedef struct xsc_host_api {
   int (*part_enter)(int part);
   void (*part_leave)(int outer);
   /* Version 6 (read only when version >= 6). */
-  /* Registers a function the runtime calls with 1 when a device operation
-   * uses pinned memory it tracks while none was pending (on the thread that
-   * enqueued it, before its call returns), and with 0 once some host thread
-   * is ordered after every such use so far (on any thread, the checker's
-   * own included): host accesses of pinned memory matter only in between.
-   * Calls alternate, starting with 1; at once with 1 when a use is pending.
-   * An adapter that registers it leaves set_pinned_memory_hook unset. */
+  /* Registers a function the runtime calls with what host accesses of
+   * pinned memory it tracks need following: 1 every one (a device use that
+   * may write pinned memory may be pending), 2 the writes only (every use
+   * that may be pending reads it), 0 none (some host thread is ordered after
+   * every such use so far). A call that asks for more comes on the thread
+   * that enqueued the use, before its call returns; one that asks for less
+   * on any thread, the checker's own included. Each call changes the
+   * answer; the first is 1 or 2, and it comes at once when a use is
+   * pending. An adapter that takes 2 for 1 follows more than it needs. An
+   * adapter that registers it leaves set_pinned_memory_hook unset. */
   void (*set_pinned_pending_hook)(void (*hook)(int pending));
 } xsc_host_api;
 

@@ -47,8 +47,10 @@ static void copy_async(void* dst, const void* src, enum cudaMemcpyKind kind, cud
  * version 6), called by the runtime with 1 while a device use of pinned
  * memory may be pending and 0 once none is. */
 static volatile int hook_calls[2];
+static volatile int hook_twos;  /* calls with 2: host writers only */
 static void pending_hook(int pending) {
   hook_calls[pending != 0]++;
+  if (pending == 2) hook_twos++;
   printf("hook %d\n", pending);
   fflush(stdout);
 }
@@ -127,6 +129,28 @@ int main(int argc, char** argv) {
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
     wait_for_off(4);
     printf("device synchronized\n");
+    fflush(stdout);
+    /* An upload on one stream and a download on another: once the download
+     * is settled the upload alone is pending, and host writers only are
+     * asked for again. */
+    cudaStream_t other = make_stream(0x7531);
+    const size_t half = sizeof staging / 2;
+    cudaMemcpyAsync_v3020_params up = {device, staging, half, cudaMemcpyHostToDevice, copy};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &up);
+    cudaMemcpyAsync_v3020_params down = {(char*)staging + half, (char*)device + half, half,
+                                         cudaMemcpyDeviceToHost, other};
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &down);
+    printf("upload and download\n");
+    fflush(stdout);
+    const int twos = hook_twos;
+    stream_sync(other);
+    /* On the checker's thread, soon after: at most 5 s. */
+    for (int i = 0; i < 5000 && hook_twos == twos; ++i) usleep(1000);
+    printf("download stream synchronized\n");
+    fflush(stdout);
+    stream_sync(copy);
+    wait_for_off(5);
+    printf("upload stream synchronized\n");
     copy_async(device, pageable, cudaMemcpyHostToDevice, copy);
     printf("pageable upload\n");
     printf("done\n");
