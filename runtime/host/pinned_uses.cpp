@@ -26,10 +26,11 @@
 // events fed: the latest device use of pinned memory is at position
 // g_last_use, the latest that may write it at g_last_write (stored under
 // the session lock as they are fed), and the checker's thread lowers what
-// is followed only once it has taken that many events. The hook's calls are made under g_mu, in the order decided; a
-// use stores its position before it takes g_mu, so either the checker's
-// thread sees the position and leaves the hook on, or the use finds it off
-// and turns it on again (before its call returns, as always).
+// is followed only once it has taken that many events. The hook's calls
+// are made under g_mu, in the order decided; a use stores its position
+// before it takes g_mu, so either the checker's thread sees the position
+// and leaves what is followed, or the use finds it lowered and raises it
+// again (before its call returns, as always).
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -60,13 +61,14 @@ std::atomic<bool> g_on{false};  // g_follow != kFollowNone, read without the loc
 void (*g_pending_hook)(int) = nullptr;  // under g_mu
 void (*g_once_hook)(void) = nullptr;    // under g_mu
 
-// Under g_mu. An older adapter's hook (version 4 or 5) is called once and
-// follows every operator from then on.
+// Under g_mu. An older adapter's hook (version 4 or 5) is called once, at
+// the first use, and follows every operator from then on.
 void follow(int level) {
+  const bool first = g_follow == kFollowNone;
   g_follow = level;
   g_on.store(level != kFollowNone, std::memory_order_release);
   if (g_pending_hook != nullptr) g_pending_hook(level);
-  else if (level != kFollowNone && g_once_hook != nullptr) g_once_hook();
+  else if (first && level != kFollowNone && g_once_hook != nullptr) g_once_hook();
 }
 
 }  // namespace
