@@ -98,7 +98,9 @@ void note_param_fills(const char* mangled, const std::vector<ParamFill>& fills) 
       case ParamFill::Kind::kGridYEntries: kind = "entries below gridDim.y"; break;
       case ParamFill::Kind::kGridXEntries: kind = "entries below gridDim.x"; break;
       case ParamFill::Kind::kBlockTensors: kind = "tensors of its blocks"; break;
-      case ParamFill::Kind::kReduction: kind = "offset calculators skipped, dst[1] only with two outputs"; break;
+      case ParamFill::Kind::kReduction:
+        kind = "offset calculators skipped, dst[1] only with two outputs";
+        break;
     }
     if (kind == nullptr) continue;
     kinds += (kinds.empty() ? "" : ", ") + std::string("parameter ") + std::to_string(i) + ": " +
