@@ -277,6 +277,17 @@ void end_host_writes(const HostWrites& call) noexcept {
 
 // ---- the dispatcher mechanism: a kernel per writer operator ----------------
 
+// Ends a followed call when the operator returned or threw (what it
+// enqueued before still ran), timed as the operator hook.
+template <class Call, void (*End)(const Call&) noexcept>
+struct EndWhenLeft {
+  const Call& call;
+  ~EndWhenLeft() {
+    const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+    End(call);
+  }
+};
+
 // Registered on kKey for one writer operator: follows the call when it is
 // the outermost one on this thread, and hands it on to the keys below.
 class WriterKernel final : public c10::OperatorKernel {
@@ -296,36 +307,25 @@ class WriterKernel final : public c10::OperatorKernel {
       followed = begin_device_call(
           *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &call);
     }
-    if (!followed) {
-      HostWrites host;
-      if (t_depth == 0 && t_host_depth == 0 && g_host_writers.load(std::memory_order_relaxed) &&
-          stack->size() >= writes_->written.size() && !in_host_view()) {
-        const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
-        const std::size_t n = writes_->written.size();
-        if (begin_host_writes(
-                *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n),
-                &host)) {
-          struct End {
-            const HostWrites& call;
-            ~End() {
-              const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
-              end_host_writes(call);
-            }
-          } end{host};
-          op.redispatchBoxed(below, stack);
-          return;
-        }
-      }
+    if (followed) {
+      const EndWhenLeft<DeviceCall, &end_device_call> end{call};
       op.redispatchBoxed(below, stack);
       return;
     }
-    struct End {
-      const DeviceCall& call;
-      ~End() {
-        const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
-        end_device_call(call);
-      }
-    } end{call};
+    HostWrites host;
+    bool host_followed = false;
+    if (t_depth == 0 && t_host_depth == 0 && g_host_writers.load(std::memory_order_relaxed) &&
+        stack->size() >= writes_->written.size() && !in_host_view()) {
+      const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+      const std::size_t n = writes_->written.size();
+      host_followed = begin_host_writes(
+          *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &host);
+    }
+    if (host_followed) {
+      const EndWhenLeft<HostWrites, &end_host_writes> end{host};
+      op.redispatchBoxed(below, stack);
+      return;
+    }
     op.redispatchBoxed(below, stack);
   }
 

@@ -92,12 +92,13 @@ struct OffsetCalculatorMirror {
   Divider sizes[25];
   Index strides[25][N];
 };
-struct ReduceOpFloat {
+template <class Divider, class Index>
+struct ReduceOpMirror {
   SumOpsFloat ops;
   float ident;
   ReduceConfigMirror config;
-  OffsetCalculatorMirror<1, IntDividerU32, unsigned> input_calc;
-  OffsetCalculatorMirror<2, IntDividerU32, unsigned> output_calc;
+  OffsetCalculatorMirror<1, Divider, Index> input_calc;
+  OffsetCalculatorMirror<2, Divider, Index> output_calc;
   const void* src;
   const char* dst[2];
   void* acc_buf;
@@ -107,25 +108,12 @@ struct ReduceOpFloat {
   bool accumulate, final_output;
   int noutputs;
 };
+using ReduceOpFloat = ReduceOpMirror<IntDividerU32, unsigned>;
 // The same over 64-bit indices (IntDivider<uint64_t>: the divisor alone).
 struct IntDividerU64 {
   std::uint64_t divisor;
 };
-struct ReduceOpFloat64 {
-  SumOpsFloat ops;
-  float ident;
-  ReduceConfigMirror config;
-  OffsetCalculatorMirror<1, IntDividerU64, std::uint64_t> input_calc;
-  OffsetCalculatorMirror<2, IntDividerU64, std::uint64_t> output_calc;
-  const void* src;
-  const char* dst[2];
-  void* acc_buf;
-  void* cta_buf;
-  int* semaphores;
-  std::int64_t base_idx;
-  bool accumulate, final_output;
-  int noutputs;
-};
+using ReduceOpFloat64 = ReduceOpMirror<IntDividerU64, std::uint64_t>;
 static_assert(sizeof(ReduceOpFloat) == 1048, "torch 2.11's cubins give reduce_kernel<..., "
                                              "ReduceOp<float, SumOps<float>, unsigned, ...>> 1048");
 
