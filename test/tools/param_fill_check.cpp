@@ -42,6 +42,7 @@ constexpr Layout kLayouts[] = {
     {"8ReduceOp", "ReduceOp", ParamFill::Kind::kReduction},
     {"10TensorInfo", "TensorInfo", ParamFill::Kind::kFixedEntries},
     {"16TensorSizeStride", "TensorSizeStride", ParamFill::Kind::kFixedEntries},
+    {"16OffsetCalculator", "OffsetCalculator", ParamFill::Kind::kFixedEntries},
 };
 
 struct Count {

@@ -416,6 +416,27 @@ TEST_F(ParamFillTest, ReductionsSkipTheirOffsetCalculators) {
   EXPECT_FALSE(kernel_param_fills(kReduceFloat, &small, 1, &out));
 }
 
+// glu_backward_kernel<float, OffsetCalculator<3, unsigned, false>>(int,
+// float*, const float*, const float*, OffsetCalculator<...>, long, long)
+const char* const kGluBackward =
+    "_ZN2at6native19glu_backward_kernelIf16OffsetCalculatorILi3EjLb0EEEEviPT_PKS4_S7_T0_ll";
+
+TEST_F(ParamFillTest, OffsetCalculatorsPassedByValueHoldNoPointer) {
+  using Calculator = OffsetCalculatorMirror<3, IntDividerU32, unsigned>;
+  static_assert(sizeof(Calculator) == 604, "torch 2.11's cubins give glu_backward_kernel 604");
+  const std::vector<ParamFill> fills = fills_of(kGluBackward, {4, 8, 8, 8, 604, 8, 8});
+  ASSERT_EQ(fills.size(), 7u);
+  EXPECT_EQ(fills[1].kind, ParamFill::Kind::kWhole);
+  ASSERT_EQ(fills[4].kind, ParamFill::Kind::kFixedEntries);
+  Calculator calc;
+  std::memset(&calc, 0x5a, sizeof calc);
+  EXPECT_TRUE(scanned(fills[4], calc, {}).empty());
+  // Another size is another layout: scanned whole.
+  const std::uint32_t other[] = {4, 8, 8, 8, 600, 8, 8};
+  std::vector<ParamFill> out;
+  EXPECT_FALSE(kernel_param_fills(kGluBackward, other, 7, &out));
+}
+
 TEST_F(ParamFillTest, OnlyPyTorchsTypes) {
   std::vector<ParamFill> out;
   // The same names outside at::native are someone else's.

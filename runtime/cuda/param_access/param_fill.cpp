@@ -31,6 +31,7 @@ struct Specialization {
   std::string_view name;
   bool in_at_native = false;
   bool in_at_cuda_detail = false;
+  bool at_global_scope = false;
   itd::NodeArray args;
 };
 
@@ -72,6 +73,7 @@ bool specialization(const Node* type, Specialization* out) {
   out->in_at_native = parts.size() >= 3 && parts[0] == "at" && parts[1] == "native";
   out->in_at_cuda_detail =
       parts.size() == 4 && parts[0] == "at" && parts[1] == "cuda" && parts[2] == "detail";
+  out->at_global_scope = parts.size() == 1;
   out->args = itd::NodeArray();
   if (args != nullptr)
     static_cast<const itd::TemplateArgs*>(args)->match(
@@ -269,21 +271,50 @@ constexpr std::uint32_t kReduceTail = 64;   // src .. noutputs
 constexpr std::uint32_t kReduceConfig = 64;  // ReduceConfig: 15 ints and a bool
 constexpr std::uint32_t kMaxDims = 25;       // ATen/cuda/detail/OffsetCalculator.cuh (CUDA)
 
-// The bytes of OffsetCalculator<1> and <2> together, and their alignment.
-bool offset_calculators(std::uint32_t index_size, std::uint32_t* bytes, std::uint32_t* align) {
+// OffsetCalculator<NARGS, index_t, signed_strides> (at global scope):
+//   int dims; IntDivider<index_t> sizes_[MAX_DIMS];
+//   stride_t strides_[MAX_DIMS][max(NARGS, 1)];
+// IntDivider<unsigned int> holds divisor, m1 and shift; any other
+// IntDivider<T> the divisor alone (and dims is then padded to 8). Its size,
+// and its alignment; false for another index type.
+bool offset_calculator_size(std::uint32_t index_size, std::uint32_t nargs, std::uint32_t* bytes,
+                            std::uint32_t* align) {
+  const std::uint32_t slots = nargs == 0 ? 1 : nargs;
   if (index_size == 4) {
-    // IntDivider<unsigned int>: divisor, m1, shift.
-    *bytes = (4 + 12 * kMaxDims + 4 * kMaxDims * 1) + (4 + 12 * kMaxDims + 4 * kMaxDims * 2);
+    *bytes = 4 + 12 * kMaxDims + 4 * kMaxDims * slots;
     *align = 4;
     return true;
   }
   if (index_size == 8) {
-    // IntDivider<uint64_t>: divisor; dims padded to 8.
-    *bytes = (8 + 8 * kMaxDims + 8 * kMaxDims * 1) + (8 + 8 * kMaxDims + 8 * kMaxDims * 2);
+    *bytes = 8 + 8 * kMaxDims + 8 * kMaxDims * slots;
     *align = 8;
     return true;
   }
   return false;
+}
+
+// The bytes of OffsetCalculator<1> and <2> together, and their alignment.
+bool offset_calculators(std::uint32_t index_size, std::uint32_t* bytes, std::uint32_t* align) {
+  std::uint32_t input = 0, output = 0;
+  if (!offset_calculator_size(index_size, 1, &input, align) ||
+      !offset_calculator_size(index_size, 2, &output, align))
+    return false;
+  *bytes = input + output;
+  return true;
+}
+
+// An OffsetCalculator passed by value (cross, glu_backward, multi-output
+// elementwise and distribution kernels): filled below dims only, and no
+// pointer anywhere: no word.
+bool offset_calculator(const Specialization& s, std::uint32_t size, ParamFill* fill) {
+  std::uint32_t nargs = 0, bytes = 0, align = 0;
+  if (s.args.size() != 3 || !integer_arg(s.args[0], &nargs) || nargs > 64 ||
+      !offset_calculator_size(scalar_type(s.args[1]).size, nargs, &bytes, &align) ||
+      bytes != size)
+    return false;
+  fill->kind = ParamFill::Kind::kFixedEntries;
+  fill->tables = 0;
+  return true;
 }
 
 bool mentions_16_byte_alignment(const itd::NodeArray& args, int depth = 0) {
@@ -319,6 +350,7 @@ bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
   if (type == nullptr || !specialization(type, &s)) return false;
   fill->size = size;
   if (s.in_at_cuda_detail && s.name == "TensorInfo") return tensor_info(s, size, fill);
+  if (s.at_global_scope && s.name == "OffsetCalculator") return offset_calculator(s, size, fill);
   if (!s.in_at_native) return false;
   if (s.name == "TensorSizeStride") return size_stride(s, size, fill);
   if (s.name == "CatArrInputTensorMetadata") return cat_inputs(s, size, fill);

@@ -17,7 +17,9 @@
 //     is read only when noutputs is 2;
 //   - at::cuda::detail::TensorInfo (index, scatter, gather, sort kernels):
 //     its data pointer only, sizes[] and strides[] being set only below
-//     dims; and cat's TensorSizeStride, no pointer at all.
+//     dims; cat's TensorSizeStride and an OffsetCalculator passed by value
+//     (cross, glu_backward, multi-output elementwise kernels), no pointer
+//     at all.
 // A stale word taken for a use would be reported against whatever another
 // stream does with that memory: a race the program does not have. For these
 // parameters a launch's scan reads only the entries the launch filled.
