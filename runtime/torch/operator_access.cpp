@@ -314,7 +314,7 @@ class WriterKernel final : public c10::OperatorKernel {
     }
     HostWrites host;
     bool host_followed = false;
-    if (t_depth == 0 && t_host_depth == 0 && g_host_writers.load(std::memory_order_relaxed) &&
+    if (t_depth == 0 && t_host_depth == 0 && g_host_writers.load(std::memory_order_acquire) &&
         stack->size() >= writes_->written.size() && !in_host_view()) {
       const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
       const std::size_t n = writes_->written.size();
@@ -698,9 +698,8 @@ void pinned_pending_hook(int pending) {
   // kernels follow host writers, which is all that can race with them.
   const bool writers_only = pending == 2 && g_dispatcher_installed.load();
   const bool callback = pending != 0 && !writers_only;
-  if (writers_only) {
-    g_host_writers.store(true, std::memory_order_relaxed);
-  }
+  // Before the callback goes off, seen by every thread that sees it off.
+  if (writers_only) g_host_writers.store(true);
   if (callback && !g_record_function_added.load()) {
     pinned_memory_hook();
   } else if (g_record_function_added.load() && callback != g_record_function_on.load()) {
