@@ -50,6 +50,13 @@ class AddressWindow {
 };
 inline constexpr std::uint64_t kAnyAddressHigh = kAddressLimit;
 
+// The 8-byte word at `p`, which may be unaligned.
+inline std::uint64_t load_word(const unsigned char* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+}
+
 // Calls sink(word, i) for every 8-byte word of every parameter that sits at
 // an 8-byte-aligned offset of the parameter buffer and lies in `window`, with
 // i the index of the parameter it belongs to (the runtime maps i to what the
@@ -69,8 +76,7 @@ void scan_kernel_params_indexed(void* const* params, const ParamSlot* slots, std
     const std::uint32_t misalign = slots[i].offset % 8;
     for_each_scanned_word(fills != nullptr ? &fills[i] : nullptr, base, slots[i].size,
                           misalign == 0 ? 0 : 8 - misalign, grid, [&](std::uint32_t at) {
-                            std::uint64_t word;
-                            std::memcpy(&word, base + at, sizeof word);
+                            const std::uint64_t word = load_word(base + at);
                             if (window.contains(word)) sink(word, i);
                           });
   }
@@ -148,18 +154,23 @@ void scan_packed_buffer_indexed(const void* buffer, std::size_t size, const Para
            std::size_t(slots[i].offset) + slots[i].size <= size;
   };
   for (std::size_t at = 0; at + 8 <= size; at += 8) {
-    const std::size_t i = slot_of_word(slots, n, at);
-    if (narrowed(i)) continue;
-    std::uint64_t word;
-    std::memcpy(&word, base + at, sizeof word);
-    if (window.contains(word)) sink(word, i);
+    // Without fills a word's parameter is looked up only for the few words
+    // in the window.
+    if (fills != nullptr) {
+      const std::size_t i = slot_of_word(slots, n, at);
+      if (narrowed(i)) continue;
+      const std::uint64_t word = load_word(base + at);
+      if (window.contains(word)) sink(word, i);
+      continue;
+    }
+    const std::uint64_t word = load_word(base + at);
+    if (window.contains(word)) sink(word, slot_of_word(slots, n, at));
   }
   for (std::size_t i = 0; fills != nullptr && i < n; ++i) {
     if (!narrowed(i)) continue;
     const unsigned char* param = base + slots[i].offset;
     for_each_scanned_word(&fills[i], param, slots[i].size, 0, grid, [&](std::uint32_t at) {
-      std::uint64_t word;
-      std::memcpy(&word, param + at, sizeof word);
+      const std::uint64_t word = load_word(param + at);
       if (window.contains(word)) sink(word, i);
     });
   }
