@@ -47,11 +47,9 @@ struct KernelInfo {
 
 // Matches the signature's parameters to the layout's, one to one: nvcc
 // makes each declared parameter one kernel parameter, in order.
-std::vector<std::uint8_t> read_only_slots(const char* mangled, std::size_t slot_count) {
-  std::vector<ParamAccess> access;
-  if (mangled == nullptr || !kernel_param_access(mangled, &access) ||
-      access.size() != slot_count)
-    return {};
+std::vector<std::uint8_t> read_only_slots(const std::vector<ParamAccess>& access,
+                                          std::size_t slot_count) {
+  if (access.size() != slot_count) return {};
   std::vector<std::uint8_t> out(slot_count, 0);
   bool any = false;
   for (std::size_t i = 0; i < slot_count; ++i) {
@@ -125,13 +123,14 @@ const KernelInfo* describe(std::uint64_t handle) {
     raw_name = nullptr;
   if (Session* session = session_unlocked())
     info->name = session->names().intern(demangle(raw_name));
-  info->read_only = read_only_slots(raw_name, info->slots.size());
-  if (raw_name != nullptr && options().param_fills) {
+  if (raw_name != nullptr) {
     std::vector<std::uint32_t> sizes;
     for (const ParamSlot& slot : info->slots) sizes.push_back(slot.size);
-    if (kernel_param_fills(raw_name, sizes.data(), sizes.size(), &info->fills) &&
-        options().verbosity >= 1)
-      note_param_fills(raw_name, info->fills);
+    std::vector<ParamAccess> access;
+    kernel_param_layout(raw_name, sizes.data(), sizes.size(), &access,
+                        options().param_fills ? &info->fills : nullptr);
+    info->read_only = read_only_slots(access, info->slots.size());
+    if (!info->fills.empty() && options().verbosity >= 1) note_param_fills(raw_name, info->fills);
   }
   return info;
 }

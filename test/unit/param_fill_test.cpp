@@ -437,6 +437,41 @@ TEST_F(ParamFillTest, OffsetCalculatorsPassedByValueHoldNoPointer) {
   EXPECT_FALSE(kernel_param_fills(kGluBackward, other, 7, &out));
 }
 
+// One parse gives what the two calls give apart.
+TEST_F(ParamFillTest, OneParseGivesAccessAndFillsAlike) {
+  struct Case {
+    const char* name;
+    std::vector<std::uint32_t> sizes;
+  };
+  const Case cases[] = {
+      {kGluBackward, {4, 8, 8, 8, 604, 8, 8}},
+      {kCatVectorized, {8, u32(sizeof(CatMeta128)), 32, 4, 4}},
+      {kReduceFloat, {u32(sizeof(ReduceOpFloat))}},
+      {"_Z6reducePKfPfi", {8, 8, 4}},
+      {"c_reduce", {8, 8, 4}},
+  };
+  for (const Case& c : cases) {
+    std::vector<ParamAccess> access, expected_access;
+    std::vector<ParamFill> fills, expected_fills;
+    kernel_param_access(c.name, &expected_access);
+    kernel_param_fills(c.name, c.sizes.data(), c.sizes.size(), &expected_fills);
+    kernel_param_layout(c.name, c.sizes.data(), c.sizes.size(), &access, &fills);
+    EXPECT_EQ(access, expected_access) << c.name;
+    ASSERT_EQ(fills.size(), expected_fills.size()) << c.name;
+    for (std::size_t i = 0; i < fills.size(); ++i) {
+      EXPECT_EQ(fills[i].kind, expected_fills[i].kind) << c.name;
+      EXPECT_EQ(fills[i].size, expected_fills[i].size) << c.name;
+    }
+    kernel_param_layout(c.name, c.sizes.data(), c.sizes.size(), &access, nullptr);
+    EXPECT_EQ(access, expected_access) << c.name;
+  }
+  std::vector<ParamAccess> access;
+  std::vector<ParamFill> fills;
+  kernel_param_layout(kGluBackward, nullptr, 0, &access, &fills);  // another count
+  EXPECT_EQ(access.size(), 7u);
+  EXPECT_TRUE(fills.empty());
+}
+
 TEST_F(ParamFillTest, OnlyPyTorchsTypes) {
   std::vector<ParamFill> out;
   // The same names outside at::native are someone else's.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "llvm/Demangle/ItaniumDemangle.h"
+#include "runtime/cuda/param_access/param_access.h"
 
 namespace xsc::rt::demangled {
 
@@ -160,6 +161,10 @@ inline bool function_params(Parser& parser, std::vector<Param>* out) {
   }
   return true;
 }
+
+// What one parameter's declaration says of the memory it points to
+// (param_access.cpp).
+ParamAccess access_of(const Param& param);
 
 }  // namespace xsc::rt::demangled
 

@@ -31,18 +31,20 @@ ParamAccess classify(const Node* type) {
 
 }  // namespace
 
+// An element of `Ts... args` is classified as a parameter of its own; an
+// element of `const Ts*... args` is a read.
+ParamAccess demangled::access_of(const demangled::Param& param) {
+  if (param.type != nullptr) return classify(param.type);
+  return param.pointer_to_const ? ParamAccess::kRead : ParamAccess::kUnknown;
+}
+
 bool kernel_param_access(std::string_view mangled_name, std::vector<ParamAccess>* out) {
   out->clear();
   if (!demangled::mangled_function_name(mangled_name)) return false;
   demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
   std::vector<demangled::Param> params;
   if (!demangled::function_params(parser, &params)) return false;
-  // An element of `Ts... args` is classified as a parameter of its own; an
-  // element of `const Ts*... args` is a read.
-  for (const demangled::Param& param : params)
-    out->push_back(param.type != nullptr ? classify(param.type)
-                   : param.pointer_to_const ? ParamAccess::kRead
-                                            : ParamAccess::kUnknown);
+  for (const demangled::Param& param : params) out->push_back(demangled::access_of(param));
   return true;
 }
 

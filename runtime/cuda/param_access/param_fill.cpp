@@ -362,15 +362,12 @@ bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
   return false;
 }
 
-}  // namespace
-
-bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
-                        std::size_t count, std::vector<ParamFill>* out) {
+// The fills of parsed parameters; false (and `out` empty) when none is
+// filled in part or their count is not `count`.
+bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* sizes,
+              std::size_t count, std::vector<ParamFill>* out) {
   out->clear();
-  if (!demangled::mangled_function_name(mangled_name)) return false;
-  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
-  std::vector<demangled::Param> params;
-  if (!demangled::function_params(parser, &params) || params.size() != count) return false;
+  if (params.size() != count) return false;
   std::vector<ParamFill> fills(count);
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -384,6 +381,30 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
   return any;
 }
 
+}  // namespace
+
+bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
+                        std::size_t count, std::vector<ParamFill>* out) {
+  out->clear();
+  if (!demangled::mangled_function_name(mangled_name)) return false;
+  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
+  std::vector<demangled::Param> params;
+  return demangled::function_params(parser, &params) && fills_of(params, sizes, count, out);
+}
+
+void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* sizes,
+                         std::size_t count, std::vector<ParamAccess>* access,
+                         std::vector<ParamFill>* fills) {
+  access->clear();
+  if (fills != nullptr) fills->clear();
+  if (!demangled::mangled_function_name(mangled_name)) return;
+  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
+  std::vector<demangled::Param> params;
+  if (!demangled::function_params(parser, &params)) return;
+  for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
+  if (fills != nullptr) fills_of(params, sizes, count, fills);
+}
+
 }  // namespace xsc::rt
 
 #else  // !XSC_HAVE_LLVM_DEMANGLE
@@ -394,6 +415,12 @@ bool kernel_param_fills(std::string_view, const std::uint32_t*, std::size_t,
                         std::vector<ParamFill>* out) {
   out->clear();
   return false;
+}
+
+void kernel_param_layout(std::string_view, const std::uint32_t*, std::size_t,
+                         std::vector<ParamAccess>* access, std::vector<ParamFill>* fills) {
+  access->clear();
+  if (fills != nullptr) fills->clear();
 }
 
 }  // namespace xsc::rt

@@ -36,6 +36,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/cuda/param_access/param_access.h"
+
 namespace xsc::rt {
 
 // A launch's grid, as the launch call gives it; x == 0 when unknown.
@@ -74,6 +76,13 @@ struct ParamFill {
 // name does not parse, or its parameter count is not `count`.
 bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
                         std::size_t count, std::vector<ParamFill>* out);
+
+// kernel_param_access (param_access.h) and, when `fills` is given,
+// kernel_param_fills from one parse of the name: the runtime asks both of
+// every kernel it describes. Each comes out as its own call gives it.
+void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* sizes,
+                         std::size_t count, std::vector<ParamAccess>* access,
+                         std::vector<ParamFill>* fills);
 
 // The number of table entries a launch filled.
 inline std::uint32_t filled_entries(const ParamFill& fill, const unsigned char* param,
