@@ -68,9 +68,10 @@ struct Options {
   bool checker_thread = true;
   // param_fills=0|1: of the kernel parameters PyTorch fills only in part
   // (cat's, foreach kernels' and fused optimizers' tables of pointers, a
-  // reduction's second output), the runtime reads only the entries the
-  // launch filled; 0 reads every word of every parameter (the runtime only;
-  // runtime/cuda/param_access/param_fill.h, docs/rules.md).
+  // reduction's second output, sizes and strides set below a tensor's
+  // dimensions), the runtime reads only the words the launch filled that
+  // can hold a pointer; 0 reads every word of every parameter (the runtime
+  // only; runtime/cuda/param_access/param_fill.h lists them, docs/rules.md).
   bool param_fills = true;
 };
 
