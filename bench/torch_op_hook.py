@@ -53,6 +53,7 @@ def worker(iters):
     w2 = torch.randn(16, 16, requires_grad=True)
     opt = torch.optim.SGD([w1, w2], lr=1e-3, foreach=True)
     inp = torch.randn(4, 16)
+    params = [torch.ones(4) for _ in range(150)]
 
     def add():
         torch.add(x, y)
@@ -62,6 +63,9 @@ def worker(iters):
 
     def mul_out():
         torch.mul(x, 2, out=out)
+
+    def foreach_mul_():  # an optimizer's update: one in-place operator over many tensors
+        torch._foreach_mul_(params, 1.0)
 
     def view_ops():  # metadata-only operators, the bulk of a step's calls
         x.view(4, 4).t().reshape(16)
@@ -77,7 +81,9 @@ def worker(iters):
     # the profiler's own hook.
     results = {}
     for name, fn, per in [("torch.add (no write)", add, 1), ("x.add_ (in-place)", add_, 1),
-                          ("torch.mul(out=)", mul_out, 1), ("view/t/reshape", view_ops, 3),
+                          ("torch.mul(out=)", mul_out, 1),
+                          ("_foreach_mul_, 150 tensors", foreach_mul_, 1),
+                          ("view/t/reshape", view_ops, 3),
                           ("tiny training step", step, None)]:
         for _ in range(200):
             fn()

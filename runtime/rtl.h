@@ -16,6 +16,7 @@
 #include "checker/options.h"
 #include "checker/session.h"
 #include "runtime/cuda/param_access/param_fill.h"
+#include "runtime/tracked_pages.h"
 
 namespace xsc::rt {
 
@@ -89,6 +90,16 @@ struct AddressSpan {
   std::uint64_t low = 0, high = 0;
 };
 AddressSpan tracked_address_span();
+// The 2 MiB pages that ever held an allocation fed so far (tracked_pages.h):
+// a word in the span whose page is not among them is dropped before the
+// session lock is taken, like one outside the span.
+const TrackedPages& tracked_pages();
+
+// Under the session mutex: what a launch did with the words of its
+// arguments that passed the span. `filtered`: dropped by tracked_pages();
+// `looked_up`: looked up under the lock; `missed`: of those, in no live
+// allocation. Read by xsc_runtime_launch_words (host_api.h).
+void count_launch_words(std::uint64_t filtered, std::uint64_t looked_up, std::uint64_t missed);
 
 // True once a caching-allocator block was fed (the PyTorch adapter, the
 // annotations): from then on a launch asks whether any of its uses can

@@ -307,6 +307,11 @@ namespace {
 std::atomic<bool> caching_blocks_fed{false};
 std::atomic<std::uint64_t> span_low{~std::uint64_t{0}};
 std::atomic<std::uint64_t> span_high{0};
+TrackedPages* const pages = new TrackedPages;  // never destroyed, like state()
+// Under the session mutex (count_launch_words).
+struct LaunchWords {
+  std::uint64_t filtered = 0, looked_up = 0, missed = 0;
+} launch_words;
 
 // Written under the session lock, read without it.
 void note_allocation(const Event& event) {
@@ -318,10 +323,19 @@ void note_allocation(const Event& event) {
     span_low.store(event.addr, std::memory_order_relaxed);
   if (end > span_high.load(std::memory_order_relaxed))
     span_high.store(end, std::memory_order_relaxed);
+  pages->add(event.addr, end);
 }
 }  // namespace
 
 bool caching_blocks_seen() { return caching_blocks_fed.load(std::memory_order_relaxed); }
+
+const TrackedPages& tracked_pages() { return *pages; }
+
+void count_launch_words(std::uint64_t filtered, std::uint64_t looked_up, std::uint64_t missed) {
+  launch_words.filtered += filtered;
+  launch_words.looked_up += looked_up;
+  launch_words.missed += missed;
+}
 
 AddressSpan tracked_address_span() {
   return {span_low.load(std::memory_order_relaxed), span_high.load(std::memory_order_relaxed)};
@@ -389,4 +403,13 @@ Session* session_unlocked() {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (xsc::rt::enabled()) xsc::rt::subscribe_for_injection();
   return 1;
+}
+
+extern "C" __attribute__((visibility("default"))) void xsc_runtime_launch_words(
+    std::uint64_t* filtered, std::uint64_t* looked_up, std::uint64_t* missed) {
+  using namespace xsc::rt;
+  std::lock_guard<std::mutex> lock(state().mu);
+  if (filtered != nullptr) *filtered = launch_words.filtered;
+  if (looked_up != nullptr) *looked_up = launch_words.looked_up;
+  if (missed != nullptr) *missed = launch_words.missed;
 }

@@ -246,6 +246,33 @@ void BM_CachingBlockLifetime(benchmark::State& state) {
 }
 BENCHMARK(BM_CachingBlockLifetime)->UseRealTime();
 
+// An optimizer's foreach update as the PyTorch adapter reports it
+// (runtime/torch/operator_access.cpp): one in-place operator over 150
+// parameters, each a caching block on the compute stream, whose kernel was
+// enqueued there while it ran; the operator's written tensors come whole,
+// one write each. Per iteration: the launch and the operator's writes.
+void BM_OperatorWrites(benchmark::State& state) {
+  const xsc_host_api* api = host_api(state);
+  if (api == nullptr) return;
+  constexpr std::uint64_t kBase = 0x7f3000000000, kBlock = 1 << 16;
+  constexpr std::size_t kParams = 150;
+  const auto stream = reinterpret_cast<std::uint64_t>(streams[2]);
+  std::vector<xsc_operator_write> writes(kParams);
+  for (std::size_t i = 0; i < kParams; ++i) {
+    writes[i] = xsc_operator_write{kBase + i * kBlock, kBlock};
+    api->alloc(writes[i].addr, kBlock, stream, XSC_ALLOC_CACHING, 0);
+  }
+  int i = 0;
+  for (auto _ : state) {
+    const std::uint64_t mark = api->enqueue_mark();
+    launch_with(reinterpret_cast<float*>(kBase), streams[2], i++);
+    api->operator_writes("aten::_foreach_mul_", stream, mark, writes.data(), writes.size());
+  }
+  for (const xsc_operator_write& w : writes)
+    api->free(w.addr, stream, XSC_FREE_CACHING, 0, 0);
+}
+BENCHMARK(BM_OperatorWrites)->UseRealTime();
+
 // A training step's mix, in the process it runs in: 2,048 caching blocks
 // live on two streams, and per iteration an allocation (one of the recently
 // freed blocks), a launch reading two live blocks and writing the new one,

@@ -132,7 +132,8 @@ def run_once(workload, variant, build, steps, warmup):
     parts = re.search(r"^XSC_PARTS (.*)$", proc.stdout, re.M)
     host = re.search(r"XSC_STEP .*host_ms=([0-9.]+)", proc.stdout)
     ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
-    return {"ops": ops.group(1) if ops else "",
+    words = re.search(r"^XSC_WORDS (.*)$", proc.stdout, re.M)
+    return {"ops": ops.group(1) if ops else "", "words": words.group(1) if words else "",
             "steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
             "host_ms": float(host.group(1)) if host else float("nan"),
@@ -205,6 +206,8 @@ def main() -> int:
                   + f"{max(r['findings'] for r in runs[v])}")
             if runs[v][0]["ops"]:
                 print(f"{'':>18}PyTorch adapter per step, first run: {runs[v][0]['ops']}")
+            if runs[v][0]["words"]:
+                print(f"{'':>18}kernel argument words per step, first run: {runs[v][0]['words']}")
             rows.append((workload, v, statistics.median(steady), statistics.median(ratios),
                          statistics.median(walls), statistics.median(warm)))
         if "parts" in runs and runs["parts"][0]["parts"]:

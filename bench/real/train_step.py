@@ -63,6 +63,18 @@ def runtime_parts():
     return {names[i].decode(): (ns[i], count[i]) for i in range(n)} or None
 
 
+def launch_words():
+    """(filtered, looked up, missed) kernel argument words of the preloaded
+    runtime (xsc_runtime_launch_words), or None."""
+    try:
+        read = ctypes.CDLL(None).xsc_runtime_launch_words
+    except (AttributeError, OSError):
+        return None
+    counts = [ctypes.c_uint64() for _ in range(3)]
+    read(*(ctypes.byref(c) for c in counts))
+    return tuple(c.value for c in counts)
+
+
 def operator_stats():
     """{counter: int} of the loaded PyTorch adapter (xsc_torch_operator_stats), or None."""
     try:
@@ -144,6 +156,7 @@ def main() -> int:
     warmup_s = time.perf_counter() - t0
     parts_before = runtime_parts()
     ops_before = operator_stats()
+    words_before = launch_words()
     times = []
     host = []  # until the step's work is enqueued
     for _ in range(args.steps):
@@ -157,6 +170,7 @@ def main() -> int:
         return 1
     parts_after = runtime_parts()
     ops_after = operator_stats()
+    words_after = launch_words()
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
           f"warmup_s={warmup_s:.3f} steps={args.steps} host_ms={statistics.median(host):.3f}", flush=True)
     if parts_before and parts_after:
@@ -174,6 +188,14 @@ def main() -> int:
             for name in ("callback_calls", "callback_switched_on", "host_calls", "writer_calls")
             if name in ops_before and name in ops_after)
         print(f"XSC_OPS {per_step}", flush=True)
+    if words_before and words_after:
+        # Per timed step: kernel argument words in the span of the tracked
+        # allocations dropped by their page, looked up, and found in none.
+        per_step = " ".join(
+            f"{name}={(after - before) / args.steps:.1f}"
+            for name, before, after in zip(("filtered", "looked_up", "missed"), words_before,
+                                           words_after))
+        print(f"XSC_WORDS {per_step}", flush=True)
     if finish is not None:
         finish()
     return 0

@@ -317,6 +317,15 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
   if (found.size() == 0) locked.emit(event);
 }
 
+// What one launch did with its argument words in the span (rtl.h,
+// count_launch_words), handed over under the session lock.
+struct LaunchWordCounts {
+  std::uint64_t filtered = 0, looked_up = 0, missed = 0;
+  void hand_over() const {
+    if (filtered != 0 || looked_up != 0) count_launch_words(filtered, looked_up, missed);
+  }
+};
+
 // Looks up every word (`for_each_word` calls its argument on each word and
 // whether it came through a read-only parameter) and emits the uses of the
 // allocations they point into. Returns a word into pinned host memory (a
@@ -324,12 +333,17 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 // word into pinned memory is not known to be only read.
 template <typename ForEachWord>
 Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
-                      bool* pinned_may_write, ForEachWord&& for_each_word) {
+                      bool* pinned_may_write, LaunchWordCounts* counts,
+                      ForEachWord&& for_each_word) {
   DistinctAllocations found;
   Addr pinned = 0;
   for_each_word([&](std::uint64_t word, bool read) {
     AllocInfo alloc;
-    if (!locked.lookup_allocation(word, &alloc)) return;
+    ++counts->looked_up;
+    if (!locked.lookup_allocation(word, &alloc)) {
+      ++counts->missed;
+      return;
+    }
     if (alloc.kind == AllocKind::kPinnedHost) {
       pinned = word;
       if (!read) *pinned_may_write = true;
@@ -361,9 +375,18 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   bool overflow = false;
   const AddressSpan span = tracked_address_span();
   const AddressWindow window(span.low, span.high);
-  // Calls fn(word, read) for each word of the arguments in the window.
+  const TrackedPages& pages = tracked_pages();
+  LaunchWordCounts counts;
+  // Calls fn(word, read) for each word of the arguments in the window whose
+  // page ever held a tracked allocation.
   auto scan = [&](auto&& fn) {
-    auto indexed = [&](std::uint64_t word, std::size_t slot) { fn(word, info->reads_only(slot)); };
+    auto indexed = [&](std::uint64_t word, std::size_t slot) {
+      if (!pages.may_hold(word)) {
+        ++counts.filtered;
+        return;
+      }
+      fn(word, info->reads_only(slot));
+    };
     if (has_packed)
       scan_packed_buffer_indexed(packed, packed_size, info->slots.data(), info->slots.size(),
                                  window, indexed, info->fills_or_null(), grid);
@@ -384,7 +407,9 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   // without a stack, since nothing can be reported against it.
   if (count == 0) {
     Locked locked;
-    if (locked) locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
+    if (!locked) return;
+    counts.hand_over();
+    locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
     return;
   }
 
@@ -403,10 +428,15 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
     const bool keep_own_stream = captures_underway(locked);
     bool needs_stack = false;
     DistinctAllocations own;
+    LaunchWordCounts looked = counts;
     for (std::size_t i = 0; i < count && !needs_stack; ++i) {
       AllocInfo alloc;
       bool carries_past_uses = false;
-      if (!locked.lookup_allocation(candidates[i], &alloc, &carries_past_uses)) continue;
+      ++looked.looked_up;
+      if (!locked.lookup_allocation(candidates[i], &alloc, &carries_past_uses)) {
+        ++looked.missed;
+        continue;
+      }
       // Inside a capture an own-stream use counts where the graph runs,
       // and is reported with the launch's stack like any other.
       if (keep_own_stream || carries_past_uses || !is_own_stream_caching_use(alloc, stream))
@@ -415,6 +445,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
         own.add(alloc.addr, candidates[i], candidate_read[i]);
     }
     if (!needs_stack) {
+      looked.hand_over();
       emit_uses(locked, own, stream, info->name, kNoStack);
       return;
     }
@@ -427,10 +458,13 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   {
     Locked locked;
     if (!locked) return;
-    pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack,
-                                          &pinned_may_write, each_candidate)
-                       : emit_launch_uses(locked, stream, info->name, stack,
-                                          &pinned_may_write, scan);
+    // An overflowing launch scans again: its words are counted once, here.
+    if (overflow) counts = LaunchWordCounts{};
+    pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack, &pinned_may_write,
+                                          &counts, each_candidate)
+                       : emit_launch_uses(locked, stream, info->name, stack, &pinned_may_write,
+                                          &counts, scan);
+    counts.hand_over();
     if (pinned != 0) {
       pinned_use_fed(locked, pinned_may_write);
       if (!pinned_device_use_seen() || options().verbosity >= 2)

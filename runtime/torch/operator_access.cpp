@@ -309,6 +309,10 @@ class WriterKernel final : public c10::OperatorKernel {
     }
     if (followed) {
       const EndWhenLeft<DeviceCall, &end_device_call> end{call};
+      // The operators it calls are its own pieces (t_depth): they skip this
+      // key, unboxed, instead of each being boxed here only to be handed on
+      // (a foreach operator's per-tensor fallback calls one per tensor).
+      const c10::impl::ExcludeDispatchKeyGuard pieces(kKey);
       op.redispatchBoxed(below, stack);
       return;
     }
@@ -323,6 +327,7 @@ class WriterKernel final : public c10::OperatorKernel {
     }
     if (host_followed) {
       const EndWhenLeft<HostWrites, &end_host_writes> end{host};
+      const c10::impl::ExcludeDispatchKeyGuard pieces(kKey);  // as above (t_host_depth)
       op.redispatchBoxed(below, stack);
       return;
     }

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "runtime/cuda/param_scan.h"
 #include "runtime/cuda/stream_id.h"
+#include "runtime/tracked_pages.h"
 
 namespace xsc::rt {
 namespace {
@@ -83,6 +85,39 @@ TEST(ParamScan, WindowOfTrackedAddresses) {
   scan_packed_buffer(words, sizeof words, AddressWindow(~0ull, 0), sink);  // nothing tracked
   EXPECT_TRUE(seen.empty());
   EXPECT_TRUE(AddressWindow(0x2000, 0x1000).empty());
+}
+
+// Every byte of a marked range may be held; a word on a page no range ever
+// covered is dropped (a thread's stack among device segments), and marks
+// stay after the allocation is gone.
+TEST(TrackedPages, MarksEveryPageOfARange) {
+  auto pages = std::make_unique<TrackedPages>();
+  constexpr std::uint64_t kPage = std::uint64_t{1} << TrackedPages::kPageShift;
+  const std::uint64_t segment = 0x7f2a00000000;  // 3 pages and a byte
+  EXPECT_FALSE(pages->may_hold(segment));
+  pages->add(segment + 16, segment + 3 * kPage + 1);
+  for (std::uint64_t at = segment; at <= segment + 3 * kPage; at += kPage / 4)
+    EXPECT_TRUE(pages->may_hold(at)) << std::hex << at;
+  EXPECT_TRUE(pages->may_hold(segment + 3 * kPage + kPage - 1));
+  // Pages around it, and a stack-like address far from it, were never marked
+  // (their bits differ from the four marked ones: Fibonacci hashing of
+  // neighbouring pages).
+  EXPECT_FALSE(pages->may_hold(segment - 1));
+  EXPECT_FALSE(pages->may_hold(segment + 4 * kPage));
+  EXPECT_FALSE(pages->may_hold(0x7ffd12345678));
+  // A one-byte range marks its page.
+  pages->add(0x7f3000000123, 0x7f3000000124);
+  EXPECT_TRUE(pages->may_hold(0x7f3000000000));
+  EXPECT_TRUE(pages->may_hold(0x7f30001fffff));
+}
+
+// A range wider than the bitmap marks every bit: every word may be held.
+TEST(TrackedPages, HugeRangeMarksEverything) {
+  auto pages = std::make_unique<TrackedPages>();
+  constexpr std::uint64_t kPage = std::uint64_t{1} << TrackedPages::kPageShift;
+  pages->add(0x100000000000, 0x100000000000 + (TrackedPages::kMaxPagesMarked + 1) * kPage);
+  EXPECT_TRUE(pages->may_hold(0x10000));
+  EXPECT_TRUE(pages->may_hold(0x7ffd12345678));
 }
 
 TEST(ParamScan, PointersInsideStructs) {

@@ -158,6 +158,13 @@ typedef struct xsc_host_api {
  * are not timed (XSC_PROFILE=parts or XSC_OPTIONS verbosity=2 times them). */
 int xsc_runtime_parts(const char** names, uint64_t* ns, uint64_t* count, int capacity);
 
+/* Exported by libxstream_check.so, for measurement: of the words of kernel
+ * arguments that lay in the span of the tracked allocations, how many were
+ * dropped because no tracked allocation ever covered their 2 MiB page, how
+ * many were looked up under the session lock, and how many of those lay in
+ * no live allocation; totals since the process started. */
+void xsc_runtime_launch_words(uint64_t* filtered, uint64_t* looked_up, uint64_t* missed);
+
 /* Exported by libxstream_check.so: the table for producers that live in the
  * runtime's own process image (NCCL interposers, annotations). NULL while
  * checking is disabled. */

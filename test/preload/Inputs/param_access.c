@@ -38,6 +38,13 @@
  *                               calculator past dims; reduce-reads-x: two
  *                               outputs; stale-reduce-calculators: two
  *                               outputs, x only in the calculator
+ *
+ *   param_access stray-words    launches passing, beside x, a word in the
+ *                               span of the allocations but on a page none
+ *                               ever covered (a thread's stack), and a word
+ *                               on a tracked page outside its allocation; then
+ *                               the first again with a caching block on its
+ *                               own stream; prints the runtime's word counts
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +55,7 @@
 #include <xstream_check/host_api.h>
 
 #pragma weak xsc_runtime_host_api
+#pragma weak xsc_runtime_launch_words
 
 #include "fake_cuda_calls.h"
 void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
@@ -231,6 +239,32 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "operator-copy") == 0) upload(x, a);
     const xsc_operator_write written = {(uint64_t)(uintptr_t)x, 1024};
     api->operator_writes("aten::copy_", (uint64_t)(uintptr_t)a, mark, &written, 1);
+  } else if (strcmp(mode, "stray-words") == 0) {
+    const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+    if (api == NULL || !xsc_runtime_launch_words) {
+      printf("no host API\n");
+      return 1;
+    }
+    float* far = device_alloc(0x7f4000100000ull, 4096);  /* the span reaches it */
+    float* stack_word = (float*)(uintptr_t)0x7f2000001000ull;
+    uint64_t filtered = 0, looked_up = 0, missed = 0;
+    reduce(&reduce_fn, stack_word, x, a);
+    xsc_runtime_launch_words(&filtered, &looked_up, &missed);
+    printf("stack word: filtered %llu, looked up %llu, missed %llu\n",
+           (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed);
+    reduce(&reduce_fn, x, far - 1024, a);  /* far's 2 MiB page, 4 KiB below it */
+    xsc_runtime_launch_words(&filtered, &looked_up, &missed);
+    printf("past an allocation: filtered %llu, looked up %llu, missed %llu\n",
+           (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed);
+    const uint64_t block = 0x7f0000400000ull;
+    api->alloc(block, 4096, (uint64_t)(uintptr_t)a, XSC_ALLOC_CACHING, 0);
+    reduce(&reduce_fn, stack_word, (float*)(uintptr_t)block, a);
+    xsc_runtime_launch_words(&filtered, &looked_up, &missed);
+    printf("own-stream block: filtered %llu, looked up %llu, missed %llu\n",
+           (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed);
+    /* The block's use was still fed: a copy into it on another stream that
+     * waited for nothing overwrites what the kernel may still read. */
+    upload((float*)(uintptr_t)block, c);  /* stray-copy-site */
   } else {
     fprintf(stderr, "param_access: unknown mode %s\n", mode);
     return 2;

@@ -80,6 +80,24 @@ def composite():
     return {"c": c}
 
 
+def writer_calls():
+    return int(rt.stats().split("writer_calls=")[1].split()[0])
+
+
+foreach_calls = []
+
+
+def foreach():
+    # On the CPU a foreach operator calls mul_ once per tensor: those are its
+    # pieces, fed as its writes, and (with the writer kernels) never handed
+    # to the adapter's kernel one by one.
+    a, b, c = torch.ones(256), torch.ones(256), torch.ones(256)
+    before = writer_calls()
+    torch._foreach_mul_([a, b, c], 2.0)
+    foreach_calls.append(writer_calls() - before)
+    return {"a": a, "b": b, "c": c}
+
+
 def autograd():
     w = torch.ones(256, requires_grad=True)
     (w * 2).sum().backward()
@@ -141,7 +159,7 @@ def other_thread():
 
 for name, fn in [("in-place", in_place), ("out=", out_arg), ("partial", partial),
                  ("strided", strided), ("functional", functional), ("composite", composite),
-                 ("autograd", autograd), ("higher-order", higher_order),
+                 ("foreach", foreach), ("autograd", autograd), ("higher-order", higher_order),
                  ("compiled", compiled), ("runtime-thread", runtime_thread),
                  ("other-thread", other_thread)]:
     try:
@@ -149,6 +167,7 @@ for name, fn in [("in-place", in_place), ("out=", out_arg), ("partial", partial)
     except Exception as e:  # a broken dispatch is what this test is for
         print(f"case {name}: raised {type(e).__name__}: {str(e).splitlines()[0]}")
 
+print("foreach writer calls:", foreach_calls)
 print("stats", rt.stats())
 sys.stdout.flush()
 os._exit(0)
