@@ -28,6 +28,9 @@ import os
 import re
 import sys
 
+# The runtime's own thread (runtime/checker_thread.cpp), apart from the
+# program's threads.
+CHECKER_THREAD = "xsc-checker"
 ROW = re.compile(r"^\s*([0-9.]+)%\s+(\d+)\s+(.+?)\s{2,}(\S+)\s+\[(.)\]\s+(.*?)\s*$")
 
 
@@ -116,6 +119,19 @@ def main():
                   f"({(t[comm] - nt[comm]) * scale:+.3f})")
         print(f"  symbols that gained most ({unit}):")
         gained = sorted(((s[k] - ns[k], k) for k in set(s) | set(ns)), reverse=True)
+        for diff, (dso, sym) in gained[:args.top]:
+            print(f"    {diff * scale:+8.3f}  {dso:<24} {sym[:110]}")
+        # The program's own threads (everything but the checker's thread):
+        # their time is what a host-bound step waits for.
+        program = [r for r in rows if r[0] != CHECKER_THREAD]
+        native_program = [r for r in native if r[0] != CHECKER_THREAD]
+        pg, png = by_group(program), by_group(native_program)
+        print(f"  the program's threads alone: "
+              f"{(sum(pg.values()) - sum(png.values())) * scale:+.3f} {unit}; by group: "
+              + ", ".join(f"{name} {(pg[name] - png[name]) * scale:+.3f}" for name in groups))
+        ps, pns = by_symbol(program), by_symbol(native_program)
+        print(f"  symbols that gained most on the program's threads ({unit}):")
+        gained = sorted(((ps[k] - pns[k], k) for k in set(ps) | set(pns)), reverse=True)
         for diff, (dso, sym) in gained[:args.top]:
             print(f"    {diff * scale:+8.3f}  {dso:<24} {sym[:110]}")
     return 0
