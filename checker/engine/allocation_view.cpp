@@ -24,23 +24,29 @@ void AllocationView::note(const Event& event) {
 }
 
 const RangeIndex::Entry* AllocationView::find(Addr addr) const {
-  if (addr >= last_.start && addr < last_.end) return &last_;
+  for (const RangeIndex::Entry& e : recent_)
+    if (addr >= e.start && addr < e.end) return &e;
+  RangeIndex::Entry found;
   if (const StartCell* c = starts_.find(addr)) {
-    last_ = RangeIndex::Entry{c->start, c->end, c->slot};
-    return &last_;
-  }
-  if (const std::uint32_t slot = interior_.find(starts_, addr, addr + 1);
-      slot != InteriorCache::kNone) {
+    found = RangeIndex::Entry{c->start, c->end, c->slot};
+  } else if (const std::uint32_t slot = interior_.find(starts_, addr, addr + 1);
+             slot != InteriorCache::kNone) {
     const AllocInfo& info = slab_[slot].info;
-    last_ = RangeIndex::Entry{info.addr, info.addr + info.size, slot};
-    return &last_;
-  }
-  const RangeIndex::Entry* e = index_.containing(addr);
-  if (e != nullptr) {
-    last_ = *e;
+    found = RangeIndex::Entry{info.addr, info.addr + info.size, slot};
+  } else if (const RangeIndex::Entry* e = index_.containing(addr)) {
+    found = *e;
     interior_.remember(starts_, addr, e->end, e->slot);
+  } else {
+    return nullptr;
   }
-  return e;
+  RangeIndex::Entry& slot = recent_[recent_next_];
+  recent_next_ = (recent_next_ + 1) % kRecent;
+  slot = found;
+  return &slot;
+}
+
+void AllocationView::forget_recent() {
+  for (RangeIndex::Entry& e : recent_) e = RangeIndex::Entry{0, 0, 0};
 }
 
 void AllocationView::erase_live(Addr start, std::uint32_t slot) {
@@ -53,7 +59,7 @@ void AllocationView::erase_live(Addr start, std::uint32_t slot) {
 void AllocationView::on_alloc(const Event& event) {
   const Addr end = range_end(event.addr, event.size);
   if (end == event.addr) return;  // the checker keeps no empty range either
-  last_ = RangeIndex::Entry{0, 0, 0};
+  forget_recent();
   // Live ranges it overlaps give way: a free that was never seen. The
   // checker drops them without remembering their uses.
   if (!index_.empty() && index_.last()->end > event.addr) {
@@ -106,7 +112,7 @@ void AllocationView::on_free(const Event& event) {
     if (users.any) add_residue(begin, end, users);
   }
   erase_live(begin, slot);
-  last_ = RangeIndex::Entry{0, 0, 0};
+  forget_recent();
 }
 
 void AllocationView::mark_use(Entry& entry, const Event& use) {

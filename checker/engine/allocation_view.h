@@ -92,10 +92,14 @@ class AllocationView {
   // Remembers `users` for [begin, end), which holds no residue.
   void add_residue(Addr begin, Addr end, const Users& users);
 
-  // The entry the last lookup found: a launch looks its words up and then
-  // feeds uses of the same allocations. Cleared by every insert and erase.
+  // The entries the last kRecent lookups found: a launch looks its words up
+  // and then feeds uses of the same allocations, each at the word it looked
+  // up. Cleared by every insert and erase (forget_recent).
   const RangeIndex::Entry* find(Addr addr) const;
-  mutable RangeIndex::Entry last_{0, 0, 0};
+  void forget_recent();
+  static constexpr unsigned kRecent = 8;
+  mutable RangeIndex::Entry recent_[kRecent] = {};
+  mutable unsigned recent_next_ = 0;
 
   // Interior addresses looked up (start_table.h): a launch passes a
   // bucket's gradient views or a pool's slots again and again.
