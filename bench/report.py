@@ -4,7 +4,8 @@ docs/performance.md and a bar chart of the ratios to native (PNG).
 
     python3 bench/report.py PERF_JSON [PERF_JSON...] [--pool] \
         [--earlier TITLE=PERF_JSON[,...]] [--lint LINT_MD] [--replay REPLAY_MD] \
-        [--notes NOTES_MD] [--out docs/performance.md] [--png docs/performance.png]
+        [--notes NOTES_MD] [--rounds ROUNDS_MD] [--out docs/performance.md] \
+        [--png docs/performance.png]
 
 Several PERF_JSON files (one run_all.py run each, e.g. one per workload
 group when a single device command cannot hold them all) make one table,
@@ -15,7 +16,10 @@ formed within each run.
 --earlier TITLE=PERF_JSON[,PERF_JSON...] adds an earlier run's table under
 its own heading, several files pooled as with --pool. LINT_MD and
 REPLAY_MD are markdown fragments (the lint and replay benchmarks run on a
-CPU machine) appended as their own sections.
+CPU machine) appended as their own sections. ROUNDS_MD is the runtime's
+rounds of measurement written by hand (real training workloads, profiles,
+each under its own heading, the latest first), put under "Runtime" before
+the generated table, so that remaking the page keeps them.
 """
 import argparse
 import json
@@ -144,6 +148,8 @@ def main():
     ap.add_argument("--lint")
     ap.add_argument("--replay")
     ap.add_argument("--notes", help="a markdown fragment of findings and analysis")
+    ap.add_argument("--rounds", help="a markdown fragment of the runtime's measurement rounds, "
+                    "put under Runtime before the generated table")
     ap.add_argument("--pool", action="store_true",
                     help="pool the repetitions of a workload and tool found in several files")
     ap.add_argument("--earlier", action="append", default=[], metavar="TITLE=PERF_JSON[,...]",
@@ -170,7 +176,11 @@ def main():
              "`TORCH_CUDA_SANITIZER=1` for PyTorch scripts; interleaved runs) and "
              "`bench/report.py`.", "",
              *([f"![ratios to native]({os.path.basename(args.png)})", ""] if args.png else []),
-             "## Runtime", "", render_table(meta, results)]
+             "## Runtime", ""]
+    if args.rounds:
+        with open(args.rounds) as f:
+            parts += [f.read().strip(), ""]
+    parts.append(render_table(meta, results))
     for title, earlier_meta, earlier_results in earlier:
         parts += [f"### {title}", "", render_table(earlier_meta, earlier_results)]
     for title, path in (("Replay (CPU)", args.replay), ("Static check (CPU)", args.lint),
