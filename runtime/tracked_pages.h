@@ -41,7 +41,8 @@ class TrackedPages {
     const std::uint64_t first = begin >> kPageShift;
     const std::uint64_t last = (end - 1) >> kPageShift;
     if (last - first >= kMaxPagesMarked) {
-      for (std::atomic<std::uint64_t>& w : words_) w.store(~std::uint64_t{0}, std::memory_order_relaxed);
+      for (std::atomic<std::uint64_t>& w : words_)
+        w.store(~std::uint64_t{0}, std::memory_order_relaxed);
       return;
     }
     for (std::uint64_t page = first; page <= last; ++page) {
