@@ -19,7 +19,9 @@
 # from waiting. STAT=0 skips that run; VERBOSITY=1 leaves out the timing
 # summary (and the clock reads around each callback it needs); REPORT=one
 # makes one report per variant, by thread, DSO and symbol (3000 rows),
-# instead of two.
+# instead of two. STEADY=1 samples only what the command marks through
+# perf's control fifos (bench/profile/perf_control.py: the timed steps of
+# bench/real/train_step.py); a command that marks nothing gets no sample.
 set -u
 root=$PWD
 tools=$root/build-perf-tools
@@ -50,9 +52,20 @@ for v in ${VARIANTS:-xsc native}; do
     echo "profile: $v perf stat: $(grep -h 'steady_s=\|XSC_STEP' "$work/stat-run-$v.txt")"
   fi
   data=$out/$v.data
+  # STEADY=1: events start off and the command turns them on and off
+  # through perf's control fifos (bench/profile/perf_control.py), so only
+  # its timed part is sampled.
+  steady=()
+  if [ "${STEADY:-0}" = 1 ]; then
+    rm -f "$work/perf-ctl" "$work/perf-ack"
+    mkfifo "$work/perf-ctl" "$work/perf-ack"
+    steady=(-D -1 --control "fifo:$work/perf-ctl,$work/perf-ack")
+    env+=(XSC_PERF_CTL="$work/perf-ctl" XSC_PERF_ACK="$work/perf-ack")
+  fi
   # The environment goes to the profiled command only, not to perf.
-  timeout 300 "${perf[@]}" record -e cpu-clock -F 1999 -o "$data" -- env "${env[@]}" "${cmd[@]}" \
-    > "$work/run-$v.txt" 2>&1
+  timeout 300 "${perf[@]}" record -e cpu-clock -F 1999 "${steady[@]}" -o "$data" \
+    -- env "${env[@]}" "${cmd[@]}" > "$work/run-$v.txt" 2>&1
+  rm -f "$work/perf-ctl" "$work/perf-ack"
   echo "profile: $v exit $?; $(grep -h 'steady_s=\|XSC_STEP\|XSC_WORDS\|XSC_OPS' "$work/run-$v.txt")"
   report=("${perf[@]}" report -i "$data" --stdio --no-children -n)
   if [ "${REPORT:-full}" = one ]; then

@@ -11,7 +11,9 @@
 #
 # Default workloads: ddp:500 hf:400 fsdp2:250 eager:500, in that order of
 # importance (the host-bound steps first). VARIANTS (default "native
-# inline") are profile.sh's. Each workload gets at most ROUND_WORKLOAD_S
+# inline") are profile.sh's; STEADY (default 1) samples the timed steps
+# only, so that start-up is no part of the per-step sums (0: the whole
+# process). Each workload gets at most ROUND_WORKLOAD_S
 # seconds (default 140), so that a 10-minute device command still returns
 # the workloads it finished. Writes to $OUT: round.log (build summary and
 # every attribution) and WORKLOAD.tgz (the raw reports), at most 5 files.
@@ -38,7 +40,7 @@ for spec in "${specs[@]}"; do
   work=$root/build-gpu/round-$w
   rm -rf "$work"
   echo "== $w, $steps steps" >> "$log"
-  OUT=$work STAT=0 REPORT=one VERBOSITY=1 VARIANTS="${VARIANTS:-native inline}" \
+  OUT=$work STAT=0 REPORT=one VERBOSITY=1 STEADY=${STEADY:-1} VARIANTS="${VARIANTS:-native inline}" \
     timeout "${ROUND_WORKLOAD_S:-140}" bash bench/profile/profile.sh \
     python3 bench/real/train_step.py "$w" --steps "$steps" --warmup 10 >> "$log" 2>&1
   if [ -f "$work/profiles.tgz" ]; then

@@ -19,7 +19,8 @@ the warm-up steps (compilation for `compile`), host_ms the median time
 until step() returned (its work enqueued, not finished). Under the runtime with
 XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
 runtime's own host time per timed step (xsc_runtime_parts, read before and
-after the timed steps).
+after the timed steps). Under bench/profile/profile.sh with STEADY=1, perf
+samples the timed steps only (bench/profile/perf_control.py).
 """
 import argparse
 import ctypes
@@ -32,6 +33,9 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "examples", "torch", "real"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profile"))
+
+from perf_control import sampling  # noqa: E402  (perf samples the timed steps only)
 
 
 class Block(torch.nn.Module):
@@ -159,12 +163,14 @@ def main() -> int:
     words_before = launch_words()
     times = []
     host = []  # until the step's work is enqueued
+    sampling(True)
     for _ in range(args.steps):
         start = time.perf_counter()
         loss = step()
         host.append((time.perf_counter() - start) * 1e3)
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
+    sampling(False)
     if not torch.isfinite(loss.detach()).item():
         print("train_step.py: the loss is not finite", file=sys.stderr)
         return 1
