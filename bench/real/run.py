@@ -14,6 +14,12 @@ order, and reads the program's steady state (median ms/step after its
 warm-up) and the whole process's wall time. Per workload it prints each
 pair's ratios and their median, and the warm-up (compilation) apart.
 
+Under each variant it also splits the process's wall time into phases
+(train_step.py's XSC_PHASES marks: launch, import, setup, warm-up, steps,
+finish, exit), each the median of its runs with, for the checked variants,
+the median difference to native's pair by pair: where the whole process's
+extra time lies.
+
 A workload named WORKLOAD+item reads the loss on the host at every step
 (loss.item(), a copy into pinned memory and a synchronization), as a loop
 that logs it does.
@@ -41,7 +47,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STEP = os.path.join(HERE, "train_step.py")
+# XSC_BENCH_TRAIN_STEP: another script in train_step.py's place (the tests'
+# stand-in, test/bench/real-run.test).
+STEP = os.environ.get("XSC_BENCH_TRAIN_STEP") or os.path.join(HERE, "train_step.py")
 
 PROFILE_VARIANTS = {
     "no-stacks": {"XSC_PROFILE": "no-stacks"},
@@ -108,6 +116,32 @@ def bind():
     os.sched_setaffinity(0, CPUS)
 
 
+# The process's phases, between train_step.py's marks (XSC_PHASES) and the
+# times run.py started it and saw it end.
+PHASES = [("launch", "spawned", "started"),    # the interpreter's start
+          ("import", "started", "imported"),   # torch and the script's imports
+          ("setup", "imported", "ready"),      # CUDA, the runtime's attach, model, data
+          ("warm-up", "ready", "warm"),
+          ("steps", "warm", "stepped"),
+          ("finish", "stepped", "ended"),      # checks, prints, process-group teardown
+          ("exit", "ended", "exited")]         # interpreter teardown, the report at exit
+
+
+def phases_of(text, spawned, exited):
+    """{phase: seconds} from train_step.py's XSC_PHASES marks, or {} when a
+    mark is missing."""
+    marks = {"spawned": spawned, "exited": exited}
+    for item in text.split():
+        key, _, value = item.partition("=")
+        try:
+            marks[key] = float(value)
+        except ValueError:
+            return {}
+    if any(a not in marks or b not in marks for _, a, b in PHASES):
+        return {}
+    return {name: marks[b] - marks[a] for name, a, b in PHASES}
+
+
 def run_once(workload, variant, build, steps, warmup):
     env = dict(os.environ)
     for key in ("LD_PRELOAD", "XSC_OPTIONS", "XSC_PROFILE"):
@@ -116,6 +150,7 @@ def run_once(workload, variant, build, steps, warmup):
         env["LD_PRELOAD"] = os.path.join(build, "lib", "libxstream_check.so")
         env.update(PROFILE_VARIANTS.get(variant, EXTRA_VARIANTS.get(variant, {})))
     start = time.perf_counter()
+    spawned = time.time()
     # WORKLOAD+item: the step reads its loss on the host (loss.item()), as
     # a loop that logs it does.
     name, _, suffix = workload.partition("+")
@@ -124,6 +159,7 @@ def run_once(workload, variant, build, steps, warmup):
                           env=env, capture_output=True, text=True,
                           preexec_fn=bind if CPUS else None)
     wall = time.perf_counter() - start
+    exited = time.time()
     match = re.search(r"XSC_STEP .*steady_ms=([0-9.]+) warmup_s=([0-9.]+)", proc.stdout)
     if proc.returncode not in (0, 66) or match is None:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -133,7 +169,9 @@ def run_once(workload, variant, build, steps, warmup):
     host = re.search(r"XSC_STEP .*host_ms=([0-9.]+)", proc.stdout)
     ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
     words = re.search(r"^XSC_WORDS (.*)$", proc.stdout, re.M)
+    marks = re.search(r"^XSC_PHASES (.*)$", proc.stdout, re.M)
     return {"ops": ops.group(1) if ops else "", "words": words.group(1) if words else "",
+            "phases": phases_of(marks.group(1), spawned, exited) if marks else {},
             "steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
             "host_ms": float(host.group(1)) if host else float("nan"),
@@ -208,6 +246,18 @@ def main() -> int:
                 print(f"{'':>18}PyTorch adapter per step, first run: {runs[v][0]['ops']}")
             if runs[v][0]["words"]:
                 print(f"{'':>18}kernel argument words per step, first run: {runs[v][0]['words']}")
+            phases = [r["phases"] for r in runs[v]]
+            if all(phases) and all(n["phases"] for n in native):
+                # Each phase's median, and its median difference to native's
+                # pair by pair: where the whole process's extra time lies.
+                def phase(name):
+                    text = f"{name} {statistics.median(p[name] for p in phases):.2f}"
+                    if v == "native":
+                        return text
+                    added = statistics.median(p[name] - n["phases"][name]
+                                              for p, n in zip(phases, native))
+                    return text + f" ({added:+.2f})"
+                print(f"{'':>18}phases, s: " + ", ".join(phase(name) for name, _, _ in PHASES))
             rows.append((workload, v, statistics.median(steady), statistics.median(ratios),
                          statistics.median(walls), statistics.median(warm)))
         if "parts" in runs and runs["parts"][0]["parts"]:

@@ -20,16 +20,28 @@ until step() returned (its work enqueued, not finished). Under the runtime with
 XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
 runtime's own host time per timed step (xsc_runtime_parts, read before and
 after the timed steps). Under bench/profile/profile.sh with STEADY=1, perf
-samples the timed steps only (bench/profile/perf_control.py).
+samples the timed steps only (bench/profile/perf_control.py). Last it
+prints `XSC_PHASES started=... imported=... ready=... warm=... stepped=...
+ended=...`, the wall-clock times (time.time()) at which the script started,
+torch was imported, the model and data were ready, the warm-up and the
+timed steps ended, and main() returned: run.py splits the process's wall
+time by them.
 """
-import argparse
-import ctypes
-import os
-import statistics
-import sys
 import time
 
-import torch
+# Wall-clock marks of the process's phases (XSC_PHASES), from before torch
+# is imported: run.py sets them against the process's start and end.
+PHASES = {"started": time.time()}
+
+import argparse  # noqa: E402
+import ctypes  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
+
+PHASES["imported"] = time.time()
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "examples", "torch", "real"))
@@ -153,11 +165,13 @@ def main() -> int:
 
     losses = []
 
+    PHASES["ready"] = time.time()
     t0 = time.perf_counter()
     for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
     warmup_s = time.perf_counter() - t0
+    PHASES["warm"] = time.time()
     parts_before = runtime_parts()
     ops_before = operator_stats()
     words_before = launch_words()
@@ -171,6 +185,7 @@ def main() -> int:
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
     sampling(False)
+    PHASES["stepped"] = time.time()
     if not torch.isfinite(loss.detach()).item():
         print("train_step.py: the loss is not finite", file=sys.stderr)
         return 1
@@ -204,6 +219,8 @@ def main() -> int:
         print(f"XSC_WORDS {per_step}", flush=True)
     if finish is not None:
         finish()
+    PHASES["ended"] = time.time()
+    print("XSC_PHASES " + " ".join(f"{k}={v:.6f}" for k, v in PHASES.items()), flush=True)
     return 0
 
 
