@@ -65,8 +65,9 @@ for v in ${VARIANTS:-xsc native}; do
   # The environment goes to the profiled command only, not to perf.
   timeout 300 "${perf[@]}" record -e cpu-clock -F 1999 "${steady[@]}" -o "$data" \
     -- env "${env[@]}" "${cmd[@]}" > "$work/run-$v.txt" 2>&1
+  rc=$?
   rm -f "$work/perf-ctl" "$work/perf-ack"
-  echo "profile: $v exit $?; $(grep -h 'steady_s=\|XSC_STEP\|XSC_WORDS\|XSC_OPS' "$work/run-$v.txt")"
+  echo "profile: $v exit $rc; $(grep -h 'steady_s=\|XSC_STEP\|XSC_WORDS\|XSC_OPS' "$work/run-$v.txt")"
   report=("${perf[@]}" report -i "$data" --stdio --no-children -n)
   if [ "${REPORT:-full}" = one ]; then
     # One pass (symbols are loaded once): samples per thread, DSO and
