@@ -129,15 +129,33 @@ void keep(const at::Tensor& t, c10::SmallVectorImpl<at::Tensor>* out) {
     out->push_back(t);
 }
 
-void collect(const c10::IValue& value, c10::SmallVectorImpl<at::Tensor>* out) {
+// Calls f on each tensor a value holds: a Tensor, each of a Tensor[], each
+// present one of a Tensor?[].
+template <class F>
+void for_each_tensor(const c10::IValue& value, F&& f) {
   if (value.isTensor()) {
-    keep(value.toTensor(), out);
+    f(value.toTensor());
   } else if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorVector()) keep(t, out);
+    for (const at::Tensor& t : value.toTensorVector()) f(t);
   } else if (value.isList()) {  // Tensor?[]
     for (const c10::IValue& element : value.toListRef())
-      if (element.isTensor()) keep(element.toTensor(), out);
+      if (element.isTensor()) f(element.toTensor());
   }
+}
+
+void collect(const c10::IValue& value, c10::SmallVectorImpl<at::Tensor>* out) {
+  for_each_tensor(value, [&](const at::Tensor& t) { keep(t, out); });
+}
+
+// The CPU tensors of a value (strided ones); *device set when one is on a
+// device.
+template <class Tensors>
+void collect_host(const c10::IValue& value, Tensors* out, bool* device) {
+  for_each_tensor(value, [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (!t.device().is_cpu()) *device = true;
+    else if (t.layout() == c10::kStrided) out->push_back(t);
+  });
 }
 
 // What a followed call keeps from its start to its end: the written tensors
@@ -226,12 +244,6 @@ struct HostWrites {
   c10::SmallVector<at::Tensor, 2> tensors;
 };
 
-void keep_host(const at::Tensor& t, c10::SmallVectorImpl<at::Tensor>* out, bool* device) {
-  if (!t.defined()) return;
-  if (!t.device().is_cpu()) *device = true;
-  else if (t.layout() == c10::kStrided) out->push_back(t);
-}
-
 // At the start of an outermost writer operator none of whose tensors is on a
 // device: the tensors it writes whole. False when it is not such a call.
 bool begin_host_writes(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> inputs,
@@ -240,15 +252,7 @@ bool begin_host_writes(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> 
   bool device = false;
   for (std::size_t i = 0; i < inputs.size() && !device; ++i) {
     c10::SmallVector<at::Tensor, 2> tensors;
-    const c10::IValue& value = inputs[i];
-    if (value.isTensor()) {
-      keep_host(value.toTensor(), &tensors, &device);
-    } else if (value.isTensorList()) {
-      for (const at::Tensor& t : value.toTensorVector()) keep_host(t, &tensors, &device);
-    } else if (value.isList()) {  // Tensor?[]
-      for (const c10::IValue& element : value.toListRef())
-        if (element.isTensor()) keep_host(element.toTensor(), &tensors, &device);
-    }
+    collect_host(inputs[i], &tensors, &device);
     if (writes.written[i]) call->tensors.append(tensors.begin(), tensors.end());
   }
   if (device || call->tensors.empty()) return false;
@@ -548,23 +552,6 @@ bool reads_no_element(std::string_view name) {
   return name == "aten::is_pinned" || name == "aten::pin_memory" || name == "aten::_pin_memory";
 }
 
-// Tensors of a value, CPU or CUDA; `cuda` set when one is on the device.
-void collect_any(const c10::IValue& value, std::vector<at::Tensor>* out, bool* cuda) {
-  auto take = [&](const at::Tensor& t) {
-    if (!t.defined()) return;
-    if (!t.device().is_cpu()) *cuda = true;
-    else if (t.layout() == c10::kStrided) out->push_back(t);
-  };
-  if (value.isTensor()) {
-    take(value.toTensor());
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorVector()) take(t);
-  } else if (value.isList()) {  // Tensor?[]
-    for (const c10::IValue& element : value.toListRef())
-      if (element.isTensor()) take(element.toTensor());
-  }
-}
-
 // A CPU operator (no tensor of it on a device) reads its arguments and
 // writes those its schema marks written whole (as for device operators);
 // the runtime keeps only the accesses to pinned memory. An operator with a
@@ -577,7 +564,7 @@ std::unique_ptr<OperatorCall> host_operator(const at::RecordFunction& fn, const 
   auto call = std::make_unique<OperatorCall>();
   bool cuda = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    collect_any(inputs[i], &call->tensors, &cuda);
+    collect_host(inputs[i], &call->tensors, &cuda);
     if (cuda) return nullptr;
     call->accesses.resize(call->tensors.size(),
                           writes->written[i] ? XSC_ACCESS_WRITE : XSC_ACCESS_READ);
