@@ -162,6 +162,19 @@ inline bool function_params(Parser& parser, std::vector<Param>* out) {
   return true;
 }
 
+// Parses a mangled function name's parameters and calls f(params) while
+// the parser that owns their nodes lives; false when the name is no
+// function's or its parameters cannot be read (f is not called).
+template <class F>
+bool with_function_params(std::string_view mangled_name, F&& f) {
+  if (!mangled_function_name(mangled_name)) return false;
+  Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
+  std::vector<Param> params;
+  if (!function_params(parser, &params)) return false;
+  f(params);
+  return true;
+}
+
 // What one parameter's declaration says of the memory it points to
 // (param_access.cpp).
 ParamAccess access_of(const Param& param);

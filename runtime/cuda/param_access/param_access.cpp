@@ -40,12 +40,10 @@ ParamAccess demangled::access_of(const demangled::Param& param) {
 
 bool kernel_param_access(std::string_view mangled_name, std::vector<ParamAccess>* out) {
   out->clear();
-  if (!demangled::mangled_function_name(mangled_name)) return false;
-  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
-  std::vector<demangled::Param> params;
-  if (!demangled::function_params(parser, &params)) return false;
-  for (const demangled::Param& param : params) out->push_back(demangled::access_of(param));
-  return true;
+  return demangled::with_function_params(
+      mangled_name, [&](const std::vector<demangled::Param>& params) {
+        for (const demangled::Param& param : params) out->push_back(demangled::access_of(param));
+      });
 }
 
 bool kernel_param_access_available() { return true; }

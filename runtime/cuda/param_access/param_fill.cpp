@@ -386,10 +386,11 @@ bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* 
 bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
                         std::size_t count, std::vector<ParamFill>* out) {
   out->clear();
-  if (!demangled::mangled_function_name(mangled_name)) return false;
-  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
-  std::vector<demangled::Param> params;
-  return demangled::function_params(parser, &params) && fills_of(params, sizes, count, out);
+  bool any = false;
+  demangled::with_function_params(mangled_name, [&](const std::vector<demangled::Param>& params) {
+    any = fills_of(params, sizes, count, out);
+  });
+  return any;
 }
 
 void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* sizes,
@@ -397,12 +398,10 @@ void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* siz
                          std::vector<ParamFill>* fills) {
   access->clear();
   if (fills != nullptr) fills->clear();
-  if (!demangled::mangled_function_name(mangled_name)) return;
-  demangled::Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
-  std::vector<demangled::Param> params;
-  if (!demangled::function_params(parser, &params)) return;
-  for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
-  if (fills != nullptr) fills_of(params, sizes, count, fills);
+  demangled::with_function_params(mangled_name, [&](const std::vector<demangled::Param>& params) {
+    for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
+    if (fills != nullptr) fills_of(params, sizes, count, fills);
+  });
 }
 
 }  // namespace xsc::rt
