@@ -95,11 +95,15 @@ AddressSpan tracked_address_span();
 // session lock is taken, like one outside the span.
 const TrackedPages& tracked_pages();
 
-// Under the session mutex: what a launch did with the words of its
-// arguments that passed the span. `filtered`: dropped by tracked_pages();
-// `looked_up`: looked up under the lock; `missed`: of those, in no live
-// allocation. Read by xsc_runtime_launch_words (host_api.h).
-void count_launch_words(std::uint64_t filtered, std::uint64_t looked_up, std::uint64_t missed);
+// What launches did with the words of their arguments that passed the
+// span: `filtered`, dropped by tracked_pages(); `looked_up`, looked up under
+// the lock; `missed`, of those, in no live allocation.
+struct LaunchWordCounts {
+  std::uint64_t filtered = 0, looked_up = 0, missed = 0;
+};
+// Under the session mutex: adds one launch's counts to the process's, which
+// xsc_runtime_launch_words (host_api.h) reads.
+void count_launch_words(const LaunchWordCounts& launch);
 
 // True once a caching-allocator block was fed (the PyTorch adapter, the
 // annotations): from then on a launch asks whether any of its uses can

@@ -308,10 +308,7 @@ std::atomic<bool> caching_blocks_fed{false};
 std::atomic<std::uint64_t> span_low{~std::uint64_t{0}};
 std::atomic<std::uint64_t> span_high{0};
 TrackedPages* const pages = new TrackedPages;  // never destroyed, like state()
-// Under the session mutex (count_launch_words).
-struct LaunchWords {
-  std::uint64_t filtered = 0, looked_up = 0, missed = 0;
-} launch_words;
+LaunchWordCounts launch_words;  // under the session mutex (count_launch_words)
 
 // Written under the session lock, read without it.
 void note_allocation(const Event& event) {
@@ -331,10 +328,11 @@ bool caching_blocks_seen() { return caching_blocks_fed.load(std::memory_order_re
 
 const TrackedPages& tracked_pages() { return *pages; }
 
-void count_launch_words(std::uint64_t filtered, std::uint64_t looked_up, std::uint64_t missed) {
-  launch_words.filtered += filtered;
-  launch_words.looked_up += looked_up;
-  launch_words.missed += missed;
+void count_launch_words(const LaunchWordCounts& launch) {
+  if (launch.filtered == 0 && launch.looked_up == 0) return;
+  launch_words.filtered += launch.filtered;
+  launch_words.looked_up += launch.looked_up;
+  launch_words.missed += launch.missed;
 }
 
 AddressSpan tracked_address_span() {

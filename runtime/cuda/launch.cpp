@@ -317,15 +317,6 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
   if (found.size() == 0) locked.emit(event);
 }
 
-// What one launch did with its argument words in the span (rtl.h,
-// count_launch_words), handed over under the session lock.
-struct LaunchWordCounts {
-  std::uint64_t filtered = 0, looked_up = 0, missed = 0;
-  void hand_over() const {
-    if (filtered != 0 || looked_up != 0) count_launch_words(filtered, looked_up, missed);
-  }
-};
-
 // Looks up every word (`for_each_word` calls its argument on each word and
 // whether it came through a read-only parameter) and emits the uses of the
 // allocations they point into. Returns a word into pinned host memory (a
@@ -408,7 +399,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   if (count == 0) {
     Locked locked;
     if (!locked) return;
-    counts.hand_over();
+    count_launch_words(counts);
     locked.emit(bare_use(stream, UseWhat::kKernel, info->name));
     return;
   }
@@ -445,7 +436,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
         own.add(alloc.addr, candidates[i], candidate_read[i]);
     }
     if (!needs_stack) {
-      looked.hand_over();
+      count_launch_words(looked);
       emit_uses(locked, own, stream, info->name, kNoStack);
       return;
     }
@@ -464,7 +455,7 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
                                           &counts, each_candidate)
                        : emit_launch_uses(locked, stream, info->name, stack, &pinned_may_write,
                                           &counts, scan);
-    counts.hand_over();
+    count_launch_words(counts);
     if (pinned != 0) {
       pinned_use_fed(locked, pinned_may_write);
       if (!pinned_device_use_seen() || options().verbosity >= 2)
