@@ -23,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/cuda/launch_uses.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
 
@@ -36,9 +37,48 @@ constexpr std::size_t kBatch = 256;
 // bounds the memory the backlog takes (72-byte events: about 5 MiB).
 constexpr std::uint64_t kMaxBacklog = 1 << 16;
 
+// Events handed over together, in order. A launch whose words were handed
+// over unlooked (checker_feed_launch) is one event, its use at address 0,
+// standing for the uses its words make; the words lie apart, 9 bytes each.
+struct Batch {
+  struct Launch {
+    std::size_t event = 0;       // in `events`
+    std::size_t first_word = 0;  // in `words` and `reads`
+    std::size_t count = 0;
+  };
+  std::vector<Event> events;
+  std::vector<Launch> launches;
+  std::vector<std::uint64_t> words;
+  std::vector<std::uint8_t> reads;  // 1: the word came through a read-only parameter
+
+  bool empty() const { return events.empty(); }
+  void clear() {
+    events.clear();
+    launches.clear();
+    words.clear();
+    reads.clear();
+  }
+  // Moves `other`'s events after these; `other` ends up empty.
+  void take(Batch& other) {
+    if (empty()) {
+      std::swap(*this, other);  // `other` gets this one's storage
+      return;
+    }
+    for (Launch launch : other.launches) {
+      launch.event += events.size();
+      launch.first_word += words.size();
+      launches.push_back(launch);
+    }
+    events.insert(events.end(), other.events.begin(), other.events.end());
+    words.insert(words.end(), other.words.begin(), other.words.end());
+    reads.insert(reads.end(), other.reads.begin(), other.reads.end());
+    other.clear();
+  }
+};
+
 struct Feed {
   // Producers' side, under the session mutex.
-  std::vector<Event> filling;
+  Batch filling;
   bool threaded = false;  // a checker's thread runs in this process
   // Events are fed inline in this process: checker_thread=0, or the
   // thread could not be started. Decided at the first event.
@@ -49,7 +89,7 @@ struct Feed {
   std::mutex mu;
   std::condition_variable work;  // to the checker's thread: a batch is in
   std::condition_variable done;  // to producers: the checker took a batch
-  std::vector<Event> inbox;
+  Batch inbox;
   std::uint64_t handed = 0;  // events handed over
   std::uint64_t fed = 0;     // events the session has taken
 };
@@ -59,21 +99,50 @@ struct Feed {
 Feed* feed_instance = new Feed;
 Feed& feed_state() { return *feed_instance; }
 
+// The uses of a launch whose words were handed over unlooked, as the
+// launching thread would have made them: the checker's allocations, fed up
+// to this point, are the ones that thread's view had when it handed them.
+void feed_launch(Session& session, const Batch& batch, const Batch::Launch& launch,
+                 std::vector<Event>* uses) {
+  DistinctAllocations found;
+  for (std::size_t i = launch.first_word; i < launch.first_word + launch.count; ++i) {
+    AllocInfo alloc;
+    if (session.checker().lookup_allocation(batch.words[i], &alloc))
+      found.add(alloc.addr, batch.words[i], batch.reads[i] != 0);
+  }
+  uses->clear();
+  for_each_launch_use(found, batch.events[launch.event],
+                      [&](const Event& use) { uses->push_back(use); });
+  session.on_events(uses->data(), uses->size());
+}
+
+// Feeds a batch in order, each handed-over launch as its uses.
+void feed_batch(Session& session, const Batch& batch, std::vector<Event>* uses) {
+  std::size_t at = 0;
+  for (const Batch::Launch& launch : batch.launches) {
+    session.on_events(batch.events.data() + at, launch.event - at);
+    feed_launch(session, batch, launch, uses);
+    at = launch.event + 1;
+  }
+  session.on_events(batch.events.data() + at, batch.events.size() - at);
+}
+
 void* run_checker(void* raw) {
   Feed& feed = *static_cast<Feed*>(raw);
   // Nothing this thread does is the program's: a CUDA call made under the
   // session (the trace writer's, a symbolizer's) is not an event.
   ReentrancyGuard guard;
-  std::vector<Event> taking;
+  Batch taking;
+  std::vector<Event> uses;
   std::unique_lock<std::mutex> lock(feed.mu);
   for (;;) {
     feed.work.wait(lock, [&] { return !feed.inbox.empty(); });
-    taking.swap(feed.inbox);
+    std::swap(taking, feed.inbox);
     lock.unlock();
-    const std::uint64_t n = taking.size();
+    const std::uint64_t n = taking.events.size();
     {
       const PartScope part(Part::kCheckerThread);
-      feed.session->on_events(taking.data(), n);
+      feed_batch(*feed.session, taking, &uses);
       // Before the batch counts as taken: a program thread that waits for
       // the checker may read it once it does. `fed` is written by this
       // thread alone.
@@ -129,13 +198,8 @@ void hand_off(Feed& feed) {
     const PartScope wait(Part::kCheckerWait);
     feed.done.wait(lock, [&] { return feed.handed - feed.fed < kMaxBacklog / 2; });
   }
-  feed.handed += feed.filling.size();
-  if (feed.inbox.empty()) {
-    feed.inbox.swap(feed.filling);  // `filling` gets the old inbox's storage
-  } else {
-    feed.inbox.insert(feed.inbox.end(), feed.filling.begin(), feed.filling.end());
-    feed.filling.clear();
-  }
+  feed.handed += feed.filling.events.size();
+  feed.inbox.take(feed.filling);
   lock.unlock();
   feed.work.notify_one();
 }
@@ -164,7 +228,7 @@ void fork_child() {
   Feed* fresh = new Feed;
   fresh->inline_only = old->inline_only;
   fresh->session = old->session;
-  fresh->filling.reserve(kBatch);
+  fresh->filling.events.reserve(kBatch);
   feed_instance = fresh;  // the old one stays allocated: its mutex may look held
   unlock_session_after_fork();
 }
@@ -179,16 +243,26 @@ bool checker_feed(Session& session, const Event& event) {
       settle_pinned_uses(session.checker(), ~std::uint64_t{0});
     return false;
   }
-  feed.filling.push_back(event);
-  if (feed.filling.size() >= kBatch ||
+  feed.filling.events.push_back(event);
+  if (feed.filling.events.size() >= kBatch ||
       (Checker::settles_pinned_uses(event.kind) && pinned_hook_on()))
     hand_off(feed);
   return true;
 }
 
+void checker_feed_launch(const Event& bare, const std::uint64_t* words, const bool* reads,
+                         std::size_t count) {
+  Batch& filling = feed_state().filling;
+  filling.launches.push_back(Batch::Launch{filling.events.size(), filling.words.size(), count});
+  filling.events.push_back(bare);
+  filling.words.insert(filling.words.end(), words, words + count);
+  filling.reads.insert(filling.reads.end(), reads, reads + count);
+  if (filling.events.size() >= kBatch) hand_off(feed_state());
+}
+
 std::uint64_t checker_feed_position() {
   const Feed& feed = feed_state();
-  return feed.threaded ? feed.handed + feed.filling.size() : 0;
+  return feed.threaded ? feed.handed + feed.filling.events.size() : 0;
 }
 
 bool checker_thread_running() { return feed_state().threaded; }

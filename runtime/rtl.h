@@ -73,8 +73,19 @@ class Locked {
   void emit(Event event);
   // Feeds an event exactly as given (graph replay, thread names).
   void emit_raw(const Event& event);
+  // A kernel launch on `stream` whose every word lies on a page that only
+  // the stream's caching blocks ever held, untouched by any other agent
+  // (AllocationView::stream_pages): its uses need no stack, and the words
+  // go to the checker's thread to be looked up there. False, with nothing
+  // fed, when that is not so or the checker runs on this thread; the caller
+  // then looks the words up itself. No capture may be underway.
+  bool emit_own_stream_launch(StreamId stream, NameId name, const std::uint64_t* words,
+                              const bool* reads, std::size_t count);
 
  private:
+  // What every event fed through emit() first does to the runtime's state
+  // (and the thread's name, fed on its first event).
+  void admit(Event& event);
   void feed(const Event& event);
 
   std::unique_lock<std::mutex> lock_;
@@ -100,6 +111,8 @@ const TrackedPages& tracked_pages();
 // the lock; `missed`, of those, in no live allocation.
 struct LaunchWordCounts {
   std::uint64_t filtered = 0, looked_up = 0, missed = 0;
+  // Handed to the checker's thread unlooked (Locked::emit_own_stream_launch).
+  std::uint64_t handed_over = 0;
 };
 // Under the session mutex: adds one launch's counts to the process's, which
 // xsc_runtime_launch_words (host_api.h) reads.
@@ -161,6 +174,12 @@ void set_pinned_pending_hook(void (*hook)(int pending));
 bool checker_feed(Session& session, const Event& event);
 // Whether events go to the checker's thread in this process.
 bool checker_thread_running();
+// Under the session mutex, with the checker's thread running: hands over a
+// kernel launch's words unlooked (Locked::emit_own_stream_launch). `bare`
+// is the launch's use with address 0; the checker's thread looks the words
+// up and feeds the launch's uses in their place in the order.
+void checker_feed_launch(const Event& bare, const std::uint64_t* words, const bool* reads,
+                         std::size_t count);
 // Under the session mutex: returns once the checker has taken every event
 // fed so far.
 void checker_catch_up();

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "checker/log_path.h"
+#include "runtime/cuda/ops.h"
 #include "runtime/host/host_guard.h"
 #include "runtime/rtl.h"
 #include "runtime/timing.h"
@@ -329,18 +330,18 @@ bool caching_blocks_seen() { return caching_blocks_fed.load(std::memory_order_re
 const TrackedPages& tracked_pages() { return *pages; }
 
 void count_launch_words(const LaunchWordCounts& launch) {
-  if (launch.filtered == 0 && launch.looked_up == 0) return;
+  if (launch.filtered == 0 && launch.looked_up == 0 && launch.handed_over == 0) return;
   launch_words.filtered += launch.filtered;
   launch_words.looked_up += launch.looked_up;
   launch_words.missed += launch.missed;
+  launch_words.handed_over += launch.handed_over;
 }
 
 AddressSpan tracked_address_span() {
   return {span_low.load(std::memory_order_relaxed), span_high.load(std::memory_order_relaxed)};
 }
 
-void Locked::emit(Event event) {
-  const PartScope part(Part::kChecker);
+void Locked::admit(Event& event) {
   if (event.kind == EventKind::kAlloc) note_allocation(event);
   ThreadState& thread = thread_state();
   event.thread = current_thread();
@@ -375,6 +376,11 @@ void Locked::emit(Event event) {
     default:
       note_stream(*this, event.stream);
   }
+}
+
+void Locked::emit(Event event) {
+  const PartScope part(Part::kChecker);
+  admit(event);
   // host_guard=1 (host_guard.cpp): a pinned allocation's guards go before
   // it is freed, and a thread's synchronization lifts those of the copies
   // it is ordered after.
@@ -384,6 +390,23 @@ void Locked::emit(Event event) {
   if (capture_event(*this, event)) return;
   feed(event);
   if (guards) host_guard_after_event(*this, event);
+}
+
+bool Locked::emit_own_stream_launch(StreamId stream, NameId name, const std::uint64_t* words,
+                                    const bool* reads, std::size_t count) {
+  if (count == 0 || !checker_thread_running()) return false;
+  const StreamPages& pages = state().allocations.stream_pages();
+  const StreamPages::Mark mark = pages.mark_of(stream);
+  for (std::size_t i = 0; i < count; ++i)
+    if (!pages.only(words[i], mark)) return false;
+  const PartScope part(Part::kChecker);
+  Event event = bare_use(stream, UseWhat::kKernel, name);
+  admit(event);
+  // The stream held caching blocks, so it was met before; should it still
+  // be found capturing now, its work belongs to the graph.
+  if (captures_underway(*this)) return false;
+  checker_feed_launch(event, words, reads, count);
+  return true;
 }
 
 void subscribe_for_injection() { subscribe_once(); }
@@ -404,10 +427,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 }
 
 extern "C" __attribute__((visibility("default"))) void xsc_runtime_launch_words(
-    std::uint64_t* filtered, std::uint64_t* looked_up, std::uint64_t* missed) {
+    std::uint64_t* filtered, std::uint64_t* looked_up, std::uint64_t* missed,
+    std::uint64_t* handed_over) {
   using namespace xsc::rt;
   std::lock_guard<std::mutex> lock(state().mu);
   if (filtered != nullptr) *filtered = launch_words.filtered;
   if (looked_up != nullptr) *looked_up = launch_words.looked_up;
   if (missed != nullptr) *missed = launch_words.missed;
+  if (handed_over != nullptr) *handed_over = launch_words.handed_over;
 }

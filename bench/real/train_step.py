@@ -80,13 +80,13 @@ def runtime_parts():
 
 
 def launch_words():
-    """(filtered, looked up, missed) kernel argument words of the preloaded
-    runtime (xsc_runtime_launch_words), or None."""
+    """(filtered, looked up, missed, handed over) kernel argument words of the
+    preloaded runtime (xsc_runtime_launch_words), or None."""
     try:
         read = ctypes.CDLL(None).xsc_runtime_launch_words
     except (AttributeError, OSError):
         return None
-    counts = [ctypes.c_uint64() for _ in range(3)]
+    counts = [ctypes.c_uint64() for _ in range(4)]
     read(*(ctypes.byref(c) for c in counts))
     return tuple(c.value for c in counts)
 
@@ -214,7 +214,7 @@ def main() -> int:
         # allocations dropped by their page, looked up, and found in none.
         per_step = " ".join(
             f"{name}={(after - before) / args.steps:.1f}"
-            for name, before, after in zip(("filtered", "looked_up", "missed"), words_before,
+            for name, before, after in zip(("filtered", "looked_up", "missed", "handed_over"), words_before,
                                            words_after))
         print(f"XSC_WORDS {per_step}", flush=True)
     if finish is not None:

@@ -89,6 +89,12 @@ void AllocationView::on_alloc(const Event& event) {
   // allocation is what it inherits, and its free puts back the same unless
   // another agent took part meanwhile (on_free).
   entry.inherited = residue_users(event.addr, end);
+  entry.spoils_pages = event.alloc_kind != AllocKind::kCachingAllocator ||
+                       entry.inherited.other_than(event.stream);
+  if (entry.spoils_pages)
+    pages_.spoil(event.addr, end);
+  else
+    pages_.claim(event.addr, end, event.stream);
   index_.insert(RangeIndex::Entry{event.addr, end, slot});
   // The interior cache is indexed by the table's hash: it starts over at
   // each growth.
@@ -107,6 +113,9 @@ void AllocationView::on_free(const Event& event) {
   // it inherited already saying so, and changes nothing.
   Users users = entry.own;
   users.add(entry.inherited);
+  // A caching block's own-stream kernel uses may have gone to the checker
+  // unnoted (stream_pages()): it is taken as used by its stream.
+  if (entry.info.kind == AllocKind::kCachingAllocator) users.add(own_stream_use(entry.info.stream));
   if (!(users.any && residue_is(begin, end, users))) {
     clear_residue(begin, end);
     if (users.any) add_residue(begin, end, users);
@@ -115,13 +124,22 @@ void AllocationView::on_free(const Event& event) {
   forget_recent();
 }
 
-void AllocationView::mark_use(Entry& entry, const Event& use) {
+AllocationView::Users AllocationView::own_stream_use(StreamId stream) {
   Users users;
   users.any = true;
-  users.user = use.stream;
+  users.user = stream;
+  return users;
+}
+
+void AllocationView::mark_use(Entry& entry, const Event& use) {
+  Users users = own_stream_use(use.stream);
   // A host access is a thread's, never the allocation stream's.
   users.mixed = use.what == UseWhat::kHostAccess;
   entry.own.add(users);
+  if (!entry.spoils_pages && entry.own.other_than(entry.info.stream)) {
+    entry.spoils_pages = true;
+    pages_.spoil(entry.info.addr, entry.info.addr + entry.info.size);
+  }
 }
 
 void AllocationView::on_use(const Event& event) {
@@ -148,10 +166,14 @@ void AllocationView::on_stream_destroy(StreamId stream) {
     if (users.any && users.user == stream) users.mixed = true;
   };
   for (Entry& entry : slab_) {
+    // Its uses that went to the checker unnoted, as its free would take them.
+    if (entry.info.kind == AllocKind::kCachingAllocator && entry.info.stream == stream)
+      entry.own.add(own_stream_use(stream));
     forget(entry.own);
     forget(entry.inherited);
   }
   for (auto& [begin, residue] : residue_) forget(residue.users);
+  pages_.forget_stream(stream);
 }
 
 AllocationView::Users AllocationView::residue_users(Addr begin, Addr end) const {

@@ -21,7 +21,12 @@
 //   rewrites it only when the uses differ from what it inherited. The
 //   residue is never dropped for being ordered, so the answer can be true
 //   where the checker's is false: the producer then takes a stack it did
-//   not need, never the other way round.
+//   not need, never the other way round;
+// - which pages only one stream's caching blocks ever lay on, untouched by
+//   any other agent (stream_pages.h). A kernel's use on that stream of a
+//   word on such a page may go to the checker without being noted here: it
+//   cannot change what this view answers, since a caching block is taken
+//   at its free as used by its own stream whether a use was noted or not.
 //
 // Single-threaded: the producer calls it under its own lock.
 #pragma once
@@ -34,11 +39,16 @@
 #include "checker/engine/finding.h"
 #include "checker/engine/range_index.h"
 #include "checker/engine/start_table.h"
+#include "checker/engine/stream_pages.h"
 
 namespace xsc {
 
 class AllocationView {
  public:
+  // `page_shift`: the size of the pages stream_pages() answers for (2 MiB,
+  // the caching allocator's smallest segment, by default).
+  explicit AllocationView(unsigned page_shift = 21) : pages_(page_shift) {}
+
   // Follows one event, in the order the checker is fed.
   void note(const Event& event);
 
@@ -51,6 +61,10 @@ class AllocationView {
   // but its allocation stream (its own uses only, as
   // Checker::used_off_allocation_stream). True when none starts there.
   bool used_off_allocation_stream(Addr addr) const;
+
+  // Which pages hold only one stream's caching blocks, which nothing else
+  // took part in (see above).
+  const StreamPages& stream_pages() const { return pages_; }
 
   std::size_t live() const { return index_.size(); }
   std::size_t residues() const { return residue_.size(); }
@@ -71,6 +85,7 @@ class AllocationView {
     AllocInfo info;
     Users own;        // its own uses
     Users inherited;  // its memory's earlier occupants' uses
+    bool spoils_pages = false;  // its pages are no one stream's (pages_)
   };
   // Freed memory and the uses a later occupant carries.
   struct Residue {
@@ -82,7 +97,9 @@ class AllocationView {
   void on_free(const Event& event);
   void on_use(const Event& event);
   void on_stream_destroy(StreamId stream);
+  // Notes a use of the entry; spoils its pages once another agent took part.
   void mark_use(Entry& entry, const Event& use);
+  static Users own_stream_use(StreamId stream);
   // The uses the residues overlapping [begin, end) hold, together.
   Users residue_users(Addr begin, Addr end) const;
   // Whether one residue covers [begin, end) and holds exactly `users`.
@@ -118,6 +135,7 @@ class AllocationView {
   std::vector<Entry> slab_;
   std::vector<std::uint32_t> free_slots_;
   std::map<Addr, Residue> residue_;  // keyed by begin; ranges disjoint
+  StreamPages pages_;
 };
 
 }  // namespace xsc

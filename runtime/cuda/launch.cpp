@@ -7,7 +7,9 @@
 // through those is a read. Later launches cost a lookup in
 // a per-thread cache (no lock), a scan of the argument words and, under the
 // session lock, one checker lookup per word that could be an address; no
-// allocation on that path.
+// allocation on that path. A launch whose words all lie on pages only its
+// stream's untouched caching blocks ever held (most of a PyTorch step's)
+// hands them to the checker's thread instead, to be looked up there.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/cuda/launch_uses.h"
 #include "runtime/cuda/ops.h"
 #include "runtime/cuda/param_access/param_access.h"
 #include "runtime/cuda/param_access/param_fill.h"
@@ -202,8 +205,6 @@ std::uint64_t function_of_stub(const void* stub) {
 // Words collected before taking the session lock; a launch with more
 // candidates than this rescans under the lock.
 constexpr std::size_t kMaxCandidates = 128;
-// Distinct allocations reported per launch.
-constexpr std::size_t kMaxUses = 256;
 
 // A caching-allocator block used by a launch on its own allocation stream.
 // The checker releases a caching block at its allocation stream's point in
@@ -225,103 +226,18 @@ bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
   return alloc.kind == AllocKind::kCachingAllocator && alloc.stream == stream;
 }
 
-// The distinct allocations a launch's words point into, in the order first
-// seen, at most kMaxUses. A few are compared one by one; a launch that
-// passes many (a foreach optimizer kernel carries hundreds of pointers)
-// switches to a hash table, so telling them apart stays linear.
-class DistinctAllocations {
- public:
-  // Notes that the launch passed `word`, a pointer into the allocation
-  // starting at `addr`; `read` when it came through a parameter the kernel
-  // only reads. False when `addr` was seen already or the list is full.
-  // A use is fed at the first word seen for each allocation, so that checks
-  // on bytes (two slots of one pool) see where the kernel points, not the
-  // allocation's start; it is a read only when every word into the
-  // allocation came through a read-only parameter.
-  bool add(Addr addr, Addr word, bool read) {
-    // A word into an allocation seen already still says how it is used,
-    // even once the list is full.
-    const std::size_t seen = find(addr);
-    if (seen != kNotFound) {
-      read_[seen] = read_[seen] && read;
-      return false;
-    }
-    if (n_ == kMaxUses) return false;
-    if (hashed_) {
-      insert_hashed(addr, n_);
-    } else if (n_ == kLinear) {
-      hashed_ = true;
-      for (std::uint32_t& slot : table_) slot = kEmpty;
-      for (std::size_t i = 0; i < n_; ++i) insert_hashed(list_[i], i);
-      insert_hashed(addr, n_);
-    }
-    words_[n_] = word;
-    read_[n_] = read;
-    list_[n_++] = addr;
-    return true;
-  }
-  std::size_t size() const { return n_; }
-  // The pointer the launch passed into the i-th allocation.
-  Addr operator[](std::size_t i) const { return words_[i]; }
-  Access access(std::size_t i) const { return read_[i] ? Access::kRead : Access::kUnknown; }
-
- private:
-  static constexpr std::size_t kLinear = 16;
-  static constexpr std::size_t kTable = 2 * kMaxUses;  // a power of two
-  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
-  static constexpr std::size_t kNotFound = ~std::size_t{0};
-  // Fibonacci hashing of the address above its low (alignment) bits.
-  static std::size_t home(Addr addr) {
-    return static_cast<std::size_t>((addr >> 8) * 0x9E3779B97F4A7C15ull >> 40) & (kTable - 1);
-  }
-  // The index of `addr` in the list, or kNotFound.
-  std::size_t find(Addr addr) const {
-    if (!hashed_) {
-      for (std::size_t i = 0; i < n_; ++i)
-        if (list_[i] == addr) return i;
-      return kNotFound;
-    }
-    for (std::size_t i = home(addr); table_[i] != kEmpty; i = (i + 1) & (kTable - 1))
-      if (list_[table_[i]] == addr) return table_[i];
-    return kNotFound;
-  }
-  // Enters `addr`, which the table does not hold, as the list's `index`-th.
-  // The table holds at most kMaxUses entries, half its slots.
-  void insert_hashed(Addr addr, std::size_t index) {
-    std::size_t i = home(addr);
-    while (table_[i] != kEmpty) i = (i + 1) & (kTable - 1);
-    table_[i] = static_cast<std::uint32_t>(index);
-  }
-  Addr list_[kMaxUses];
-  Addr words_[kMaxUses];
-  bool read_[kMaxUses];
-  std::size_t n_ = 0;
-  bool hashed_ = false;
-  std::uint32_t table_[kTable];
-};
-
-// One use per allocation, then a bare use when there was none (pointers,
-// but none into a tracked allocation: still an op on the stream). Each use
-// is at the pointer the launch passed, with size 0: for a free the kernel
-// may touch any part of the allocation, for the checks on bytes it touches
-// the bytes at the pointer (checker/checks/check_write_after_read.cpp).
-void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
-               StackId stack) {
-  Event event = bare_use(stream, UseWhat::kKernel, name);
-  event.stack = stack;
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    event.addr = found[i];
-    event.access = found.access(i);
-    locked.emit(event);
-  }
-  if (found.size() == 0) locked.emit(event);
-}
-
 // Looks up every word (`for_each_word` calls its argument on each word and
 // whether it came through a read-only parameter) and emits the uses of the
 // allocations they point into. Returns a word into pinned host memory (a
 // kernel reading or writing it directly), or 0; *pinned_may_write when a
 // word into pinned memory is not known to be only read.
+void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
+               StackId stack) {
+  Event bare = bare_use(stream, UseWhat::kKernel, name);
+  bare.stack = stack;
+  for_each_launch_use(found, bare, [&](const Event& use) { locked.emit(use); });
+}
+
 template <typename ForEachWord>
 Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       bool* pinned_may_write, LaunchWordCounts* counts,
@@ -417,6 +333,13 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
     Locked locked;
     if (!locked) return;
     const bool keep_own_stream = captures_underway(locked);
+    if (!keep_own_stream &&
+        locked.emit_own_stream_launch(stream, info->name, candidates, candidate_read, count)) {
+      LaunchWordCounts handed = counts;
+      handed.handed_over = count;
+      count_launch_words(handed);
+      return;
+    }
     bool needs_stack = false;
     DistinctAllocations own;
     LaunchWordCounts looked = counts;

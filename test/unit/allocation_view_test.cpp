@@ -28,11 +28,23 @@ using test::Wait;
 constexpr Addr kBase = 0x100000;
 constexpr StreamId kStreams[] = {0x51, 0x52, 0x53};
 
+// Pages of 0x100 bytes, the allocations' granule, so that the arena spans many.
+constexpr unsigned kPageShift = 8;
+
 struct Both {
   Checker checker;
-  AllocationView view;
+  AllocationView view{kPageShift};
+  std::size_t unnoted = 0;
+  // As the runtime feeds them: a kernel's use of a word on a page of its
+  // stream's (stream_pages()) goes to the checker alone.
   void feed(const Event& e) {
-    view.note(e);
+    const StreamPages& pages = view.stream_pages();
+    if (e.kind == EventKind::kUse && e.what == UseWhat::kKernel && e.size == 0 &&
+        pages.only(e.addr, pages.mark_of(e.stream))) {
+      ++unnoted;
+    } else {
+      view.note(e);
+    }
     checker.on_event(e);
   }
 };
@@ -57,11 +69,21 @@ void expect_agree(const Both& b, std::uint64_t arena, int step) {
     if (b.checker.used_off_allocation_stream(from_checker.addr)) {
       ASSERT_TRUE(b.view.used_off_allocation_stream(from_checker.addr)) << "step " << step;
     }
+    // A page of one stream's: what lies there is that stream's caching
+    // block, which nothing else took part in.
+    const StreamPages& pages = b.view.stream_pages();
+    for (const StreamId stream : kStreams) {
+      if (!pages.only(addr, pages.mark_of(stream))) continue;
+      ASSERT_EQ(from_checker.kind, AllocKind::kCachingAllocator) << "step " << step;
+      ASSERT_EQ(from_checker.stream, stream) << "step " << step;
+      ASSERT_FALSE(checker_carries) << "step " << step << " addr " << std::hex << addr;
+    }
   }
 }
 
 TEST(AllocationView, AgreesWithTheCheckerOnRandomPrograms) {
   constexpr std::uint64_t kArena = 0x8000;
+  std::size_t unnoted = 0;
   for (unsigned seed = 1; seed <= 40; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
@@ -102,7 +124,9 @@ TEST(AllocationView, AgreesWithTheCheckerOnRandomPrograms) {
       expect_agree(b, kArena, step);
       if (HasFatalFailure()) return;
     }
+    unnoted += b.unnoted;
   }
+  EXPECT_GT(unnoted, 100u);  // the pages of one stream's were met
 }
 
 TEST(AllocationView, OwnStreamBlockCarriesNothingUntilAnotherStreamUsesIt) {
@@ -226,6 +250,57 @@ TEST(AllocationView, RememberedInteriorAddressesFollowTheLiveAllocation) {
   EXPECT_TRUE(carries);
   EXPECT_TRUE(view.lookup(kBase + 0x2000, nullptr, &carries));
   EXPECT_FALSE(carries);
+}
+
+TEST(StreamPages, OnlyOneStreamsUntouchedCachingBlocksKeepAPage) {
+  AllocationView view{kPageShift};
+  const StreamPages& pages = view.stream_pages();
+  view.note(Alloc(kBase, 0x100, 0x51));
+  view.note(Alloc(kBase + 0x100, 0x200, 0x52));
+  view.note(Alloc(kBase + 0x300, 0x100, 0x51, AllocKind::kStreamOrdered));
+  const StreamPages::Mark a = pages.mark_of(0x51), b = pages.mark_of(0x52);
+  ASSERT_NE(a, StreamPages::kNoMark);
+  ASSERT_NE(b, StreamPages::kNoMark);
+  EXPECT_EQ(pages.mark_of(0x53), StreamPages::kNoMark);
+  EXPECT_TRUE(pages.only(kBase + 0x80, a));
+  EXPECT_FALSE(pages.only(kBase + 0x80, b));
+  EXPECT_TRUE(pages.only(kBase + 0x2ff, b));
+  EXPECT_FALSE(pages.only(kBase + 0x300, a));  // memory of another kind
+  // Freed and taken by the other stream: the page is no one stream's.
+  view.note(Free(kBase, 0x51));
+  view.note(Alloc(kBase, 0x100, 0x52));
+  EXPECT_FALSE(pages.only(kBase, a));
+  EXPECT_FALSE(pages.only(kBase, b));
+  // Another stream's use spoils every page of the block.
+  view.note(Use(kBase + 0x100, 0, 0x53));
+  EXPECT_FALSE(pages.only(kBase + 0x100, b));
+  EXPECT_FALSE(pages.only(kBase + 0x2ff, b));
+  // A destroyed stream's pages are spoiled; its handle gets a new mark.
+  view.note(Alloc(kBase + 0x1000, 0x100, 0x51));
+  EXPECT_TRUE(pages.only(kBase + 0x1000, a));
+  view.note(DestroyStream(0x51));
+  EXPECT_FALSE(pages.only(kBase + 0x1000, a));
+  view.note(Alloc(kBase + 0x2000, 0x100, 0x51));
+  EXPECT_NE(pages.mark_of(0x51), a);
+  EXPECT_TRUE(pages.only(kBase + 0x2000, pages.mark_of(0x51)));
+  EXPECT_FALSE(pages.only(kBase + 0x1000, pages.mark_of(0x51)));
+}
+
+TEST(StreamPages, StreamsPastTheLastMarkSpoilTheirPages) {
+  StreamPages pages(kPageShift);
+  for (StreamId s = 1; s <= 300; ++s)
+    pages.claim(kBase + (s << kPageShift), kBase + ((s + 1) << kPageShift), s);
+  EXPECT_TRUE(pages.only(kBase + (1 << kPageShift), pages.mark_of(1)));
+  EXPECT_TRUE(pages.only(kBase + (254 << kPageShift), pages.mark_of(254)));
+  EXPECT_EQ(pages.mark_of(255), StreamPages::kNoMark);
+  for (const StreamId s : {255, 300}) {
+    EXPECT_FALSE(pages.only(kBase + (s << kPageShift), pages.mark_of(s)));
+    for (StreamId other = 1; other <= 254; ++other)
+      ASSERT_FALSE(pages.only(kBase + (s << kPageShift), pages.mark_of(other)));
+  }
+  // A range longer than the slots are many spoils every slot.
+  pages.spoil(kBase, kBase + (std::uint64_t{1} << 40));
+  EXPECT_FALSE(pages.only(kBase + (1 << kPageShift), pages.mark_of(1)));
 }
 
 }  // namespace

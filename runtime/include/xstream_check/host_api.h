@@ -161,9 +161,12 @@ int xsc_runtime_parts(const char** names, uint64_t* ns, uint64_t* count, int cap
 /* Exported by libxstream_check.so, for measurement: of the words of kernel
  * arguments that lay in the span of the tracked allocations, how many were
  * dropped because no tracked allocation ever covered their 2 MiB page, how
- * many were looked up under the session lock, and how many of those lay in
- * no live allocation; totals since the process started. */
-void xsc_runtime_launch_words(uint64_t* filtered, uint64_t* looked_up, uint64_t* missed);
+ * many were looked up under the session lock, how many of those lay in no
+ * live allocation, and how many were handed to the checker's thread to be
+ * looked up there (their pages held only the launch stream's caching
+ * blocks); totals since the process started. Any pointer may be NULL. */
+void xsc_runtime_launch_words(uint64_t* filtered, uint64_t* looked_up, uint64_t* missed,
+                              uint64_t* handed_over);
 
 /* Exported by libxstream_check.so: the table for producers that live in the
  * runtime's own process image (NCCL interposers, annotations). NULL while

@@ -148,6 +148,15 @@ static void fill(float* x, cudaStream_t stream) {
   launch(&fill_fn, params, stream);
 }
 
+/* The runtime's kernel argument word counts so far. */
+static void print_launch_words(const char* after) {
+  uint64_t filtered = 0, looked_up = 0, missed = 0, handed_over = 0;
+  xsc_runtime_launch_words(&filtered, &looked_up, &missed, &handed_over);
+  printf("%s: filtered %llu, looked up %llu, missed %llu, handed over %llu\n", after,
+         (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed,
+         (unsigned long long)handed_over);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: param_access MODE\n");
@@ -247,21 +256,14 @@ int main(int argc, char** argv) {
     }
     float* far = device_alloc(0x7f4000100000ull, 4096);  /* the span reaches it */
     float* stack_word = (float*)(uintptr_t)0x7f2000001000ull;
-    uint64_t filtered = 0, looked_up = 0, missed = 0;
     reduce(&reduce_fn, stack_word, x, a);
-    xsc_runtime_launch_words(&filtered, &looked_up, &missed);
-    printf("stack word: filtered %llu, looked up %llu, missed %llu\n",
-           (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed);
+    print_launch_words("stack word");
     reduce(&reduce_fn, x, far - 1024, a);  /* far's 2 MiB page, 4 KiB below it */
-    xsc_runtime_launch_words(&filtered, &looked_up, &missed);
-    printf("past an allocation: filtered %llu, looked up %llu, missed %llu\n",
-           (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed);
+    print_launch_words("past an allocation");
     const uint64_t block = 0x7f0000400000ull;
     api->alloc(block, 4096, (uint64_t)(uintptr_t)a, XSC_ALLOC_CACHING, 0);
     reduce(&reduce_fn, stack_word, (float*)(uintptr_t)block, a);
-    xsc_runtime_launch_words(&filtered, &looked_up, &missed);
-    printf("own-stream block: filtered %llu, looked up %llu, missed %llu\n",
-           (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed);
+    print_launch_words("own-stream block");
     /* The block's use was still fed: a copy into it on another stream that
      * waited for nothing overwrites what the kernel may still read. */
     upload((float*)(uintptr_t)block, c);  /* stray-copy-site */
