@@ -50,6 +50,8 @@ void AllocationView::forget_recent() {
 }
 
 void AllocationView::erase_live(Addr start, std::uint32_t slot) {
+  const AllocInfo& info = slab_[slot].info;
+  pages_.remove(info.addr, info.addr + info.size, slab_[slot].page_role);
   starts_.remove(start);
   index_.erase(start);
   interior_.forget_slot(slot);
@@ -89,12 +91,10 @@ void AllocationView::on_alloc(const Event& event) {
   // allocation is what it inherits, and its free puts back the same unless
   // another agent took part meanwhile (on_free).
   entry.inherited = residue_users(event.addr, end);
-  entry.spoils_pages = event.alloc_kind != AllocKind::kCachingAllocator ||
-                       entry.inherited.other_than(event.stream);
-  if (entry.spoils_pages)
-    pages_.spoil(event.addr, end);
-  else
-    pages_.claim(event.addr, end, event.stream);
+  entry.page_role =
+      pages_.add(event.addr, end, event.stream,
+                 event.alloc_kind == AllocKind::kCachingAllocator &&
+                     !entry.inherited.other_than(event.stream));
   index_.insert(RangeIndex::Entry{event.addr, end, slot});
   // The interior cache is indexed by the table's hash: it starts over at
   // each growth.
@@ -136,9 +136,9 @@ void AllocationView::mark_use(Entry& entry, const Event& use) {
   // A host access is a thread's, never the allocation stream's.
   users.mixed = use.what == UseWhat::kHostAccess;
   entry.own.add(users);
-  if (!entry.spoils_pages && entry.own.other_than(entry.info.stream)) {
-    entry.spoils_pages = true;
-    pages_.spoil(entry.info.addr, entry.info.addr + entry.info.size);
+  if (entry.page_role == StreamPages::Role::kOwn && entry.own.other_than(entry.info.stream)) {
+    entry.page_role = StreamPages::Role::kOther;
+    pages_.demote(entry.info.addr, entry.info.addr + entry.info.size);
   }
 }
 

@@ -22,11 +22,12 @@
 //   residue is never dropped for being ordered, so the answer can be true
 //   where the checker's is false: the producer then takes a stack it did
 //   not need, never the other way round;
-// - which pages only one stream's caching blocks ever lay on, untouched by
-//   any other agent (stream_pages.h). A kernel's use on that stream of a
-//   word on such a page may go to the checker without being noted here: it
-//   cannot change what this view answers, since a caching block is taken
-//   at its free as used by its own stream whether a use was noted or not.
+// - which pages hold, among their live blocks, only one stream's caching
+//   blocks, untouched by any other agent (stream_pages.h). A kernel's use
+//   on that stream of a word on such a page may go to the checker without
+//   being noted here: it cannot change what this view answers, since a
+//   caching block is taken at its free (and at its stream's destruction)
+//   as used by its own stream whether a use was noted or not.
 //
 // Single-threaded: the producer calls it under its own lock.
 #pragma once
@@ -63,7 +64,7 @@ class AllocationView {
   bool used_off_allocation_stream(Addr addr) const;
 
   // Which pages hold only one stream's caching blocks, which nothing else
-  // took part in (see above).
+  // took part in (see above), among their live blocks.
   const StreamPages& stream_pages() const { return pages_; }
 
   std::size_t live() const { return index_.size(); }
@@ -85,7 +86,7 @@ class AllocationView {
     AllocInfo info;
     Users own;        // its own uses
     Users inherited;  // its memory's earlier occupants' uses
-    bool spoils_pages = false;  // its pages are no one stream's (pages_)
+    StreamPages::Role page_role = StreamPages::Role::kOther;  // how pages_ counts it
   };
   // Freed memory and the uses a later occupant carries.
   struct Residue {
@@ -97,7 +98,8 @@ class AllocationView {
   void on_free(const Event& event);
   void on_use(const Event& event);
   void on_stream_destroy(StreamId stream);
-  // Notes a use of the entry; spoils its pages once another agent took part.
+  // Notes a use of the entry; once another agent took part, its pages no
+  // longer count it as its stream's own.
   void mark_use(Entry& entry, const Event& use);
   static Users own_stream_use(StreamId stream);
   // The uses the residues overlapping [begin, end) hold, together.

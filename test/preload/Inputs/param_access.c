@@ -264,6 +264,16 @@ int main(int argc, char** argv) {
     api->alloc(block, 4096, (uint64_t)(uintptr_t)a, XSC_ALLOC_CACHING, 0);
     reduce(&reduce_fn, stack_word, (float*)(uintptr_t)block, a);
     print_launch_words("own-stream block");
+    /* A caching allocator takes a segment with cudaMalloc and hands out
+     * blocks of it: once its first block is out, the segment's pages hold
+     * nothing but that stream's blocks. */
+    const uint64_t segment = 0x7f0000800000ull;
+    device_alloc(segment, 2u << 20);
+    reduce(&reduce_fn, stack_word, (float*)(uintptr_t)(segment + 4096), a);
+    print_launch_words("segment");
+    api->alloc(segment, 4096, (uint64_t)(uintptr_t)a, XSC_ALLOC_CACHING, 0);
+    reduce(&reduce_fn, stack_word, (float*)(uintptr_t)segment, a);
+    print_launch_words("segment's block");
     /* The block's use was still fed: a copy into it on another stream that
      * waited for nothing overwrites what the kernel may still read. */
     upload((float*)(uintptr_t)block, c);  /* stray-copy-site */
