@@ -73,9 +73,9 @@ class Locked {
   void emit(Event event);
   // Feeds an event exactly as given (graph replay, thread names).
   void emit_raw(const Event& event);
-  // A kernel launch on `stream` whose every word lies on a page that only
-  // the stream's caching blocks ever held, untouched by any other agent
-  // (AllocationView::stream_pages): its uses need no stack, and the words
+  // A kernel launch on `stream` whose every word lies on a page whose live
+  // blocks are all the stream's caching blocks, untouched by any other
+  // agent (AllocationView::stream_pages): its uses need no stack, and the words
   // go to the checker's thread to be looked up there. False, with nothing
   // fed, when that is not so or the checker runs on this thread; the caller
   // then looks the words up itself. No capture may be underway.

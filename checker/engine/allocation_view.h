@@ -101,6 +101,7 @@ class AllocationView {
   // Notes a use of the entry; once another agent took part, its pages no
   // longer count it as its stream's own.
   void mark_use(Entry& entry, const Event& use);
+  // A use by `stream` alone.
   static Users own_stream_use(StreamId stream);
   // The uses the residues overlapping [begin, end) hold, together.
   Users residue_users(Addr begin, Addr end) const;

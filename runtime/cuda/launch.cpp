@@ -7,9 +7,9 @@
 // through those is a read. Later launches cost a lookup in
 // a per-thread cache (no lock), a scan of the argument words and, under the
 // session lock, one checker lookup per word that could be an address; no
-// allocation on that path. A launch whose words all lie on pages only its
-// stream's untouched caching blocks ever held (most of a PyTorch step's)
-// hands them to the checker's thread instead, to be looked up there.
+// allocation on that path. A launch whose words all lie on pages whose live
+// blocks are all its stream's untouched caching blocks (most of a PyTorch
+// step's) hands them to the checker's thread instead, to be looked up there.
 #include <dlfcn.h>
 
 #include <cstdlib>
