@@ -242,6 +242,12 @@ def main() -> int:
                   + f"(median {statistics.median(walls):.3f}x); warm-up "
                   + f"{statistics.median(warm):.2f} s; findings "
                   + f"{max(r['findings'] for r in runs[v])}")
+            if v != "native":
+                # Both sides of each ratio: whether a pair's spread is the
+                # native run's or this one's.
+                sides = [(n["steady_ms"], r["steady_ms"]) for r, n in zip(runs[v], native)]
+                print(f"{'':>18}pairs, ms/step (native / {v}, difference): " + "  ".join(
+                    f"{a:.2f} / {b:.2f} ({b - a:+.2f})" for a, b in sides))
             if runs[v][0]["ops"]:
                 print(f"{'':>18}PyTorch adapter per step, first run: {runs[v][0]['ops']}")
             if runs[v][0]["words"]:

@@ -211,11 +211,12 @@ def main() -> int:
         print(f"XSC_OPS {per_step}", flush=True)
     if words_before and words_after:
         # Per timed step: kernel argument words in the span of the tracked
-        # allocations dropped by their page, looked up, and found in none.
+        # allocations dropped by their page, looked up, found in none, and
+        # handed to the checker's thread unlooked.
         per_step = " ".join(
             f"{name}={(after - before) / args.steps:.1f}"
-            for name, before, after in zip(("filtered", "looked_up", "missed", "handed_over"), words_before,
-                                           words_after))
+            for name, before, after in zip(("filtered", "looked_up", "missed", "handed_over"),
+                                           words_before, words_after))
         print(f"XSC_WORDS {per_step}", flush=True)
     if finish is not None:
         finish()
