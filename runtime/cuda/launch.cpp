@@ -324,8 +324,11 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
     for (std::size_t i = 0; i < count; ++i) fn(candidates[i], candidate_read[i]);
   };
   // Once caching blocks exist, most launches use nothing but own-stream
-  // caching blocks and need no stack: find out under the lock and, when
-  // none is needed, emit under that same lock. A stack is never captured
+  // caching blocks and need no stack. When every word lies on a page of the
+  // stream's own blocks that says so without a lookup, and the words go to
+  // the checker's thread (Locked::emit_own_stream_launch); otherwise find
+  // out under the lock and, when none is needed, emit under that same
+  // lock. A stack is never captured
   // under the session lock (a Python stack takes the GIL, which must never
   // be waited for while holding it), so a launch that does need one
   // releases the lock, captures, and looks its words up again.
