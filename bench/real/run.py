@@ -11,8 +11,10 @@
 Each pair runs the workload (bench/real/train_step.py) natively and under
 the runtime (LD_PRELOAD, XSC_OPTIONS unset: every check on), in alternating
 order, and reads the program's steady state (median ms/step after its
-warm-up) and the whole process's wall time. Per workload it prints each
-pair's ratios and their median, and the warm-up (compilation) apart.
+warm-up) and the whole process's wall time. Each pair's steady states are
+printed as it ends (a command cut short keeps the pairs it finished); per
+workload then each pair's ratios and their median, both sides of each
+pair, and the warm-up (compilation) apart.
 
 Under each variant it also splits the process's wall time into phases
 (train_step.py's XSC_PHASES marks: launch, import, setup, warm-up, steps,
@@ -227,6 +229,10 @@ def main() -> int:
             order = variants if pair % 2 == 0 else list(reversed(variants))
             for v in order:
                 runs[v].append(run_once(workload, v, args.build, args.steps, args.warmup))
+            # As it comes, so that a command cut short by its time limit
+            # still leaves the pairs it finished.
+            print(f"{workload} pair {pair + 1}: " + ", ".join(
+                f"{v} {runs[v][-1]['steady_ms']:.3f} ms/step" for v in variants), flush=True)
         native = runs["native"]
         print(f"\n== {workload}: {args.pairs} pairs, {args.steps} timed steps after {args.warmup}")
         for v in variants:
