@@ -226,11 +226,7 @@ bool is_own_stream_caching_use(const AllocInfo& alloc, StreamId stream) {
   return alloc.kind == AllocKind::kCachingAllocator && alloc.stream == stream;
 }
 
-// Looks up every word (`for_each_word` calls its argument on each word and
-// whether it came through a read-only parameter) and emits the uses of the
-// allocations they point into. Returns a word into pinned host memory (a
-// kernel reading or writing it directly), or 0; *pinned_may_write when a
-// word into pinned memory is not known to be only read.
+// Emits the launch's uses of the allocations found (launch_uses.h).
 void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream, NameId name,
                StackId stack) {
   Event bare = bare_use(stream, UseWhat::kKernel, name);
@@ -238,6 +234,11 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
   for_each_launch_use(found, bare, [&](const Event& use) { locked.emit(use); });
 }
 
+// Looks up every word (`for_each_word` calls its argument on each word and
+// whether it came through a read-only parameter) and emits the uses of the
+// allocations they point into. Returns a word into pinned host memory (a
+// kernel reading or writing it directly), or 0; *pinned_may_write when a
+// word into pinned memory is not known to be only read.
 template <typename ForEachWord>
 Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
                       bool* pinned_may_write, LaunchWordCounts* counts,
@@ -324,14 +325,14 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
     for (std::size_t i = 0; i < count; ++i) fn(candidates[i], candidate_read[i]);
   };
   // Once caching blocks exist, most launches use nothing but own-stream
-  // caching blocks and need no stack. When every word lies on a page of the
-  // stream's own blocks that says so without a lookup, and the words go to
-  // the checker's thread (Locked::emit_own_stream_launch); otherwise find
-  // out under the lock and, when none is needed, emit under that same
-  // lock. A stack is never captured
-  // under the session lock (a Python stack takes the GIL, which must never
-  // be waited for while holding it), so a launch that does need one
-  // releases the lock, captures, and looks its words up again.
+  // caching blocks and need no stack. When every word lies on a page that
+  // holds only the stream's own blocks, the pages say so without a lookup
+  // and the words go to the checker's thread (Locked::emit_own_stream_launch);
+  // otherwise find out under the lock and, when none is needed, emit under
+  // that same lock. A stack is never captured under the session lock (a
+  // Python stack takes the GIL, which must never be waited for while
+  // holding it), so a launch that does need one releases the lock,
+  // captures, and looks its words up again.
   if (!overflow && caching_blocks_seen()) {
     Locked locked;
     if (!locked) return;
