@@ -1,8 +1,8 @@
 /* What the programs run against the stand-in CUPTI (fake_cupti.c) share:
  * a runtime API call delivered at its entry and its exit, as CUPTI delivers
- * it, a non-blocking stream created at a chosen handle, a host-to-device
- * copy and an event hand-off between two streams. Each program includes it
- * once, after <cupti.h>. */
+ * it, a driver kernel launch likewise, a non-blocking stream created at a
+ * chosen handle, a host-to-device copy and an event hand-off between two
+ * streams. Each program includes it once, after <cupti.h>. */
 #ifndef XSC_TEST_FAKE_CUDA_CALLS_H
 #define XSC_TEST_FAKE_CUDA_CALLS_H
 
@@ -19,6 +19,16 @@ static CUresult drv_ok = CUDA_SUCCESS;
 static inline void runtime_call(CUpti_CallbackId cbid, const void* params) {
   fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 0, params, &rt_ok);
   fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, 1, params, &rt_ok);
+}
+
+/* cuLaunchKernel of `fn` (a stand-in CUfunction) over a grid of gx x gy
+ * blocks on `stream`, delivered at its entry and its exit. */
+static inline void driver_launch(const void* fn, void** params, cudaStream_t stream, unsigned gx,
+                                 unsigned gy) {
+  cuLaunchKernel_params p = {(CUfunction)fn, gx, gy, 1, 1, 1, 1, 0, (CUstream)stream, params, NULL};
+  for (int exit_site = 0; exit_site <= 1; ++exit_site)
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, exit_site,
+                    &p, &drv_ok);
 }
 
 static inline cudaStream_t make_stream(uintptr_t handle) {

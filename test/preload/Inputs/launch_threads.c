@@ -32,10 +32,7 @@ static cudaStream_t streams[kThreads];
 static void reduce(const float* in, float* out, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&in, &out, &n};
-  cuLaunchKernel_params p = {(CUfunction)&reduce_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                             params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
+  driver_launch(&reduce_fn, params, stream, 1, 1);
 }
 
 /* Thread t's blocks: 8 of them in turn, 16 MiB apart from the next thread's. */

@@ -39,10 +39,7 @@ static inline void define_reduce(void) {
 static inline void reduce(const void* in, cudaStream_t stream) {
   int n = 1;
   void* params[] = {&in, &reduce_out, &n};
-  cuLaunchKernel_params p = {(CUfunction)&reduce_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                             params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
+  driver_launch(&reduce_fn, params, stream, 1, 1);
 }
 
 #endif

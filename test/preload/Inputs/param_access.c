@@ -71,14 +71,6 @@ static void* device_alloc(uintptr_t at, size_t size) {
 /* Stand for CUfunction handles. */
 static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn;
 
-static void launch_grid(const void* fn, void** params, cudaStream_t stream, unsigned gx,
-                        unsigned gy) {
-  cuLaunchKernel_params p = {(CUfunction)fn, gx, gy, 1, 128, 1, 1, 0, (CUstream)stream, params,
-                             NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
-}
-
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
  * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
  * 3368 bytes, addresses[1][110] first, block_to_tensor[320] at 1760;
@@ -98,7 +90,7 @@ static void stale_cat(float* out, float* in0, float* in1, float* stale, unsigned
   int dim = 0;
   unsigned trailing = 1;
   void* params[] = {&out, meta, sizes_strides, &dim, &trailing};
-  launch_grid(&cat_fn, params, stream, 160, inputs);
+  driver_launch(&cat_fn, params, stream, 160, inputs);
 }
 
 static void stale_foreach(float* t0, float* stale, unsigned blocks, cudaStream_t stream) {
@@ -111,7 +103,7 @@ static void stale_foreach(float* t0, float* stale, unsigned blocks, cudaStream_t
   float alpha = 1.0f;
   unsigned char functor = 0;
   void* params[] = {meta, &functor, &alpha};
-  launch_grid(&foreach_fn, params, stream, blocks, 1);
+  driver_launch(&foreach_fn, params, stream, blocks, 1);
 }
 
 static void stale_reduce(float* src, float* dst0, float* dst1, float* calculator_word, int outputs,
@@ -127,25 +119,19 @@ static void stale_reduce(float* src, float* dst0, float* dst1, float* calculator
   op[kReduceOp - 7] = 1;  /* final_output */
   memcpy(op + kReduceOp - 4, &outputs, 4);
   void* params[] = {op};
-  launch_grid(&reduce_op_fn, params, stream, 1, 1);
-}
-
-static void launch(const void* fn, void** params, cudaStream_t stream) {
-  cuLaunchKernel_params p = {(CUfunction)fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, params, NULL};
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &p, &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &p, &drv_ok);
+  driver_launch(&reduce_op_fn, params, stream, 1, 1);
 }
 
 static void reduce(const void* fn, float* in, float* out, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&in, &out, &n};
-  launch(fn, params, stream);
+  driver_launch(fn, params, stream, 1, 1);
 }
 
 static void fill(float* x, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&x, &n};
-  launch(&fill_fn, params, stream);
+  driver_launch(&fill_fn, params, stream, 1, 1);
 }
 
 /* The runtime's kernel argument word counts so far. */
