@@ -12,7 +12,8 @@
 //   int xsc_torch_install_operators(void)        operator writes without CUDA
 //                                                (XSC_TORCH_OP_DEVICE=cpu: the
 //                                                CPU tests and bench/torch_op_hook.py)
-//   const char* xsc_torch_operator_stats(void)   the operator-write counters
+//   const char* xsc_torch_operator_stats(void)   the operator-write and Python
+//                                                stack counters
 #include <dlfcn.h>
 
 #include <atomic>
@@ -81,12 +82,13 @@ State try_install() {
 }
 
 // Called by the runtime at each kernel launch. PyTorch operators release the
-// GIL around their kernels, so only taking it (on threads Python knows; the
-// same rule PyTorch's own memory-history recorder follows) yields the Python
-// line of a launch such as `x @ weight`.
+// GIL around their kernels: the Python line of a launch such as `x @ weight`
+// is read without it when its frames were seen before, else by taking it (on
+// threads Python knows; the same rule PyTorch's own memory-history recorder
+// follows).
 std::uint32_t launch_stack_hook() {
   adopt_current_thread();
-  return g_stacks != nullptr ? g_stacks->capture_for_launch(/*may_take_gil=*/true) : 0;
+  return g_stacks != nullptr ? g_stacks->capture() : 0;
 }
 
 }  // namespace
@@ -162,6 +164,7 @@ extern "C" __attribute__((visibility("default"))) int xsc_torch_install_operator
 extern "C" __attribute__((visibility("default"))) const char* xsc_torch_operator_stats(void) {
   static thread_local std::string text;
   const OperatorAccessCounts c = operator_access_counts();
+  const PythonStackCounts stacks = python_stack_counts();
   text = std::string("mechanism=") + operator_access_mechanism() +
          " writer_operators=" + std::to_string(c.writer_operators) +
          " writer_calls=" + std::to_string(c.writer_calls) +
@@ -171,6 +174,8 @@ extern "C" __attribute__((visibility("default"))) const char* xsc_torch_operator
          " host_callback=" + (c.host_callback ? "1" : "0") +
          " host_writers=" + (c.host_writers ? "1" : "0") +
          " callback_calls=" + std::to_string(c.callback_calls) +
-         " callback_switched_on=" + std::to_string(c.callback_switched_on);
+         " callback_switched_on=" + std::to_string(c.callback_switched_on) +
+         " stacks_gil_taken=" + std::to_string(stacks.gil_taken) +
+         " stacks_known_without_gil=" + std::to_string(stacks.known_without_gil);
   return text.c_str();
 }

@@ -137,10 +137,12 @@ std::size_t read_frames_c_api(FrameKey* out, std::size_t max) {
 }
 
 std::size_t read_interpreter_frames(FrameKey* out, std::size_t max) {
+  return read_interpreter_frames_of(PyThreadState_Get(), out, max);
+}
+
+std::size_t read_interpreter_frames_of(_ts* thread, FrameKey* out, std::size_t max) {
   const Layout* layout = running_layout();
-  if (layout == nullptr) return 0;
-  _ts* thread = PyThreadState_Get();
-  if (thread == nullptr) return 0;
+  if (layout == nullptr || thread == nullptr) return 0;
   void* record = read_at<void*>(thread, layout->thread_state_frame);
   if (layout->through_cframe && record != nullptr)
     record = read_at<void*>(record, layout->cframe_frame);

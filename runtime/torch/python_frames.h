@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <string>
 
+struct _ts;
+
 namespace xsc::torch_adapter {
 
 struct FrameKey {
@@ -43,5 +45,14 @@ std::string python_minor_version();
 // Both fill `out` with at most `max` frames and return how many.
 std::size_t read_frames_c_api(FrameKey* out, std::size_t max);
 std::size_t read_interpreter_frames(FrameKey* out, std::size_t max);
+
+// The frame records of `thread`, the calling thread's own state, read while
+// the thread does not hold the GIL: a thread's records are pushed and
+// popped only by that thread running Python, which it is not doing while it
+// is in here, and nothing another thread does moves them. The code objects
+// read are borrowed from frames that live until this thread returns to
+// Python. Only for an interpreter whose records read_interpreter_frames was
+// found to read right.
+std::size_t read_interpreter_frames_of(_ts* thread, FrameKey* out, std::size_t max);
 
 }  // namespace xsc::torch_adapter

@@ -210,21 +210,17 @@ std::uint32_t forward_or_backward(std::uint32_t id) {
 }  // namespace
 
 std::uint32_t PythonStacks::capture() {
-  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return backward_stack();
+  if (!python_usable()) return backward_stack();
+  _ts* thread = PyGILState_GetThisThreadState();
+  if (thread == nullptr) return backward_stack();
   // The allocator is mostly called from Python code, which holds the GIL.
   if (PyGILState_Check && PyGILState_Check())
     return forward_or_backward(note_frames(capture_holding_gil()));
+  bool known = false;
+  const std::uint32_t id = capture_known(thread, &known);
+  if (known) return forward_or_backward(note_frames(id));
   if (skip_frameless_thread()) return backward_stack();
-  GilHold gil;
-  return forward_or_backward(note_frames(capture_holding_gil()));
-}
-
-std::uint32_t PythonStacks::capture_for_launch(bool may_take_gil) {
-  if (!python_usable() || PyGILState_GetThisThreadState() == nullptr) return backward_stack();
-  if (PyGILState_Check && PyGILState_Check()) return forward_or_backward(capture_holding_gil());
-  if (!may_take_gil || skip_frameless_thread()) return backward_stack();
-  GilHold gil;
-  return forward_or_backward(note_frames(capture_holding_gil()));
+  return forward_or_backward(note_frames(capture_taking_gil()));
 }
 
 namespace {
@@ -237,6 +233,16 @@ int traced_walks = 0;  // trace_first counter
 constexpr int kRecordsChecked = 64;
 std::atomic<int> frame_reader{-1};
 int records_left_to_check = kRecordsChecked;
+// Set once the frame records agreed on all of those: from then on a thread
+// may read its own records without the GIL (read_interpreter_frames_of).
+std::atomic<bool> g_records_trusted{false};
+
+// python_stack_counts().
+struct StackCounts {
+  std::atomic<std::uint64_t> gil_taken{0};
+  std::atomic<std::uint64_t> known{0};
+};
+StackCounts g_stack_counts;
 
 FrameReader current_frame_reader() {
   int reader = frame_reader.load(std::memory_order_relaxed);
@@ -266,6 +272,7 @@ std::size_t read_frames(FrameKey* out, std::size_t max, const xsc_host_api* api)
   const std::size_t expected_depth = read_frames_c_api(expected, std::min(kMaxFrames, max));
   if (expected_depth == depth && std::equal(out, out + depth, expected)) {
     if (--records_left_to_check == 0) {
+      g_records_trusted.store(true, std::memory_order_release);
       const std::string what =
           "python frames: the interpreter's frame records agreed with the C API on " +
           std::to_string(kRecordsChecked) + " stacks";
@@ -297,37 +304,80 @@ PythonStacks::SkipInnermost::SkipInnermost(int frames) : saved_(t_skip_innermost
 
 PythonStacks::SkipInnermost::~SkipInnermost() { t_skip_innermost = saved_; }
 
+namespace {
+
+// Leaves out the innermost frames a SkipInnermost asked to; returns the
+// depth left.
+std::size_t skip_innermost(FrameKey* walked, std::size_t depth) {
+  if (t_skip_innermost <= 0 || depth <= static_cast<std::size_t>(t_skip_innermost)) return depth;
+  const std::size_t skip = static_cast<std::size_t>(t_skip_innermost);
+  std::copy(walked + skip, walked + depth, walked);
+  return depth - skip;
+}
+
+std::uint32_t remember_recent(const FrameKey* walked, std::size_t depth, std::size_t hash,
+                              std::uint32_t id) {
+  RecentPythonStack& recent = recent_entry(hash);
+  recent.hash = hash;
+  recent.count = depth;
+  recent.id = id;
+  std::copy(walked, walked + depth, recent.frames);
+  return id;
+}
+
+// The id of a walked stack seen before, from this thread's recent stacks or
+// the shared cache; 0 when it was never interned. Needs no GIL: the frames'
+// code objects live while the frames do, and the cache's keys hold theirs.
+std::uint32_t interned_id(const FrameKey* walked, std::size_t depth, std::size_t hash) {
+  const RecentPythonStack& recent = recent_entry(hash);
+  if (recent.id != 0 && recent.hash == hash && recent.count == depth &&
+      std::equal(walked, walked + depth, recent.frames))
+    return recent.id;
+  std::uint32_t id = 0;
+  {
+    StackCache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.ids.find(FrameSpan{walked, depth});
+    if (it == c.ids.end() || it->second == 0) return 0;
+    id = it->second;
+  }
+  return remember_recent(walked, depth, hash, id);
+}
+
+}  // namespace
+
+std::uint32_t PythonStacks::capture_known(_ts* thread, bool* known) {
+  *known = false;
+  // Once the frame records have agreed with the C API: a thread that
+  // released the GIL then reads its own frames without taking it.
+  if (!g_records_trusted.load(std::memory_order_acquire)) return 0;
+  FrameKey walked[kMaxFrames];
+  const std::size_t depth =
+      skip_innermost(walked, read_interpreter_frames_of(thread, walked, kMaxFrames));
+  if (depth == 0) {
+    *known = true;  // no Python frame: a C++ thread
+    return 0;
+  }
+  const std::uint32_t id = interned_id(walked, depth, hash_frames(walked, depth));
+  *known = id != 0;
+  if (*known) g_stack_counts.known.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+std::uint32_t PythonStacks::capture_taking_gil() {
+  g_stack_counts.gil_taken.fetch_add(1, std::memory_order_relaxed);
+  GilHold gil;
+  return capture_holding_gil();
+}
+
 std::uint32_t PythonStacks::capture_holding_gil() {
   FrameKey walked[kMaxFrames];
-  std::size_t depth = read_frames(walked, kMaxFrames, api_);
-  if (t_skip_innermost > 0 && depth > static_cast<std::size_t>(t_skip_innermost)) {
-    const std::size_t skip = static_cast<std::size_t>(t_skip_innermost);
-    std::copy(walked + skip, walked + depth, walked);
-    depth -= skip;
-  }
+  const std::size_t depth = skip_innermost(walked, read_frames(walked, kMaxFrames, api_));
   trace_first(&traced_walks, 6, "python stack: frames read", depth);
   if (depth == 0) return 0;
 
   const std::size_t hash = hash_frames(walked, depth);
-  RecentPythonStack& recent = recent_entry(hash);
-  if (recent.id != 0 && recent.hash == hash && recent.count == depth &&
-      std::equal(walked, walked + depth, recent.frames))
-    return recent.id;
-  auto remember = [&](std::uint32_t id) {
-    if (id == 0) return id;
-    recent.hash = hash;
-    recent.count = depth;
-    recent.id = id;
-    std::copy(walked, walked + depth, recent.frames);
-    return id;
-  };
-
-  StackCache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.ids.find(FrameSpan{walked, depth});
-    if (it != c.ids.end()) return remember(it->second);
-  }
+  if (const std::uint32_t id = interned_id(walked, depth, hash)) return id;
   std::vector<FrameKey> key(walked, walked + depth);
 
   // First sighting: symbolize (needs the GIL, which we hold; not the cache
@@ -352,12 +402,22 @@ std::uint32_t PythonStacks::capture_holding_gil() {
   trace_first(&traced_walks, 6, "python stack: symbolized frames", frames.size());
   std::uint32_t id = api_->intern_frames(frames.data(), frames.size());
   trace_first(&traced_walks, 6, "python stack: interned as", id);
+  if (id == 0) return 0;
 
-  std::lock_guard<std::mutex> lock(c.mu);
-  auto [it, inserted] = c.ids.emplace(std::move(key), id);
-  if (inserted)
-    for (const FrameKey& f : it->first) Py_IncRef(static_cast<_object*>(f.code));
-  return remember(it->second);
+  StackCache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto [it, inserted] = c.ids.emplace(std::move(key), id);
+    if (inserted)
+      for (const FrameKey& f : it->first) Py_IncRef(static_cast<_object*>(f.code));
+    id = it->second;
+  }
+  return remember_recent(walked, depth, hash, id);
+}
+
+PythonStackCounts python_stack_counts() {
+  return {g_stack_counts.gil_taken.load(std::memory_order_relaxed),
+          g_stack_counts.known.load(std::memory_order_relaxed)};
 }
 
 }  // namespace xsc::torch_adapter

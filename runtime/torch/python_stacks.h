@@ -12,6 +12,8 @@
 
 #include "xstream_check/host_api.h"
 
+struct _ts;
+
 namespace xsc::torch_adapter {
 
 class PythonStacks {
@@ -22,12 +24,10 @@ class PythonStacks {
   // 0 when the thread runs no Python code, the interpreter is not running, or
   // the thread is not known to Python (a pure C++ thread: taking the GIL
   // there could deadlock against a thread that holds it and waits for us).
+  // For an allocation or a kernel launch: a thread that released the GIL
+  // takes it only when its frames were never seen (or the frame records are
+  // not trusted yet).
   std::uint32_t capture();
-
-  // For a kernel launch: like capture(), but the GIL is taken only when
-  // `may_take_gil` is set; otherwise a thread that released it (every
-  // PyTorch operator does, around its kernels) yields 0.
-  std::uint32_t capture_for_launch(bool may_take_gil);
 
   // While one is alive on a thread, that thread's captures leave out its
   // `frames` innermost Python frames (the adapter's own wrappers of
@@ -46,8 +46,22 @@ class PythonStacks {
 
  private:
   std::uint32_t capture_holding_gil();
+  std::uint32_t capture_taking_gil();
+  // Reads `thread`'s frames without the GIL, which the calling thread, its
+  // owner, does not hold. *known when they were named before (the id) or
+  // there are none (0); false until the records are trusted.
+  std::uint32_t capture_known(_ts* thread, bool* known);
 
   const xsc_host_api* api_;
 };
+
+// Captures that took the GIL (the thread had released it and its frames
+// were new or could not be read without it), and captures of a thread that
+// released the GIL answered without it, since the process started.
+struct PythonStackCounts {
+  std::uint64_t gil_taken = 0;
+  std::uint64_t known_without_gil = 0;
+};
+PythonStackCounts python_stack_counts();
 
 }  // namespace xsc::torch_adapter

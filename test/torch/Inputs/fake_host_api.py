@@ -77,9 +77,11 @@ class FakeRuntime:
     table has the pinned-memory hook that turns off: `pinned_pending_hook`
     is what the adapter registered, and the host accesses it reports while
     that hook is on (as (name, addr, size, access)) are kept in
-    `host_accesses`; pinned memory counts as seen."""
+    `host_accesses`; pinned memory counts as seen. `intern`, when given,
+    interns the stacks the adapter names (frames, n) -> id; else every
+    stack is 0."""
 
-    def __init__(self, adapter_path, record=True, version=4):
+    def __init__(self, adapter_path, record=True, version=4, intern=None):
         self.writes = []
         self.count = 0
         self.notices = []
@@ -88,7 +90,7 @@ class FakeRuntime:
         self.pinned_pending_hook = None
         self._record = record
         self._callbacks = [
-            INTERN(lambda frames, n: 0), DEFER(lambda d: 0), ALLOC(lambda *a: None),
+            INTERN(intern or (lambda frames, n: 0)), DEFER(lambda d: 0), ALLOC(lambda *a: None),
             FREE(lambda *a: None), FREE_COMPLETED(lambda *a: None), USE(lambda *a: None),
             NOTICE(self._notice), COLLECTIVE(lambda *a: None), SET_HOOK(lambda h: None),
             WANTED(lambda: 1), MARK(lambda: 7), SINCE(lambda stream, mark: 1),
