@@ -169,6 +169,7 @@ def run_once(workload, variant, build, steps, warmup):
     findings = re.search(r"xstream-check: (\d+) finding", proc.stderr)
     parts = re.search(r"^XSC_PARTS (.*)$", proc.stdout, re.M)
     host = re.search(r"XSC_STEP .*host_ms=([0-9.]+)", proc.stdout)
+    quartiles = re.search(r"XSC_STEP .*quartiles_ms=([0-9.]+)/([0-9.]+)", proc.stdout)
     ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
     words = re.search(r"^XSC_WORDS (.*)$", proc.stdout, re.M)
     marks = re.search(r"^XSC_PHASES (.*)$", proc.stdout, re.M)
@@ -177,10 +178,18 @@ def run_once(workload, variant, build, steps, warmup):
             "steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
             "host_ms": float(host.group(1)) if host else float("nan"),
+            "quartiles_ms": (float(quartiles.group(1)), float(quartiles.group(2)))
+            if quartiles else None,
             # part -> (µs per step, scopes per step)
             "parts": {k: tuple(float(x) for x in v.split("/"))
                       for k, v in (item.split("=") for item in parts.group(1).split())}
             if parts else {}}
+
+
+def quartile_text(run):
+    """' (q1-q3)': the spread of one process's steps, when it says."""
+    q = run.get("quartiles_ms")
+    return f" ({q[0]:.2f}-{q[1]:.2f})" if q else ""
 
 
 def main() -> int:
@@ -232,7 +241,8 @@ def main() -> int:
             # As it comes, so that a command cut short by its time limit
             # still leaves the pairs it finished.
             print(f"{workload} pair {pair + 1}: " + ", ".join(
-                f"{v} {runs[v][-1]['steady_ms']:.3f} ms/step" for v in variants), flush=True)
+                f"{v} {runs[v][-1]['steady_ms']:.3f} ms/step" + quartile_text(runs[v][-1])
+                for v in variants), flush=True)
         native = runs["native"]
         print(f"\n== {workload}: {args.pairs} pairs, {args.steps} timed steps after {args.warmup}")
         for v in variants:

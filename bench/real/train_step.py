@@ -14,9 +14,10 @@ ddp      the eager model in DistributedDataParallel over a one-rank group
 
 Prints one line `XSC_STEP workload=... steady_ms=... warmup_s=...`:
 steady_ms is the median ms per step over the steps after the warm-up
-(each timed with a CUDA synchronization at its end), warmup_s the time of
-the warm-up steps (compilation for `compile`), host_ms the median time
-until step() returned (its work enqueued, not finished). Under the runtime with
+(each timed with a CUDA synchronization at its end), quartiles_ms their
+first and third quartiles, warmup_s the time of the warm-up steps
+(compilation for `compile`), host_ms the median time until step() returned
+(its work enqueued, not finished). Under the runtime with
 XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
 runtime's own host time per timed step (xsc_runtime_parts, read before and
 after the timed steps). Under bench/profile/profile.sh with STEADY=1, perf
@@ -192,8 +193,10 @@ def main() -> int:
     parts_after = runtime_parts()
     ops_after = operator_stats()
     words_after = launch_words()
+    quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
-          f"warmup_s={warmup_s:.3f} steps={args.steps} host_ms={statistics.median(host):.3f}", flush=True)
+          f"warmup_s={warmup_s:.3f} steps={args.steps} host_ms={statistics.median(host):.3f} "
+          f"quartiles_ms={quartiles[0]:.3f}/{quartiles[2]:.3f}", flush=True)
     if parts_before and parts_after:
         per_step = " ".join(
             f"{name}={(parts_after[name][0] - ns) / 1e3 / args.steps:.1f}"
