@@ -1,13 +1,17 @@
 // Embeds CPython and checks the PyTorch adapter's two Python frame readers
 // (runtime/torch/python_frames.cpp) against each other: the script given on
 // the command line calls frame_readers.check() from Python code of many
-// shapes, and each call reads the calling thread's stack both ways.
+// shapes, and each call reads the calling thread's stack both ways, and
+// then the frame records once more with the GIL released (as a PyTorch
+// operator releases it around its allocations), through the thread's own
+// state.
 //
 // Usage: frame_reader_driver [--free-threaded-flags] SCRIPT.py
 // (--free-threaded-flags sets sys.abiflags to "t" first, as a free-threaded
 // build has it, which must steer the adapter to the C API.)
 // Prints the reader this interpreter gets, then, at exit,
-// "checks=N disagreements=M"; a disagreement also prints both stacks.
+// "checks=N disagreements=M" and "GIL released: checks=N disagreements=M";
+// a disagreement also prints both stacks.
 // Exit status: 0 when the script ran, made at least one check, and every
 // check agreed.
 #include <Python.h>
@@ -26,6 +30,7 @@ using xsc::torch_adapter::FrameReader;
 constexpr std::size_t kMaxFrames = 64;  // as the adapter reads
 long checks = 0;
 long disagreements = 0;
+long released_disagreements = 0;
 
 void print_stack(const char* label, const FrameKey* frames, std::size_t count) {
   std::fprintf(stderr, "  %s, %zu frames:\n", label, count);
@@ -52,6 +57,20 @@ PyObject* check(PyObject*, PyObject*) {
     std::fprintf(stderr, "frame_reader_driver: the readers disagree at check %ld\n", checks);
     print_stack("frame records", records, from_records);
     print_stack("C API", api, from_api);
+  }
+  // The same records, read by their thread while it does not hold the GIL.
+  FrameKey released[kMaxFrames];
+  std::size_t from_released = 0;
+  _ts* self = PyGILState_GetThisThreadState();
+  Py_BEGIN_ALLOW_THREADS
+  from_released = xsc::torch_adapter::read_interpreter_frames_of(self, released, kMaxFrames);
+  Py_END_ALLOW_THREADS
+  if (from_released != from_records || !std::equal(records, records + from_records, released)) {
+    ++released_disagreements;
+    std::fprintf(stderr, "frame_reader_driver: the GIL-released read differs at check %ld\n",
+                 checks);
+    print_stack("frame records", records, from_records);
+    print_stack("GIL released", released, from_released);
   }
   return PyLong_FromSize_t(from_records);
 }
@@ -91,5 +110,6 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   if (Py_FinalizeEx() < 0) return 1;
   std::printf("checks=%ld disagreements=%ld\n", checks, disagreements);
-  return failed != 0 || checks == 0 || disagreements != 0 ? 1 : 0;
+  std::printf("GIL released: checks=%ld disagreements=%ld\n", checks, released_disagreements);
+  return failed != 0 || checks == 0 || disagreements != 0 || released_disagreements != 0 ? 1 : 0;
 }
