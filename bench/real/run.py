@@ -170,6 +170,7 @@ def run_once(workload, variant, build, steps, warmup):
     parts = re.search(r"^XSC_PARTS (.*)$", proc.stdout, re.M)
     host = re.search(r"XSC_STEP .*host_ms=([0-9.]+)", proc.stdout)
     quartiles = re.search(r"XSC_STEP .*quartiles_ms=([0-9.]+)/([0-9.]+)", proc.stdout)
+    halves = re.search(r"XSC_STEP .*halves_ms=([0-9.]+)/([0-9.]+)", proc.stdout)
     ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
     words = re.search(r"^XSC_WORDS (.*)$", proc.stdout, re.M)
     marks = re.search(r"^XSC_PHASES (.*)$", proc.stdout, re.M)
@@ -180,6 +181,7 @@ def run_once(workload, variant, build, steps, warmup):
             "host_ms": float(host.group(1)) if host else float("nan"),
             "quartiles_ms": (float(quartiles.group(1)), float(quartiles.group(2)))
             if quartiles else None,
+            "halves_ms": (float(halves.group(1)), float(halves.group(2))) if halves else None,
             # part -> (µs per step, scopes per step)
             "parts": {k: tuple(float(x) for x in v.split("/"))
                       for k, v in (item.split("=") for item in parts.group(1).split())}
@@ -187,9 +189,11 @@ def run_once(workload, variant, build, steps, warmup):
 
 
 def quartile_text(run):
-    """' (q1-q3)': the spread of one process's steps, when it says."""
-    q = run.get("quartiles_ms")
-    return f" ({q[0]:.2f}-{q[1]:.2f})" if q else ""
+    """' (q1-q3; halves a/b)': the spread of one process's steps and the
+    medians of their first and second halves, where it says them."""
+    q, h = run.get("quartiles_ms"), run.get("halves_ms")
+    parts = ([f"{q[0]:.2f}-{q[1]:.2f}"] if q else []) + ([f"halves {h[0]:.2f}/{h[1]:.2f}"] if h else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def main() -> int:

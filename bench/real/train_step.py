@@ -15,7 +15,9 @@ ddp      the eager model in DistributedDataParallel over a one-rank group
 Prints one line `XSC_STEP workload=... steady_ms=... warmup_s=...`:
 steady_ms is the median ms per step over the steps after the warm-up
 (each timed with a CUDA synchronization at its end), quartiles_ms their
-first and third quartiles, warmup_s the time of the warm-up steps
+first and third quartiles, halves_ms the medians of their first and second
+halves (a cost that is still falling shows as a first half above the
+second), warmup_s the time of the warm-up steps
 (compilation for `compile`), host_ms the median time until step() returned
 (its work enqueued, not finished). Under the runtime with
 XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
@@ -194,9 +196,12 @@ def main() -> int:
     ops_after = operator_stats()
     words_after = launch_words()
     quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
+    half = max(1, len(times) // 2)
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
           f"warmup_s={warmup_s:.3f} steps={args.steps} host_ms={statistics.median(host):.3f} "
-          f"quartiles_ms={quartiles[0]:.3f}/{quartiles[2]:.3f}", flush=True)
+          f"quartiles_ms={quartiles[0]:.3f}/{quartiles[2]:.3f} "
+          f"halves_ms={statistics.median(times[:half]):.3f}/{statistics.median(times[-half:]):.3f}",
+          flush=True)
     if parts_before and parts_after:
         per_step = " ".join(
             f"{name}={(parts_after[name][0] - ns) / 1e3 / args.steps:.1f}"

@@ -18,7 +18,7 @@ marks["ended"] = marks["stepped"] + 0.05
 steps = int(sys.argv[sys.argv.index("--steps") + 1])
 print(f"XSC_STEP workload={sys.argv[1]} steady_ms={1.5 if checked else 1.0:.3f} warmup_s=0.200 "
       f"steps={steps} host_ms=0.900"
-      + (" quartiles_ms=1.400/1.700" if checked else ""))
+      + (" quartiles_ms=1.400/1.700 halves_ms=1.600/1.450" if checked else ""))
 if checked:
     print("XSC_WORDS filtered=3.0 looked_up=10.0 missed=0.0 handed_over=7.0")
 print("XSC_PHASES " + " ".join(f"{k}={v:.6f}" for k, v in marks.items()))
