@@ -27,6 +27,7 @@
 #include "runtime/torch/host_views.h"
 #include "runtime/torch/python_api.h"
 #include "runtime/torch/trace_steps.h"
+#include "runtime/torch/writer_call.h"
 
 namespace xsc::torch_adapter {
 namespace {
@@ -41,7 +42,7 @@ const xsc_host_api* g_parts = nullptr;
 // writer kernel sees an operator call before autocast, autograd, functorch
 // and Python modes, as a RecordFunction callback does. Nothing in PyTorch
 // registers on it (its name says it is for PyTorch's own tests).
-constexpr c10::DispatchKey kKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+constexpr c10::DispatchKey kKey = kWriterKey;
 
 // The device whose tensors' writes are fed: CUDA, or the CPU when
 // XSC_TORCH_OP_DEVICE=cpu (bench/torch_op_hook.py and the CPU tests of the
@@ -82,13 +83,6 @@ bool marked_written(const c10::Argument& arg) {
     if (element.isWrite()) return true;
   return false;
 }
-
-// Which arguments of one operator count as written whole, from its schema.
-struct OperatorWrites {
-  std::string name;                    // "aten::add_", for reports
-  std::vector<std::uint8_t> written;   // per argument, in schema order
-  bool any = false;
-};
 
 // The schema's word, and only where it means "all of this tensor is written
 // when the operator returns": the out= arguments (keyword-only and marked;
@@ -143,10 +137,6 @@ void for_each_tensor(const c10::IValue& value, F&& f) {
   }
 }
 
-void collect(const c10::IValue& value, c10::SmallVectorImpl<at::Tensor>* out) {
-  for_each_tensor(value, [&](const at::Tensor& t) { keep(t, out); });
-}
-
 // The CPU tensors of a value (strided ones); *device set when one is on a
 // device.
 template <class Tensors>
@@ -158,24 +148,32 @@ void collect_host(const c10::IValue& value, Tensors* out, bool* device) {
   });
 }
 
-// What a followed call keeps from its start to its end: the written tensors
-// (their data may move, for an out= argument the operator resizes, so the
-// bytes are read at the end), the stream and the mark of enqueued work.
-struct DeviceCall {
-  const char* name = nullptr;
-  std::uint64_t stream = 0;
-  std::uint64_t mark = 0;
-  c10::SmallVector<at::Tensor, 2> tensors;
-};
+// The tensors of a call's boxed arguments, the last `writes.written.size()`
+// values of `stack` (none when there are fewer), each with whether it is
+// written.
+void visit_boxed(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> stack,
+                 TensorVisitor visit) {
+  const std::size_t n = writes.written.size();
+  if (stack.size() < n) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool written = writes.written[i] != 0;
+    for_each_tensor(stack[stack.size() - n + i], [&](const at::Tensor& t) { visit(t, written); });
+  }
+}
+
+// A followed call keeps from its start to its end (DeviceCall, writer_call.h)
+// the written tensors (their data may move, for an out= argument the
+// operator resizes, so the bytes are read at the end), the stream and the
+// mark of enqueued work.
 
 // At the start of an outermost writer operator: its written tensors, if
 // any lies on the device (all on one device, whose current stream its
 // kernels go to). True when the call is followed (t_depth raised).
-bool begin_device_call(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> inputs,
+bool begin_device_call(const OperatorWrites& writes, ArgumentTensors arguments,
                        DeviceCall* call) {
-  if (inputs.size() != writes.written.size()) return false;
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (writes.written[i]) collect(inputs[i], &call->tensors);
+  arguments([&](const at::Tensor& t, bool written) {
+    if (written) keep(t, &call->tensors);
+  });
   if (call->tensors.empty()) return false;
   const c10::DeviceIndex device = call->tensors.front().device().index();
   for (const at::Tensor& t : call->tensors)
@@ -237,24 +235,17 @@ void end_device_call(const DeviceCall& call) noexcept {
 // followed there, and the boxing RecordFunction callback stays off.
 std::atomic<bool> g_host_writers{false};
 
-// What a followed host writer keeps until it returns.
-struct HostWrites {
-  const char* name = nullptr;
-  std::uint64_t mark = 0;
-  c10::SmallVector<at::Tensor, 2> tensors;
-};
-
 // At the start of an outermost writer operator none of whose tensors is on a
-// device: the tensors it writes whole. False when it is not such a call.
-bool begin_host_writes(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> inputs,
+// device: the host tensors it writes whole (HostWrites, writer_call.h).
+// False when it is not such a call.
+bool begin_host_writes(const OperatorWrites& writes, ArgumentTensors arguments,
                        HostWrites* call) {
-  if (inputs.size() != writes.written.size()) return false;
   bool device = false;
-  for (std::size_t i = 0; i < inputs.size() && !device; ++i) {
-    c10::SmallVector<at::Tensor, 2> tensors;
-    collect_host(inputs[i], &tensors, &device);
-    if (writes.written[i]) call->tensors.append(tensors.begin(), tensors.end());
-  }
+  arguments([&](const at::Tensor& t, bool written) {
+    if (device || !t.defined()) return;
+    if (!t.device().is_cpu()) device = true;
+    else if (written && t.layout() == c10::kStrided) call->tensors.push_back(t);
+  });
   if (device || call->tensors.empty()) return false;
   call->name = writes.name.c_str();
   call->mark = g_api->enqueue_mark();
@@ -281,61 +272,49 @@ void end_host_writes(const HostWrites& call) noexcept {
 
 // ---- the dispatcher mechanism: a kernel per writer operator ----------------
 
-// Ends a followed call when the operator returned or threw (what it
-// enqueued before still ran), timed as the operator hook.
-template <class Call, void (*End)(const Call&) noexcept>
-struct EndWhenLeft {
-  const Call& call;
-  ~EndWhenLeft() {
-    const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
-    End(call);
-  }
-};
+}  // namespace
 
-// Registered on kKey for one writer operator: follows the call when it is
-// the outermost one on this thread, and hands it on to the keys below.
+WriterCall::WriterCall(const OperatorWrites& writes, ArgumentTensors arguments) {
+  g_writer_calls.fetch_add(1, std::memory_order_relaxed);
+  if (t_depth == 0) {
+    const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+    device_followed_ = begin_device_call(writes, arguments, &device_);
+  }
+  if (!device_followed_ && t_depth == 0 && t_host_depth == 0 &&
+      g_host_writers.load(std::memory_order_acquire) && !in_host_view()) {
+    const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+    host_followed_ = begin_host_writes(writes, arguments, &host_);
+  }
+  // The operators a followed call makes are its own pieces (t_depth,
+  // t_host_depth): they skip the adapter's key, unboxed, instead of each
+  // being boxed there only to be handed on (a foreach operator's
+  // per-tensor fallback calls one per tensor).
+  if (device_followed_ || host_followed_) pieces_.emplace(kKey);
+}
+
+// When the followed operator returned or threw (what it enqueued before
+// still ran), timed as the operator hook.
+WriterCall::~WriterCall() {
+  pieces_.reset();
+  if (!device_followed_ && !host_followed_) return;
+  const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
+  if (device_followed_) end_device_call(device_);
+  else end_host_writes(host_);
+}
+
+namespace {
+
+// Registered on kKey for one writer operator that has no unboxed kernel
+// (writer_kernels.h): follows the call and hands it on to the keys below.
 class WriterKernel final : public c10::OperatorKernel {
  public:
   explicit WriterKernel(const OperatorWrites* writes) : writes_(writes) {}
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                   torch::jit::Stack* stack) {
-    const c10::DispatchKeySet below =
-        keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kKey);
-    g_writer_calls.fetch_add(1, std::memory_order_relaxed);
-    DeviceCall call;
-    bool followed = false;
-    if (t_depth == 0 && stack->size() >= writes_->written.size()) {
-      const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
-      const std::size_t n = writes_->written.size();
-      followed = begin_device_call(
-          *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &call);
-    }
-    if (followed) {
-      const EndWhenLeft<DeviceCall, &end_device_call> end{call};
-      // The operators it calls are its own pieces (t_depth): they skip this
-      // key, unboxed, instead of each being boxed here only to be handed on
-      // (a foreach operator's per-tensor fallback calls one per tensor).
-      const c10::impl::ExcludeDispatchKeyGuard pieces(kKey);
-      op.redispatchBoxed(below, stack);
-      return;
-    }
-    HostWrites host;
-    bool host_followed = false;
-    if (t_depth == 0 && t_host_depth == 0 && g_host_writers.load(std::memory_order_acquire) &&
-        stack->size() >= writes_->written.size() && !in_host_view()) {
-      const AdapterPart part(g_parts, XSC_PART_OPERATOR_HOOK);
-      const std::size_t n = writes_->written.size();
-      host_followed = begin_host_writes(
-          *writes_, c10::ArrayRef<c10::IValue>(stack->data() + stack->size() - n, n), &host);
-    }
-    if (host_followed) {
-      const EndWhenLeft<HostWrites, &end_host_writes> end{host};
-      const c10::impl::ExcludeDispatchKeyGuard pieces(kKey);  // as above (t_host_depth)
-      op.redispatchBoxed(below, stack);
-      return;
-    }
-    op.redispatchBoxed(below, stack);
+    auto arguments = [&](TensorVisitor visit) { visit_boxed(*writes_, *stack, visit); };
+    const WriterCall call(*writes_, arguments);
+    op.redispatchBoxed(keys_below_writer_key(keys), stack);
   }
 
  private:
@@ -598,9 +577,11 @@ std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction&
   g_writer_calls.fetch_add(1, std::memory_order_relaxed);
   auto call = std::make_unique<OperatorCall>();
   const c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
-  if (!begin_device_call(*writes, c10::ArrayRef<c10::IValue>(inputs.data(), inputs.size()),
-                         &call->device))
-    return nullptr;
+  if (inputs.size() != writes->written.size()) return nullptr;
+  auto arguments = [&](TensorVisitor visit) {
+    visit_boxed(*writes, c10::ArrayRef<c10::IValue>(inputs.data(), inputs.size()), visit);
+  };
+  if (!begin_device_call(*writes, arguments, &call->device)) return nullptr;
   return call;
 }
 
