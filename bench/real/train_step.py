@@ -211,12 +211,13 @@ def main() -> int:
     if ops_before and ops_after:
         # Per timed step: the operators the PyTorch adapter's RecordFunction
         # callback saw (on while a device use of pinned memory may be
-        # pending), how often it went on, the writer operators followed, and
-        # the Python stacks that took the GIL or were read without it.
+        # pending), how often it went on, the writer operators followed (and
+        # of them those through unboxed kernels), and the Python stacks that
+        # took the GIL or were read without it.
         per_step = " ".join(
             f"{name}={(ops_after[name] - ops_before[name]) / args.steps:.1f}"
             for name in ("callback_calls", "callback_switched_on", "host_calls", "writer_calls",
-                         "stacks_gil_taken", "stacks_known_without_gil")
+                         "unboxed_calls", "stacks_gil_taken", "stacks_known_without_gil")
             if name in ops_before and name in ops_after)
         print(f"XSC_OPS {per_step}", flush=True)
     if words_before and words_after:

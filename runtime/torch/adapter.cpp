@@ -167,6 +167,8 @@ extern "C" __attribute__((visibility("default"))) const char* xsc_torch_operator
   const PythonStackCounts stacks = python_stack_counts();
   text = std::string("mechanism=") + operator_access_mechanism() +
          " writer_operators=" + std::to_string(c.writer_operators) +
+         " unboxed_operators=" + std::to_string(c.unboxed_operators) +
+         " unboxed_calls=" + std::to_string(c.unboxed_calls) +
          " writer_calls=" + std::to_string(c.writer_calls) +
          " followed=" + std::to_string(c.followed) + " fed=" + std::to_string(c.fed) +
          " host_calls=" + std::to_string(c.host_calls) +

@@ -28,6 +28,7 @@
 #include "runtime/torch/python_api.h"
 #include "runtime/torch/trace_steps.h"
 #include "runtime/torch/writer_call.h"
+#include "runtime/torch/writer_kernels.h"
 
 namespace xsc::torch_adapter {
 namespace {
@@ -50,7 +51,8 @@ constexpr c10::DispatchKey kKey = kWriterKey;
 c10::DeviceType g_device = c10::DeviceType::CUDA;
 
 std::atomic<std::uint64_t> g_writer_calls{0}, g_followed{0}, g_fed{0}, g_host_calls{0},
-    g_writer_operators{0}, g_adopted{0}, g_callback_calls{0}, g_callback_switched_on{0};
+    g_writer_operators{0}, g_unboxed_operators{0}, g_adopted{0}, g_callback_calls{0},
+    g_callback_switched_on{0};
 
 // In-place aten operators that do not write all of `self`: the ones that
 // write the indexed, the masked, the diagonal or a triangle (another stream
@@ -342,11 +344,18 @@ void register_writer(const c10::OperatorName& name) {
     delete writes;
     return;
   }
-  g_registrations->push_back(c10::Dispatcher::singleton().registerImpl(
-      name, kKey,
-      c10::KernelFunction::makeFromBoxedKernel(
-          c10::BoxedKernel::makeFromFunctor(std::make_unique<WriterKernel>(writes))),
-      std::nullopt, nullptr, "xstream-check operator writes"));
+  if (std::optional<UnboxedWriterKernel> unboxed = unboxed_writer_kernel(name, writes)) {
+    g_registrations->push_back(c10::Dispatcher::singleton().registerImpl(
+        name, kKey, std::move(unboxed->kernel), unboxed->signature, nullptr,
+        "xstream-check operator writes (unboxed)"));
+    g_unboxed_operators.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    g_registrations->push_back(c10::Dispatcher::singleton().registerImpl(
+        name, kKey,
+        c10::KernelFunction::makeFromBoxedKernel(
+            c10::BoxedKernel::makeFromFunctor(std::make_unique<WriterKernel>(writes))),
+        std::nullopt, nullptr, "xstream-check operator writes"));
+  }
   g_writer_operators.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -758,6 +767,8 @@ OperatorAccessCounts operator_access_counts() {
   counts.fed = g_fed.load(std::memory_order_relaxed);
   counts.host_calls = g_host_calls.load(std::memory_order_relaxed);
   counts.writer_operators = g_writer_operators.load(std::memory_order_relaxed);
+  counts.unboxed_operators = g_unboxed_operators.load(std::memory_order_relaxed);
+  counts.unboxed_calls = unboxed_writer_calls();
   counts.adopted_threads = g_adopted.load(std::memory_order_relaxed);
   counts.host_callback = g_record_function_on.load();
   counts.host_writers = g_host_writers.load();

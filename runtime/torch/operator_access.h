@@ -12,7 +12,8 @@
 // schemas, never per call. Only those operators are intercepted: the
 // adapter registers a boxed kernel for each of them on a dispatch key of its
 // own (TESTING_ONLY_GenericMode, the dispatcher's one mode key nothing else
-// uses), with a fallthrough for every other operator, and includes that key
+// uses), an unboxed one for the few a training step calls most
+// (writer_kernels.h), with a fallthrough for every other operator, and includes that key
 // in each thread's dispatch keys (the installing thread, each thread the
 // runtime starts, and any other thread within a few operators, through a
 // sampled RecordFunction callback). An operator that writes nothing then
@@ -59,6 +60,8 @@ struct OperatorAccessCounts {
   std::uint64_t fed = 0;            // operator_writes() calls made
   std::uint64_t host_calls = 0;     // host operators followed (pinned memory)
   std::uint64_t writer_operators = 0;  // operators with a writer kernel
+  std::uint64_t unboxed_operators = 0;  // of them, with an unboxed one (writer_kernels.h)
+  std::uint64_t unboxed_calls = 0;      // writer calls the unboxed kernels took
   std::uint64_t adopted_threads = 0;   // threads given the adapter's key
   bool host_callback = false;  // the RecordFunction callback with inputs runs
   bool host_writers = false;   // the writer kernels follow host writers instead

@@ -80,11 +80,16 @@ def composite():
     return {"c": c}
 
 
+def stat(name):
+    return int(rt.stats().split(f" {name}=")[1].split()[0])
+
+
 def writer_calls():
-    return int(rt.stats().split("writer_calls=")[1].split()[0])
+    return stat("writer_calls")
 
 
 foreach_calls = []
+unboxed_calls = []
 
 
 def foreach():
@@ -92,9 +97,12 @@ def foreach():
     # pieces, fed as its writes, and (with the writer kernels) never handed
     # to the adapter's kernel one by one.
     a, b, c = torch.ones(256), torch.ones(256), torch.ones(256)
-    before = writer_calls()
+    before, unboxed_before = writer_calls(), stat("unboxed_calls")
     torch._foreach_mul_([a, b, c], 2.0)
     foreach_calls.append(writer_calls() - before)
+    # With the writer kernels, through the operator's unboxed one
+    # (runtime/torch/writer_kernels.h).
+    unboxed_calls.append(stat("unboxed_calls") - unboxed_before)
     return {"a": a, "b": b, "c": c}
 
 
@@ -168,6 +176,7 @@ for name, fn in [("in-place", in_place), ("out=", out_arg), ("partial", partial)
         print(f"case {name}: raised {type(e).__name__}: {str(e).splitlines()[0]}")
 
 print("foreach writer calls:", foreach_calls)
+print("foreach unboxed calls:", unboxed_calls)
 print("stats", rt.stats())
 sys.stdout.flush()
 os._exit(0)
