@@ -12,6 +12,7 @@ claim and a count of failures.
 import ctypes
 import os
 import sys
+import threading
 
 import torch  # noqa: F401  (the adapter checks the loaded torch's version)
 
@@ -61,7 +62,13 @@ def through(fn):
     return fn()  # probe: through
 
 
-THROUGH = next(i for i, line in enumerate(open(__file__), 1) if "# probe: through" in line)
+def probe_line(tag):
+    """The line of this file marked with `# probe: TAG`."""
+    marker = "# probe: " + tag
+    return next(i for i, line in enumerate(open(__file__), 1) if line.rstrip().endswith(marker))
+
+
+THROUGH = probe_line("through")
 
 # The first captures take the GIL and check the frame records against the C
 # API; from the same frames, the ones after the check read them without it.
@@ -92,6 +99,36 @@ claim("the same frames again, GIL released: the same stack, without the GIL",
       answers[1] == answers[0] and steps[1] == (0, 1), (answers, steps))
 claim("the same frames, GIL held: the same stack, nothing taken",
       answers[2] == answers[0] and steps[2] == (0, 0), (answers, steps))
+
+# Threads capturing at once, each through the GIL released, while the
+# others run Python (and allocate, so the cycle collector runs): each reads
+# its own frames, and every capture names its own thread's line.
+THREAD_LINE = probe_line("thread")
+
+
+def capture_in_thread(results, index):
+    junk = []
+    for n in range(2000):
+        results[index].append(released.xsc_torch_launch_stack())  # probe: thread
+        junk.append([n] * 8)
+        if len(junk) > 64:
+            junk.clear()
+
+
+threads_results = [[] for _ in range(4)]
+workers = [threading.Thread(target=capture_in_thread, args=(threads_results, i))
+           for i in range(4)]
+taken_before, known_before = counts()
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+taken, known = counts()
+tops = {top_line(stack) for result in threads_results for stack in result}
+claim("four threads at once: every capture named its thread's line", tops == {THREAD_LINE},
+      tops)
+claim("four threads at once: nearly every capture without the GIL",
+      known - known_before >= 4 * 2000 - 16, (taken - taken_before, known - known_before))
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)
