@@ -163,11 +163,6 @@ void visit_boxed(const OperatorWrites& writes, c10::ArrayRef<c10::IValue> stack,
   }
 }
 
-// A followed call keeps from its start to its end (DeviceCall, writer_call.h)
-// the written tensors (their data may move, for an out= argument the
-// operator resizes, so the bytes are read at the end), the stream and the
-// mark of enqueued work.
-
 // At the start of an outermost writer operator: its written tensors, if
 // any lies on the device (all on one device, whose current stream its
 // kernels go to). True when the call is followed (t_depth raised).

@@ -33,7 +33,10 @@ struct OperatorWrites {
 using TensorVisitor = c10::function_ref<void(const at::Tensor&, bool written)>;
 using ArgumentTensors = c10::function_ref<void(TensorVisitor)>;
 
-// Written tensors on a device, and the stream and mark of work enqueued.
+// What a followed call keeps from its start to its end: the written
+// tensors on a device (their data may move, for an out= argument the
+// operator resizes, so the bytes are read at the end), the stream and the
+// mark of enqueued work.
 struct DeviceCall {
   const char* name = nullptr;
   std::uint64_t stream = 0;
