@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include <ATen/ops/_chunk_cat_ops.h>
 #include <ATen/ops/_foreach_add_ops.h>
 #include <ATen/ops/_foreach_addcdiv_ops.h>
 #include <ATen/ops/_foreach_addcmul_ops.h>
@@ -27,6 +28,7 @@
 #include <ATen/ops/fill_ops.h>
 #include <ATen/ops/lerp_ops.h>
 #include <ATen/ops/mul_ops.h>
+#include <ATen/ops/split_with_sizes_copy_ops.h>
 #include <ATen/ops/sqrt_ops.h>
 #include <ATen/ops/sub_ops.h>
 #include <ATen/ops/zero_ops.h>
@@ -88,7 +90,8 @@ constexpr Entry entry() {
 }
 
 // Adam and AdamW (foreach, the default on a GPU), SGD with momentum,
-// gradient clipping, DDP's gradient buckets, FSDP's copy-in and the
+// gradient clipping, DDP's gradient buckets, FSDP2's copy-in and copy-out
+// (_foreach_copy_, split_with_sizes_copy(out=), _chunk_cat(out=)) and the
 // gradient zeroing and loss scaling of training loops.
 const Entry kEntries[] = {
     entry<at::_ops::copy_>(),
@@ -134,6 +137,8 @@ const Entry kEntries[] = {
     entry<at::_ops::_foreach_clamp_max__Scalar>(),
     entry<at::_ops::_foreach_zero_>(),
     entry<at::_ops::_foreach_copy_>(),
+    entry<at::_ops::split_with_sizes_copy_out>(),
+    entry<at::_ops::_chunk_cat_out>(),
 };
 
 }  // namespace

@@ -106,6 +106,15 @@ def foreach():
     return {"a": a, "b": b, "c": c}
 
 
+def list_out():
+    # FSDP2's copy-out and copy-in: out= lists and out= over a tensor list.
+    x = torch.arange(12.0)
+    first, second, c = torch.empty(4), torch.empty(8), torch.empty(2, 6)
+    torch.split_with_sizes_copy(x, [4, 8], 0, out=[first, second])
+    torch._chunk_cat([torch.ones(4), torch.ones(8)], 0, 2, out=c)
+    return {"first": first, "second": second, "c": c}
+
+
 def autograd():
     w = torch.ones(256, requires_grad=True)
     (w * 2).sum().backward()
@@ -167,7 +176,7 @@ def other_thread():
 
 for name, fn in [("in-place", in_place), ("out=", out_arg), ("partial", partial),
                  ("strided", strided), ("functional", functional), ("composite", composite),
-                 ("foreach", foreach), ("autograd", autograd), ("higher-order", higher_order),
+                 ("foreach", foreach), ("list-out", list_out), ("autograd", autograd), ("higher-order", higher_order),
                  ("compiled", compiled), ("runtime-thread", runtime_thread),
                  ("other-thread", other_thread)]:
     try:
