@@ -192,7 +192,9 @@ def quartile_text(run):
     """' (q1-q3; halves a/b)': the spread of one process's steps and the
     medians of their first and second halves, where it says them."""
     q, h = run.get("quartiles_ms"), run.get("halves_ms")
-    parts = ([f"{q[0]:.2f}-{q[1]:.2f}"] if q else []) + ([f"halves {h[0]:.2f}/{h[1]:.2f}"] if h else [])
+    parts = [f"{q[0]:.2f}-{q[1]:.2f}"] if q else []
+    if h:
+        parts.append(f"halves {h[0]:.2f}/{h[1]:.2f}")
     return f" ({'; '.join(parts)})" if parts else ""
 
 

@@ -176,7 +176,8 @@ def other_thread():
 
 for name, fn in [("in-place", in_place), ("out=", out_arg), ("partial", partial),
                  ("strided", strided), ("functional", functional), ("composite", composite),
-                 ("foreach", foreach), ("list-out", list_out), ("autograd", autograd), ("higher-order", higher_order),
+                 ("foreach", foreach), ("list-out", list_out), ("autograd", autograd),
+                 ("higher-order", higher_order),
                  ("compiled", compiled), ("runtime-thread", runtime_thread),
                  ("other-thread", other_thread)]:
     try:
