@@ -436,3 +436,15 @@ extern "C" __attribute__((visibility("default"))) void xsc_runtime_launch_words(
   if (missed != nullptr) *missed = launch_words.missed;
   if (handed_over != nullptr) *handed_over = launch_words.handed_over;
 }
+
+extern "C" __attribute__((visibility("default"))) void xsc_runtime_view_census(
+    std::uint64_t* live, std::uint64_t* other, std::uint64_t* other_by_inheritance,
+    std::uint64_t* mixed_residue_bytes) {
+  using namespace xsc::rt;
+  std::lock_guard<std::mutex> lock(state().mu);
+  const xsc::AllocationView::Census census = state().allocations.census();
+  if (live != nullptr) *live = census.live;
+  if (other != nullptr) *other = census.other;
+  if (other_by_inheritance != nullptr) *other_by_inheritance = census.other_by_inheritance;
+  if (mixed_residue_bytes != nullptr) *mixed_residue_bytes = census.mixed_residue_bytes;
+}

@@ -173,8 +173,10 @@ def run_once(workload, variant, build, steps, warmup):
     halves = re.search(r"XSC_STEP .*halves_ms=([0-9.]+)/([0-9.]+)", proc.stdout)
     ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
     words = re.search(r"^XSC_WORDS (.*)$", proc.stdout, re.M)
+    view = re.search(r"^XSC_VIEW (.*)$", proc.stdout, re.M)
     marks = re.search(r"^XSC_PHASES (.*)$", proc.stdout, re.M)
     return {"ops": ops.group(1) if ops else "", "words": words.group(1) if words else "",
+            "view": view.group(1) if view else "",
             "phases": phases_of(marks.group(1), spawned, exited) if marks else {},
             "steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
@@ -274,6 +276,9 @@ def main() -> int:
                 print(f"{'':>18}PyTorch adapter per step, first run: {runs[v][0]['ops']}")
             if runs[v][0]["words"]:
                 print(f"{'':>18}kernel argument words per step, first run: {runs[v][0]['words']}")
+            if runs[v][0]["view"]:
+                print(f"{'':>18}the runtime's view after the steps, first run: "
+                      f"{runs[v][0]['view']}")
             phases = [r["phases"] for r in runs[v]]
             if all(phases) and all(n["phases"] for n in native):
                 # Each phase's median, and its median difference to native's

@@ -22,8 +22,12 @@ second), warmup_s the time of the warm-up steps
 (its work enqueued, not finished). Under the runtime with
 XSC_PROFILE=parts it also prints `XSC_PARTS name=us ...`: each part of the
 runtime's own host time per timed step (xsc_runtime_parts, read before and
-after the timed steps). Under bench/profile/profile.sh with STEADY=1, perf
-samples the timed steps only (bench/profile/perf_control.py). Last it
+after the timed steps). Under the runtime it prints the PyTorch adapter's
+counters (XSC_OPS) and the kernel argument words (XSC_WORDS) per timed
+step, and the runtime's view of the allocations after them (XSC_VIEW:
+why launches are looked up rather than handed over). Under
+bench/profile/profile.sh with STEADY=1, perf samples the timed steps only
+(bench/profile/perf_control.py). Last it
 prints `XSC_PHASES started=... imported=... ready=... warm=... stepped=...
 ended=...`, the wall-clock times (time.time()) at which the script started,
 torch was imported, the model and data were ready, the warm-up and the
@@ -87,6 +91,19 @@ def launch_words():
     preloaded runtime (xsc_runtime_launch_words), or None."""
     try:
         read = ctypes.CDLL(None).xsc_runtime_launch_words
+    except (AttributeError, OSError):
+        return None
+    counts = [ctypes.c_uint64() for _ in range(4)]
+    read(*(ctypes.byref(c) for c in counts))
+    return tuple(c.value for c in counts)
+
+
+def view_census():
+    """(live, other, other by inheritance, mixed residue bytes) of the
+    preloaded runtime's view of the allocations (xsc_runtime_view_census),
+    or None."""
+    try:
+        read = ctypes.CDLL(None).xsc_runtime_view_census
     except (AttributeError, OSError):
         return None
     counts = [ctypes.c_uint64() for _ in range(4)]
@@ -195,6 +212,7 @@ def main() -> int:
     parts_after = runtime_parts()
     ops_after = operator_stats()
     words_after = launch_words()
+    census = view_census()
     quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
     half = max(1, len(times) // 2)
     print(f"XSC_STEP workload={args.workload} steady_ms={statistics.median(times):.3f} "
@@ -229,6 +247,14 @@ def main() -> int:
             for name, before, after in zip(("filtered", "looked_up", "missed", "handed_over"),
                                            words_before, words_after))
         print(f"XSC_WORDS {per_step}", flush=True)
+    if census:
+        # After the timed steps: the live allocations the runtime's view
+        # holds, those launches are looked up for (another agent's), of
+        # them the ones only for what their memory's earlier occupants did,
+        # and the freed memory more than one agent used (MiB).
+        live, other, inherited, mixed = census
+        print(f"XSC_VIEW live={live} other={other} other_by_inheritance={inherited} "
+              f"mixed_residue_mib={mixed / 2**20:.1f}", flush=True)
     if finish is not None:
         finish()
     PHASES["ended"] = time.time()

@@ -242,6 +242,23 @@ bool AllocationView::lookup(Addr addr, AllocInfo* out, bool* carries_past_uses) 
   return true;
 }
 
+AllocationView::Census AllocationView::census() const {
+  Census census;
+  index_.for_each_overlapping(0, ~Addr{0}, [&](const RangeIndex::Entry& e) {
+    const Entry& entry = slab_[e.slot];
+    ++census.live;
+    if (entry.page_role != StreamPages::Role::kOther) return;
+    ++census.other;
+    // A caching block counts as another agent's for its own uses or for
+    // those it inherited.
+    if (entry.info.kind == AllocKind::kCachingAllocator && !entry.own.other_than(entry.info.stream))
+      ++census.other_by_inheritance;
+  });
+  for (const auto& [begin, residue] : residue_)
+    if (residue.users.mixed) census.mixed_residue_bytes += residue.end - begin;
+  return census;
+}
+
 bool AllocationView::used_off_allocation_stream(Addr addr) const {
   const RangeIndex::Entry* e = find(addr);
   if (e == nullptr || e->start != addr) return true;

@@ -70,6 +70,20 @@ class AllocationView {
   std::size_t live() const { return index_.size(); }
   std::size_t residues() const { return residue_.size(); }
 
+  // Why launches are not handed over, for measurement (O(live + residues)):
+  // the live allocations, those whose pages count them as another agent's,
+  // of those the caching blocks their own stream alone used that count so
+  // only for what they inherited from their memory's earlier occupants, and
+  // the bytes of freed memory remembered as used by more than one agent
+  // (every later occupant inherits that, on any stream).
+  struct Census {
+    std::uint64_t live = 0;
+    std::uint64_t other = 0;
+    std::uint64_t other_by_inheritance = 0;
+    std::uint64_t mixed_residue_bytes = 0;
+  };
+  Census census() const;
+
  private:
   // Uses of some memory summed up: none, all by one stream (`user`), or
   // by more than one agent (`mixed`).

@@ -183,6 +183,34 @@ TEST(AllocationView, ReusedMemoryCarriesItsEarlierOccupantsUses) {
   EXPECT_TRUE(carries);
 }
 
+// The census says why launches are looked up: a block another stream used
+// counts as another agent's; freed, its memory is a mixed residue, and an
+// own-stream block reusing it counts so only by inheritance.
+TEST(AllocationView, CensusTellsInheritedFromOwnOtherUses) {
+  AllocationView view;
+  view.note(Alloc(kBase, 0x1000, 0x51));
+  view.note(Alloc(kBase + 0x200000, 0x1000, 0x51));
+  AllocationView::Census census = view.census();
+  EXPECT_EQ(census.live, 2u);
+  EXPECT_EQ(census.other, 0u);
+  view.note(Use(kBase, 0, 0x52));  // a gradient bucket, used by NCCL's stream
+  census = view.census();
+  EXPECT_EQ(census.other, 1u);
+  EXPECT_EQ(census.other_by_inheritance, 0u);
+  EXPECT_EQ(census.mixed_residue_bytes, 0u);
+  view.note(Free(kBase, 0x51));
+  census = view.census();
+  EXPECT_EQ(census.live, 1u);
+  EXPECT_EQ(census.other, 0u);
+  EXPECT_EQ(census.mixed_residue_bytes, 0x1000u);
+  view.note(Alloc(kBase + 0x400, 0x400, 0x51));  // an activation in that memory
+  view.note(Use(kBase + 0x400, 0, 0x51));
+  census = view.census();
+  EXPECT_EQ(census.live, 2u);
+  EXPECT_EQ(census.other, 1u);
+  EXPECT_EQ(census.other_by_inheritance, 1u);
+}
+
 // A caching block its own stream alone uses, freed and allocated again
 // and again: its residue stays in place under each occupant, and each free
 // finds it already saying what the occupant leaves (no residue is split

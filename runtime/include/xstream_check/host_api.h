@@ -168,6 +168,17 @@ int xsc_runtime_parts(const char** names, uint64_t* ns, uint64_t* count, int cap
 void xsc_runtime_launch_words(uint64_t* filtered, uint64_t* looked_up, uint64_t* missed,
                               uint64_t* handed_over);
 
+/* Exported by libxstream_check.so, for measurement, with the checker on its
+ * own thread (checker_thread=1; zeros otherwise): the live allocations the
+ * program's threads see now, how many of them count as another agent's on
+ * their pages (launches using them are looked up, not handed over), of
+ * those how many are caching blocks their own stream alone used that count
+ * so only for the uses they inherited from earlier occupants of their
+ * memory, and the bytes of freed memory remembered as used by more than
+ * one agent. Any pointer may be NULL. */
+void xsc_runtime_view_census(uint64_t* live, uint64_t* other, uint64_t* other_by_inheritance,
+                             uint64_t* mixed_residue_bytes);
+
 /* Exported by libxstream_check.so: the table for producers that live in the
  * runtime's own process image (NCCL interposers, annotations). NULL while
  * checking is disabled. */

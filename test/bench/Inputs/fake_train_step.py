@@ -21,4 +21,5 @@ print(f"XSC_STEP workload={sys.argv[1]} steady_ms={1.5 if checked else 1.0:.3f} 
       + (" quartiles_ms=1.400/1.700 halves_ms=1.600/1.450" if checked else ""))
 if checked:
     print("XSC_WORDS filtered=3.0 looked_up=10.0 missed=0.0 handed_over=7.0")
+    print("XSC_VIEW live=40 other=12 other_by_inheritance=9 mixed_residue_mib=96.0")
 print("XSC_PHASES " + " ".join(f"{k}={v:.6f}" for k, v in marks.items()))

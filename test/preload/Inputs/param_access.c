@@ -56,6 +56,7 @@
 
 #pragma weak xsc_runtime_host_api
 #pragma weak xsc_runtime_launch_words
+#pragma weak xsc_runtime_view_census
 
 #include "fake_cuda_calls.h"
 void fake_cuda_define(const void* handle, const char* name, size_t n, const size_t* sizes);
@@ -141,6 +142,15 @@ static void print_launch_words(const char* after) {
   printf("%s: filtered %llu, looked up %llu, missed %llu, handed over %llu\n", after,
          (unsigned long long)filtered, (unsigned long long)looked_up, (unsigned long long)missed,
          (unsigned long long)handed_over);
+}
+
+/* The allocations as the program's threads see them (checker_thread=1). */
+static void print_view_census(const char* after) {
+  uint64_t live = 0, other = 0, inherited = 0, mixed = 0;
+  if (xsc_runtime_view_census) xsc_runtime_view_census(&live, &other, &inherited, &mixed);
+  printf("%s: live %llu, other %llu, by inheritance %llu, mixed residue %llu bytes\n", after,
+         (unsigned long long)live, (unsigned long long)other, (unsigned long long)inherited,
+         (unsigned long long)mixed);
 }
 
 int main(int argc, char** argv) {
@@ -263,6 +273,7 @@ int main(int argc, char** argv) {
     /* The block's use was still fed: a copy into it on another stream that
      * waited for nothing overwrites what the kernel may still read. */
     upload((float*)(uintptr_t)block, c);  /* stray-copy-site */
+    print_view_census("after the copy");
   } else {
     fprintf(stderr, "param_access: unknown mode %s\n", mode);
     return 2;
