@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstring>
 #include <utility>
 
 #include <ATen/ops/_chunk_cat_ops.h>
