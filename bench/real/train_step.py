@@ -86,29 +86,29 @@ def runtime_parts():
     return {names[i].decode(): (ns[i], count[i]) for i in range(n)} or None
 
 
+def runtime_counters(function, n):
+    """The n counters the preloaded runtime's `function` fills (each out
+    parameter a uint64_t*), or None without the runtime."""
+    try:
+        read = getattr(ctypes.CDLL(None), function)
+    except (AttributeError, OSError):
+        return None
+    counts = [ctypes.c_uint64() for _ in range(n)]
+    read(*(ctypes.byref(c) for c in counts))
+    return tuple(c.value for c in counts)
+
+
 def launch_words():
     """(filtered, looked up, missed, handed over) kernel argument words of the
     preloaded runtime (xsc_runtime_launch_words), or None."""
-    try:
-        read = ctypes.CDLL(None).xsc_runtime_launch_words
-    except (AttributeError, OSError):
-        return None
-    counts = [ctypes.c_uint64() for _ in range(4)]
-    read(*(ctypes.byref(c) for c in counts))
-    return tuple(c.value for c in counts)
+    return runtime_counters("xsc_runtime_launch_words", 4)
 
 
 def view_census():
     """(live, other, other by inheritance, mixed residue bytes) of the
     preloaded runtime's view of the allocations (xsc_runtime_view_census),
     or None."""
-    try:
-        read = ctypes.CDLL(None).xsc_runtime_view_census
-    except (AttributeError, OSError):
-        return None
-    counts = [ctypes.c_uint64() for _ in range(4)]
-    read(*(ctypes.byref(c) for c in counts))
-    return tuple(c.value for c in counts)
+    return runtime_counters("xsc_runtime_view_census", 4)
 
 
 def operator_stats():
