@@ -13,14 +13,14 @@
 // adapter registers a boxed kernel for each of them on a dispatch key of its
 // own (TESTING_ONLY_GenericMode, the dispatcher's one mode key nothing else
 // uses), an unboxed one for the few a training step calls most
-// (writer_kernels.h), with a fallthrough for every other operator, and includes that key
-// in each thread's dispatch keys (the installing thread, each thread the
-// runtime starts, and any other thread within a few operators, through a
-// sampled RecordFunction callback). An operator that writes nothing then
-// costs the dispatcher nothing: no RecordFunction, no boxing. Where that
-// key cannot be had (another library registered on it), a global
-// RecordFunction callback with boxed inputs does the same for every
-// operator, as before.
+// (writer_kernels.h), with a fallthrough for every other operator, and
+// includes that key in each thread's dispatch keys (the installing thread,
+// each thread the runtime starts, and any other thread within a few
+// operators, through a sampled RecordFunction callback). An operator that
+// writes nothing then costs the dispatcher nothing: no RecordFunction, no
+// boxing. Where that key cannot be had (another library registered on it),
+// a global RecordFunction callback with boxed inputs does the same for
+// every operator, as before.
 //
 // CPU operators on pinned memory (host reads and writes) need every
 // operator's arguments: the RecordFunction callback for them runs only while
