@@ -6,7 +6,8 @@ XSC_TORCH_OP_DEVICE=cpu the adapter follows CPU tensors as it follows CUDA
 ones (on stream 0), and `install_operators()` installs the interception
 without CUDA; with version 6 the runtime's pinned-memory hook can be
 called by hand. Used by test/torch/Inputs/op_writes_cpu.py,
-test/torch/Inputs/pinned_pending_cpu.py, bench/torch_op_hook.py and
+test/torch/Inputs/pinned_pending_cpu.py, test/torch/Inputs/python_stacks_cpu.py,
+test/torch/Inputs/writer_kernels_train.py, bench/torch_op_hook.py and
 bench/pinned_hook_toggle.py.
 """
 import ctypes
