@@ -162,9 +162,11 @@ void finish_at_exit() {
     notice(timing_points());
     notice(timing_stacks());
     notice(timing_parts());
+    notice(timing_calls());
     notice(timing_symbolizer());
   } else if (profile_parts()) {
     notice(timing_parts());
+    notice(timing_calls());
   }
   const int exitcode = s.options.exitcode;
   if (findings > 0 && exitcode != 0) {

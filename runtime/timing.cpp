@@ -2,7 +2,10 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace xsc::rt {
 namespace {
@@ -117,6 +120,44 @@ void note_symbolized_frame_time(std::uint64_t ns, bool looked_up) {
   frame_symbolize_ns.fetch_add(ns, std::memory_order_relaxed);
   frames_symbolized.fetch_add(1, std::memory_order_relaxed);
   if (looked_up) frames_looked_up.fetch_add(1, std::memory_order_relaxed);
+}
+
+namespace {
+
+// Per domain (runtime, driver) and callback id; ids past the table are
+// not counted (CUPTI's ids stay below a thousand in each domain).
+constexpr unsigned kCallIds = 1024;
+std::atomic<std::uint64_t> calls_by_id[2][kCallIds];
+std::atomic<const char*> call_names[2][kCallIds];
+
+}  // namespace
+
+void note_cuda_call(bool driver, unsigned cbid, const char* name) {
+  if (cbid >= kCallIds) return;
+  calls_by_id[driver][cbid].fetch_add(1, std::memory_order_relaxed);
+  if (call_names[driver][cbid].load(std::memory_order_relaxed) == nullptr)
+    call_names[driver][cbid].store(name != nullptr ? name : "?", std::memory_order_relaxed);
+}
+
+std::string timing_calls() {
+  struct Seen {
+    std::uint64_t count;
+    const char* name;
+  };
+  std::vector<Seen> seen;
+  for (int domain = 0; domain < 2; ++domain)
+    for (unsigned id = 0; id < kCallIds; ++id)
+      if (const std::uint64_t n = calls_by_id[domain][id].load(std::memory_order_relaxed))
+        seen.push_back({n, call_names[domain][id].load(std::memory_order_relaxed)});
+  std::sort(seen.begin(), seen.end(),
+            [](const Seen& a, const Seen& b) { return a.count > b.count; });
+  constexpr std::size_t kShown = 12;
+  std::string text = "timing: CUDA calls seen, most first:";
+  for (std::size_t i = 0; i < seen.size() && i < kShown; ++i)
+    text += (i == 0 ? " " : ", ") + std::string(seen[i].name) + " " +
+            std::to_string(seen[i].count);
+  if (seen.empty()) text += " none";
+  return text;
 }
 
 std::string timing_summary() {

@@ -108,5 +108,12 @@ std::string timing_points();
 std::string timing_stacks();
 std::string timing_parts();
 std::string timing_symbolizer();
+// The CUDA calls whose callbacks came most often (verbosity=2 and
+// XSC_PROFILE=parts count them: which calls a program's CUPTI cost is).
+std::string timing_calls();
+
+// One call seen at its entry callback: `driver` for the driver API's
+// domain, `name` CUPTI's function name (a static string).
+void note_cuda_call(bool driver, unsigned cbid, const char* name);
 
 }  // namespace xsc::rt

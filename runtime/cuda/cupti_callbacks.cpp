@@ -306,6 +306,12 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   std::uint64_t none = 0;
   startup_times().first_callback.compare_exchange_strong(none, monotonic_ns(),
                                                          std::memory_order_relaxed);
+  // Which calls the callbacks come for (timing_calls), counted at entry.
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    const auto* data = static_cast<const CUpti_CallbackData*>(raw);
+    if (data->callbackSite == CUPTI_API_ENTER)
+      note_cuda_call(domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid, data->functionName);
+  }
   const PartScope part(Part::kCallbacks);
   handle_callback(domain, cbid, raw);
 }
