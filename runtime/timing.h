@@ -102,14 +102,15 @@ void note_symbolized_frame_time(std::uint64_t ns, bool looked_up);
 
 // The lines printed at exit with verbosity=2: the costs, then the CUPTI
 // split and the points in time, then the host stacks and adapter events,
-// then each part's own time, then the report's symbolization.
+// then each part's own time, then the CUDA calls the callbacks came for,
+// then the report's symbolization.
 std::string timing_summary();
 std::string timing_points();
 std::string timing_stacks();
 std::string timing_parts();
 std::string timing_symbolizer();
 // The CUDA calls whose callbacks came most often (verbosity=2 and
-// XSC_PROFILE=parts count them: which calls a program's CUPTI cost is).
+// XSC_PROFILE=parts count them: where a program's CUPTI cost comes from).
 std::string timing_calls();
 
 // One call seen at its entry callback: `driver` for the driver API's
