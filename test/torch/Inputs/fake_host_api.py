@@ -130,6 +130,10 @@ class FakeRuntime:
     def stats(self):
         return self.adapter.xsc_torch_operator_stats().decode()
 
+    def counters(self):
+        """The adapter's stats as {name: value string}."""
+        return dict(word.split("=", 1) for word in self.stats().split())
+
     def start_thread(self, target):
         """A thread started as the preloaded runtime starts one: the
         adapter's thread-start hook runs in it before `target`."""

@@ -81,7 +81,7 @@ def composite():
 
 
 def stat(name):
-    return int(rt.stats().split(f" {name}=")[1].split()[0])
+    return int(rt.counters()[name])
 
 
 def writer_calls():

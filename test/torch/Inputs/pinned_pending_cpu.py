@@ -37,7 +37,7 @@ def followed(label):
     total = float(x.sum())
     accesses = sorted({f"{name}({'write' if access == 1 else 'read'})"
                        for name, _, _, access in rt.host_accesses[start:]})
-    stats = dict(word.split("=", 1) for word in rt.stats().split())
+    stats = rt.counters()
     print(f"{label}: host_callback={stats['host_callback']} "
           f"host_writers={stats['host_writers']} sum={total:.0f} "
           f"followed: {', '.join(accesses) or 'nothing'}")

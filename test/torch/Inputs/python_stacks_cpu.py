@@ -45,12 +45,11 @@ released = ctypes.CDLL(sys.argv[1])  # the GIL is released around each call
 held = ctypes.PyDLL(sys.argv[1])     # the GIL is kept
 for library in (released, held):
     library.xsc_torch_launch_stack.restype = ctypes.c_uint32
-    library.xsc_torch_operator_stats.restype = ctypes.c_char_p
 
 
 def counts():
     """(captures that took the GIL, captures answered without it) so far."""
-    words = dict(w.split("=", 1) for w in released.xsc_torch_operator_stats().decode().split())
+    words = rt.counters()
     return int(words["stacks_gil_taken"]), int(words["stacks_known_without_gil"])
 
 

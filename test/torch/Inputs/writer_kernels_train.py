@@ -73,7 +73,7 @@ if store:
     dist.destroy_process_group()
 print("checksum", digest.hexdigest())
 if rt is not None:
-    stats = dict(w.split("=", 1) for w in rt.stats().split())
+    stats = rt.counters()
     calls, unboxed = int(stats["writer_calls"]), int(stats["unboxed_calls"])
     print("writer calls taken:", "many" if calls >= 100 else calls,
           "of which unboxed:", "most" if unboxed * 2 > calls else unboxed)
