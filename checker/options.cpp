@@ -86,6 +86,10 @@ bool apply_one(std::string_view name, std::string_view value, Options* o, std::s
     else if (value == "runtime") o->launch_callbacks = LaunchCallbacks::kRuntime;
     else if (value == "driver") o->launch_callbacks = LaunchCallbacks::kDriver;
     else return bad_value("auto, runtime or driver");
+  } else if (name == "call_callbacks") {
+    if (value == "auto") o->call_callbacks = CallCallbacks::kAuto;
+    else if (value == "runtime") o->call_callbacks = CallCallbacks::kRuntime;
+    else return bad_value("auto or runtime");
   } else {
     *error = "unknown option '" + std::string(name) + "'";
     return false;

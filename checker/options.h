@@ -16,6 +16,12 @@ enum class ReportFormat : unsigned char { kText, kJson, kSarif };
 // driver's only, from the start.
 enum class LaunchCallbacks : unsigned char { kAuto, kRuntime, kDriver };
 
+// Which CUPTI callbacks carry the runtime API's copies, memsets, event
+// records, stream waits and event destroys. kAuto: the runtime's for each
+// such function's first calls, then only the driver's once its nested
+// driver calls were shown to do the same; kRuntime: the runtime's always.
+enum class CallCallbacks : unsigned char { kAuto, kRuntime };
+
 struct Options {
   ReportFormat report = ReportFormat::kText;  // report=text|json|sarif
   std::string suppressions;   // suppressions=FILE
@@ -36,6 +42,7 @@ struct Options {
   bool strict = false;            // strict=0|1: every free before a wait is
                                   // a finding (CheckerConfig::strict)
   LaunchCallbacks launch_callbacks = LaunchCallbacks::kAuto;  // launch_callbacks=auto|runtime|driver
+  CallCallbacks call_callbacks = CallCallbacks::kAuto;  // call_callbacks=auto|runtime
   // torch_op_access=0|1: the PyTorch adapter feeds what each aten operator
   // wrote (its schema's in-place self and out= arguments) as known writes
   // (the runtime only; docs/pytorch.md).

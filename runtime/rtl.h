@@ -209,6 +209,10 @@ struct ThreadState {
   // observed driver calls.
   StreamId nested_driver_stream = kLegacyStream;
   bool launch_made_other_driver_calls = false;
+  // The runtime call in progress is a copy, memset, event record, stream
+  // wait or event destroy compared with its nested driver call
+  // (cuda/calibration.cpp), which keeps what it saw in `call_check`.
+  bool call_checked = false;
   bool adapter_check_due = false;  // try loading the PyTorch adapter
   // The call in progress was fed at its entry (a free, a destroy).
   bool fed_at_enter = false;
@@ -225,6 +229,7 @@ struct ThreadState {
   void* stack_cache = nullptr;
   void* shape_cache = nullptr;
   void* enqueue_log = nullptr;  // operator_uses.cpp
+  void* call_check = nullptr;   // cuda/calibration.cpp
 };
 
 // Initial-exec TLS: a %fs-relative load instead of a __tls_get_addr call on

@@ -43,6 +43,8 @@ constexpr const char* kUsage =
     "  timeline=DIR (a picture of each finding: DIR/finding-N.svg, and\n"
     "               DIR/finding-N.json for Perfetto or chrome://tracing)\n"
     "  launch_callbacks=auto|runtime|driver (run only)\n"
+    "  call_callbacks=auto|runtime (run only: copies, memsets, event records,\n"
+    "                  waits and destroys seen through the driver once calibrated)\n"
     "  torch_op_access=0|1 (run only: what PyTorch operators write, from their\n"
     "                      schemas, counts as known writes; default 1)\n"
     "  cublas_access=0|1 (run only: what cuBLAS calls read and write; default 1)\n"

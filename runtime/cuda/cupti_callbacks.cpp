@@ -12,9 +12,10 @@
 //
 // Launches are the hot path, and CUPTI's dispatch is most of their cost: a
 // runtime launch costs four callbacks (runtime and driver, entry and exit).
-// The runtime's launch callbacks are therefore calibrated away (see
-// LaunchMode below): once the first launches showed that the nested driver
-// launch alone describes each of them, only the driver's are kept.
+// The runtime's callbacks of launches, and of the busiest other calls, are
+// therefore calibrated away (calibration.cpp): once the first calls showed
+// that the nested driver call alone describes each of them, only the
+// driver's are kept.
 #include <dlfcn.h>
 #include <glob.h>
 
@@ -111,61 +112,6 @@ bool driver_installed() {
   return true;
 }
 
-// ---- which callbacks carry launches -----------------------------------------
-
-// kCalibrating: runtime and driver launch callbacks are both on, and each
-// runtime launch is compared with its nested driver launch. After
-// kCalibrationLaunches launches in which the driver launch named the same
-// stream and no other observed driver call came inside, the runtime's
-// launch callbacks are turned off (kDriverOnly): a runtime launch is then
-// seen as the application's own driver launch. One disagreement (a launch
-// without a nested driver launch, another stream, other driver calls
-// inside) keeps both for good (kRuntimeToo).
-enum LaunchMode : int { kCalibrating, kDriverOnly, kRuntimeToo };
-constexpr int kCalibrationLaunches = 64;
-std::atomic<int> launch_mode{kRuntimeToo};
-std::atomic<int> agreeing_launches{0};
-
-bool driver_only_launches() {
-  return launch_mode.load(std::memory_order_relaxed) == kDriverOnly;
-}
-
-// Turns the runtime's launch callbacks off. Called from a launch's exit
-// callback; the subscription lock is only tried, since the application's
-// own cuptiSubscribe holds it while CUPTI may wait for callbacks in flight.
-bool disable_runtime_launch_callbacks() {
-  Subscription& sub = subscription();
-  std::unique_lock<std::mutex> lock(sub.mu, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
-  if (sub.subscriber == nullptr || sub.api.enable_callback == nullptr) return true;
-  ReentrancyGuard guard;
-  for (CUpti_CallbackId cbid : kRuntimeCallbacks)
-    if (is_runtime_launch(cbid))
-      sub.api.enable_callback(0, sub.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-  return true;
-}
-
-void calibrate_launch(bool agreed, const char* function) {
-  if (!agreed) {
-    int expected = kCalibrating;
-    if (launch_mode.compare_exchange_strong(expected, kRuntimeToo) && options().verbosity >= 1)
-      notice(std::string("a runtime launch (") + (function != nullptr ? function : "?") +
-             ") differs from its driver launch; runtime launch callbacks stay on");
-    return;
-  }
-  if (agreeing_launches.fetch_add(1, std::memory_order_relaxed) + 1 < kCalibrationLaunches) return;
-  int expected = kCalibrating;
-  if (!launch_mode.compare_exchange_strong(expected, kDriverOnly)) return;
-  if (!disable_runtime_launch_callbacks()) {
-    // The lock is busy: try again at a later launch.
-    launch_mode.store(kCalibrating);
-    return;
-  }
-  if (options().verbosity >= 1)
-    notice("runtime launch callbacks off after " + std::to_string(kCalibrationLaunches) +
-           " launches that their driver launches described");
-}
-
 // ---- the callback -------------------------------------------------------------
 
 // A free (destroy) fed at entry whose call then failed: the checker has
@@ -191,6 +137,7 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   ThreadState& thread = thread_state();
   if (thread.guard > 0) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(raw);
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !runtime_call_observed(thread, cbid, data)) return;
   if (driver_only_launches()) {
     // A runtime launch callback that was already on its way when they were
     // turned off, and the state of a launch whose exit callback will not
@@ -224,7 +171,7 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
       // A launch its driver launch already fed (the common case): nothing
       // left but the adapter poll every launch exit makes.
       thread.nested_launch_seen = false;
-      if (launch_mode.load(std::memory_order_relaxed) == kCalibrating)
+      if (calibrating_launches())
         calibrate_launch(thread.nested_driver_stream == thread.runtime_launch_stream &&
                              !thread.launch_made_other_driver_calls,
                          data->functionName);
@@ -233,8 +180,7 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
     }
     // A launch that succeeded without a nested driver launch. (A failed one
     // says nothing about how launches are observed.)
-    if (is_runtime_launch(cbid) && launch_mode.load(std::memory_order_relaxed) == kCalibrating &&
-        runtime_succeeded(data))
+    if (is_runtime_launch(cbid) && calibrating_launches() && runtime_succeeded(data))
       calibrate_launch(false, data->functionName);
     if (thread.fed_at_enter) {
       thread.fed_at_enter = false;
@@ -244,6 +190,13 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
       runtime_exit(cbid, data);
     }
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    // Inside a runtime call being calibrated: described, never fed (the
+    // runtime call feeds itself at its exit).
+    if (thread.call_checked && thread.runtime_depth == 1) {
+      ReentrancyGuard guard;
+      describe_nested_call(thread, cbid, data);
+      return;
+    }
     // A host function is wrapped at its driver call's entry, also when a
     // runtime call made it (host_funcs.cpp); the kHostFunc event comes from
     // the exit of the call the application made.
@@ -365,6 +318,20 @@ void restore_activity_buffers(Subscription& sub) {
 
 }  // namespace
 
+// Called from a call's exit callback; the subscription lock is only tried,
+// since the application's own cuptiSubscribe holds it while CUPTI may wait
+// for callbacks in flight.
+bool cupti::disable_runtime_callbacks(std::span<const CUpti_CallbackId> ids) {
+  Subscription& sub = subscription();
+  std::unique_lock<std::mutex> lock(sub.mu, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (sub.subscriber == nullptr || sub.api.enable_callback == nullptr) return true;
+  ReentrancyGuard guard;
+  for (CUpti_CallbackId cbid : ids)
+    sub.api.enable_callback(0, sub.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  return true;
+}
+
 bool subscribe_cupti() {
   Subscription& sub = subscription();
   std::lock_guard<std::mutex> lock(sub.mu);
@@ -409,9 +376,7 @@ bool subscribe_cupti() {
     return true;
   }
   const LaunchCallbacks launches = options().launch_callbacks;
-  launch_mode.store(launches == LaunchCallbacks::kAuto     ? kCalibrating
-                    : launches == LaunchCallbacks::kDriver ? kDriverOnly
-                                                           : kRuntimeToo);
+  start_calibration(options());
   int failed = 0;
   for (CUpti_CallbackId cbid : kRuntimeCallbacks) {
     if (launches == LaunchCallbacks::kDriver && is_runtime_launch(cbid)) continue;

@@ -84,6 +84,62 @@ inline bool is_driver_launch(CUpti_CallbackId cbid) {
   }
 }
 
+// ---- which callbacks carry a call (calibration.cpp) -------------------------
+
+// Sets the calibration up as the options say, at subscription.
+void start_calibration(const Options& options);
+// Launches: the runtime's launch callbacks are off (kDriverOnly), or are
+// being compared with their driver launches.
+bool driver_only_launches();
+bool calibrating_launches();
+// A runtime launch compared with its nested driver launch (agreed: same
+// stream, no other observed driver call inside); may turn the runtime's
+// launch callbacks off.
+void calibrate_launch(bool agreed, const char* function);
+// Turns the runtime API callbacks `ids` off (cupti_callbacks.cpp). False
+// when the subscription lock is busy; nothing changed then.
+bool disable_runtime_callbacks(std::span<const CUpti_CallbackId> ids);
+
+// What a copy, memset, event record, stream wait or event destroy does, as
+// its handler feeds it: what calibrating such a runtime call compares with
+// its nested driver call's. Event kinds keep the event in `dst`.
+struct CallEffect {
+  enum class Kind : std::uint8_t { kNone, kCopy, kMemset, kEventRecord, kStreamWait,
+                                   kEventDestroy };
+  Kind kind = Kind::kNone;
+  CopyKind copy = CopyKind::kDefault;
+  bool synchronous = false;
+  std::uint64_t dst = 0;
+  std::uint64_t src = 0;
+  std::uint64_t bytes = 0;
+  StreamId stream = 0;
+  bool operator==(const CallEffect&) const = default;
+};
+// The effects one call made while they were described: how many, and the
+// first.
+struct EffectSink {
+  CallEffect first;
+  int count = 0;
+};
+// The handlers' way to ops.h for these five kinds: fed, or described while
+// a call is being calibrated.
+void effect_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId stream,
+                 bool synchronous);
+void effect_memset(Addr dst, std::uint64_t bytes, StreamId stream);
+void effect_event_record(EventId event, StreamId stream);
+void effect_stream_wait(StreamId stream, EventId event);
+void effect_event_destroy(EventId event);
+
+// Whether a runtime API callback is handled as usual. A copy, memset,
+// event record, stream wait or event destroy whose nested driver call
+// carries it (its id calibrated away) is not; one being calibrated has its
+// effect described at its entry, and its comparison made at its exit.
+bool runtime_call_observed(ThreadState& thread, CUpti_CallbackId cbid,
+                           const CUpti_CallbackData* data);
+// A driver callback inside a runtime call being calibrated: its effect is
+// described, not fed.
+void describe_nested_call(ThreadState& thread, CUpti_CallbackId cbid,
+                          const CUpti_CallbackData* data);
 
 // ---- runtime API (runtime_api.cpp) ------------------------------------------
 
@@ -113,6 +169,9 @@ bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
 // Feeds a driver call the application made itself that succeeded, at its
 // exit.
 void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+// The driver calls whose effect is a CallEffect: the twins of the runtime
+// calls calibrated one id at a time.
+bool is_effect_twin(CUpti_CallbackId cbid);
 
 // ---- capture and graph calls of both APIs (graph_api.cpp) -------------------
 

@@ -91,7 +91,7 @@ bool driver_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       return true;
     }
     case DRV(cuEventDestroy_v2):
-      on_event_destroy(u64(params<cuEventDestroy_v2_params>(data).hEvent));
+      effect_event_destroy(u64(params<cuEventDestroy_v2_params>(data).hEvent));
       return true;
     case DRV(cuStreamDestroy_v2):
       on_stream_destroy(resolve(u64(params<cuStreamDestroy_v2_params>(data).hStream), false));
@@ -163,93 +163,93 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     // Synchronous copies run on the legacy (or per-thread) default stream.
     case DRV(cuMemcpyHtoD_v2): case DRV(cuMemcpyHtoD_v2_ptds): {
       const auto& p = params<cuMemcpyHtoD_v2_params>(data);
-      on_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
+      effect_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
               resolve(0, cbid == DRV(cuMemcpyHtoD_v2_ptds)), true);
       break;
     }
     case DRV(cuMemcpyDtoH_v2): case DRV(cuMemcpyDtoH_v2_ptds): {
       const auto& p = params<cuMemcpyDtoH_v2_params>(data);
-      on_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
+      effect_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
               resolve(0, cbid == DRV(cuMemcpyDtoH_v2_ptds)), true);
       break;
     }
     case DRV(cuMemcpyDtoD_v2): case DRV(cuMemcpyDtoD_v2_ptds): {
       const auto& p = params<cuMemcpyDtoD_v2_params>(data);
-      on_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
+      effect_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
               resolve(0, cbid == DRV(cuMemcpyDtoD_v2_ptds)), true);
       break;
     }
     case DRV(cuMemcpy): case DRV(cuMemcpy_ptds): {
       const auto& p = params<cuMemcpy_params>(data);
-      on_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
+      effect_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
               resolve(0, cbid == DRV(cuMemcpy_ptds)), true);
       break;
     }
     case DRV(cuMemcpyHtoDAsync_v2): case DRV(cuMemcpyHtoDAsync_v2_ptsz): {
       const auto& p = params<cuMemcpyHtoDAsync_v2_params>(data);
-      on_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
+      effect_copy(p.dstDevice, u64(p.srcHost), p.ByteCount, CopyKind::kHostToDevice,
               resolve(u64(p.hStream), cbid == DRV(cuMemcpyHtoDAsync_v2_ptsz)), false);
       break;
     }
     case DRV(cuMemcpyDtoHAsync_v2): case DRV(cuMemcpyDtoHAsync_v2_ptsz): {
       const auto& p = params<cuMemcpyDtoHAsync_v2_params>(data);
-      on_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
+      effect_copy(u64(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::kDeviceToHost,
               resolve(u64(p.hStream), cbid == DRV(cuMemcpyDtoHAsync_v2_ptsz)), false);
       break;
     }
     case DRV(cuMemcpyDtoDAsync_v2): case DRV(cuMemcpyDtoDAsync_v2_ptsz): {
       const auto& p = params<cuMemcpyDtoDAsync_v2_params>(data);
-      on_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
+      effect_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::kDeviceToDevice,
               resolve(u64(p.hStream), cbid == DRV(cuMemcpyDtoDAsync_v2_ptsz)), false);
       break;
     }
     case DRV(cuMemcpyAsync): case DRV(cuMemcpyAsync_ptsz): {
       const auto& p = params<cuMemcpyAsync_params>(data);
-      on_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
+      effect_copy(p.dst, p.src, p.ByteCount, CopyKind::kDefault,
               resolve(u64(p.hStream), cbid == DRV(cuMemcpyAsync_ptsz)), false);
       break;
     }
     case DRV(cuMemsetD8_v2): case DRV(cuMemsetD8_v2_ptds): {
       const auto& p = params<cuMemsetD8_v2_params>(data);
-      on_memset(p.dstDevice, p.N, resolve(0, cbid == DRV(cuMemsetD8_v2_ptds)));
+      effect_memset(p.dstDevice, p.N, resolve(0, cbid == DRV(cuMemsetD8_v2_ptds)));
       break;
     }
     case DRV(cuMemsetD16_v2): case DRV(cuMemsetD16_v2_ptds): {
       const auto& p = params<cuMemsetD16_v2_params>(data);
-      on_memset(p.dstDevice, p.N * 2, resolve(0, cbid == DRV(cuMemsetD16_v2_ptds)));
+      effect_memset(p.dstDevice, p.N * 2, resolve(0, cbid == DRV(cuMemsetD16_v2_ptds)));
       break;
     }
     case DRV(cuMemsetD32_v2): case DRV(cuMemsetD32_v2_ptds): {
       const auto& p = params<cuMemsetD32_v2_params>(data);
-      on_memset(p.dstDevice, p.N * 4, resolve(0, cbid == DRV(cuMemsetD32_v2_ptds)));
+      effect_memset(p.dstDevice, p.N * 4, resolve(0, cbid == DRV(cuMemsetD32_v2_ptds)));
       break;
     }
     case DRV(cuMemsetD8Async): case DRV(cuMemsetD8Async_ptsz): {
       const auto& p = params<cuMemsetD8Async_params>(data);
-      on_memset(p.dstDevice, p.N, resolve(u64(p.hStream), cbid == DRV(cuMemsetD8Async_ptsz)));
+      effect_memset(p.dstDevice, p.N, resolve(u64(p.hStream), cbid == DRV(cuMemsetD8Async_ptsz)));
       break;
     }
     case DRV(cuMemsetD16Async): case DRV(cuMemsetD16Async_ptsz): {
       const auto& p = params<cuMemsetD16Async_params>(data);
-      on_memset(p.dstDevice, p.N * 2,
+      effect_memset(p.dstDevice, p.N * 2,
                 resolve(u64(p.hStream), cbid == DRV(cuMemsetD16Async_ptsz)));
       break;
     }
     case DRV(cuMemsetD32Async): case DRV(cuMemsetD32Async_ptsz): {
       const auto& p = params<cuMemsetD32Async_params>(data);
-      on_memset(p.dstDevice, p.N * 4,
+      effect_memset(p.dstDevice, p.N * 4,
                 resolve(u64(p.hStream), cbid == DRV(cuMemsetD32Async_ptsz)));
       break;
     }
 
     case DRV(cuEventRecord): case DRV(cuEventRecord_ptsz): {
       const auto& p = params<cuEventRecord_params>(data);
-      on_event_record(u64(p.hEvent), resolve(u64(p.hStream), cbid == DRV(cuEventRecord_ptsz)));
+      effect_event_record(u64(p.hEvent), resolve(u64(p.hStream), cbid == DRV(cuEventRecord_ptsz)));
       break;
     }
     case DRV(cuEventRecordWithFlags): case DRV(cuEventRecordWithFlags_ptsz): {
       const auto& p = params<cuEventRecordWithFlags_params>(data);
-      on_event_record(u64(p.hEvent),
+      effect_event_record(u64(p.hEvent),
                       resolve(u64(p.hStream), cbid == DRV(cuEventRecordWithFlags_ptsz)));
       break;
     }
@@ -274,7 +274,7 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     }
     case DRV(cuStreamWaitEvent): case DRV(cuStreamWaitEvent_ptsz): {
       const auto& p = params<cuStreamWaitEvent_params>(data);
-      on_stream_wait_event(resolve(u64(p.hStream), cbid == DRV(cuStreamWaitEvent_ptsz)),
+      effect_stream_wait(resolve(u64(p.hStream), cbid == DRV(cuStreamWaitEvent_ptsz)),
                            u64(p.hEvent));
       break;
     }
@@ -287,6 +287,8 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                              cbid == DRV(cuStreamQuery_ptsz)));
       break;
     case DRV(cuCtxSynchronize): case DRV(cuCtxSynchronize_v2):
+      on_device_sync();
+      break;
     case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz):
       on_host_func(resolve(u64(params<cuLaunchHostFunc_params>(data).hStream),
                            cbid == DRV(cuLaunchHostFunc_ptsz)));
@@ -299,6 +301,32 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     default:
       driver_graph_exit(cbid, data);
       break;
+  }
+}
+
+bool is_effect_twin(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case DRV(cuMemcpyHtoD_v2): case DRV(cuMemcpyHtoD_v2_ptds):
+    case DRV(cuMemcpyDtoH_v2): case DRV(cuMemcpyDtoH_v2_ptds):
+    case DRV(cuMemcpyDtoD_v2): case DRV(cuMemcpyDtoD_v2_ptds):
+    case DRV(cuMemcpy): case DRV(cuMemcpy_ptds):
+    case DRV(cuMemcpyHtoDAsync_v2): case DRV(cuMemcpyHtoDAsync_v2_ptsz):
+    case DRV(cuMemcpyDtoHAsync_v2): case DRV(cuMemcpyDtoHAsync_v2_ptsz):
+    case DRV(cuMemcpyDtoDAsync_v2): case DRV(cuMemcpyDtoDAsync_v2_ptsz):
+    case DRV(cuMemcpyAsync): case DRV(cuMemcpyAsync_ptsz):
+    case DRV(cuMemsetD8_v2): case DRV(cuMemsetD8_v2_ptds):
+    case DRV(cuMemsetD16_v2): case DRV(cuMemsetD16_v2_ptds):
+    case DRV(cuMemsetD32_v2): case DRV(cuMemsetD32_v2_ptds):
+    case DRV(cuMemsetD8Async): case DRV(cuMemsetD8Async_ptsz):
+    case DRV(cuMemsetD16Async): case DRV(cuMemsetD16Async_ptsz):
+    case DRV(cuMemsetD32Async): case DRV(cuMemsetD32Async_ptsz):
+    case DRV(cuEventRecord): case DRV(cuEventRecord_ptsz):
+    case DRV(cuEventRecordWithFlags): case DRV(cuEventRecordWithFlags_ptsz):
+    case DRV(cuStreamWaitEvent): case DRV(cuStreamWaitEvent_ptsz):
+    case DRV(cuEventDestroy_v2):
+      return true;
+    default:
+      return false;
   }
 }
 

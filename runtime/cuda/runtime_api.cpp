@@ -81,7 +81,7 @@ bool runtime_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       return true;
     }
     case RT(cudaEventDestroy_v3020):
-      on_event_destroy(u64(params<cudaEventDestroy_v3020_params>(data).event));
+      effect_event_destroy(u64(params<cudaEventDestroy_v3020_params>(data).event));
       return true;
     // Pinned host memory given back. cudaFreeHost synchronizes the device
     // first, as cudaFree does (the CUDA Programming Guide's implicit
@@ -167,47 +167,47 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     // Copies and memsets.
     case RT(cudaMemcpy_v3020): case RT(cudaMemcpy_ptds_v7000): {
       const auto& p = params<cudaMemcpy_v3020_params>(data);
-      on_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind),
+      effect_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind),
               resolve(0, cbid == RT(cudaMemcpy_ptds_v7000)), /*synchronous=*/true);
       break;
     }
     case RT(cudaMemcpyAsync_v3020): case RT(cudaMemcpyAsync_ptsz_v7000): {
       const auto& p = params<cudaMemcpyAsync_v3020_params>(data);
-      on_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind),
+      effect_copy(u64(p.dst), u64(p.src), p.count, copy_kind(p.kind),
               resolve(u64(p.stream), cbid == RT(cudaMemcpyAsync_ptsz_v7000)), false);
       break;
     }
     case RT(cudaMemcpy2D_v3020): case RT(cudaMemcpy2D_ptds_v7000): {
       const auto& p = params<cudaMemcpy2D_v3020_params>(data);
-      on_copy(u64(p.dst), u64(p.src), 0, copy_kind(p.kind),
+      effect_copy(u64(p.dst), u64(p.src), 0, copy_kind(p.kind),
               resolve(0, cbid == RT(cudaMemcpy2D_ptds_v7000)), true);
       break;
     }
     case RT(cudaMemcpy2DAsync_v3020): case RT(cudaMemcpy2DAsync_ptsz_v7000): {
       const auto& p = params<cudaMemcpy2DAsync_v3020_params>(data);
-      on_copy(u64(p.dst), u64(p.src), 0, copy_kind(p.kind),
+      effect_copy(u64(p.dst), u64(p.src), 0, copy_kind(p.kind),
               resolve(u64(p.stream), cbid == RT(cudaMemcpy2DAsync_ptsz_v7000)), false);
       break;
     }
     case RT(cudaMemset_v3020): case RT(cudaMemset_ptds_v7000): {
       const auto& p = params<cudaMemset_v3020_params>(data);
-      on_memset(u64(p.devPtr), p.count, resolve(0, cbid == RT(cudaMemset_ptds_v7000)));
+      effect_memset(u64(p.devPtr), p.count, resolve(0, cbid == RT(cudaMemset_ptds_v7000)));
       break;
     }
     case RT(cudaMemsetAsync_v3020): case RT(cudaMemsetAsync_ptsz_v7000): {
       const auto& p = params<cudaMemsetAsync_v3020_params>(data);
-      on_memset(u64(p.devPtr), p.count,
+      effect_memset(u64(p.devPtr), p.count,
                 resolve(u64(p.stream), cbid == RT(cudaMemsetAsync_ptsz_v7000)));
       break;
     }
     case RT(cudaMemset2D_v3020): case RT(cudaMemset2D_ptds_v7000): {
       const auto& p = params<cudaMemset2D_v3020_params>(data);
-      on_memset(u64(p.devPtr), 0, resolve(0, cbid == RT(cudaMemset2D_ptds_v7000)));
+      effect_memset(u64(p.devPtr), 0, resolve(0, cbid == RT(cudaMemset2D_ptds_v7000)));
       break;
     }
     case RT(cudaMemset2DAsync_v3020): case RT(cudaMemset2DAsync_ptsz_v7000): {
       const auto& p = params<cudaMemset2DAsync_v3020_params>(data);
-      on_memset(u64(p.devPtr), 0,
+      effect_memset(u64(p.devPtr), 0,
                 resolve(u64(p.stream), cbid == RT(cudaMemset2DAsync_ptsz_v7000)));
       break;
     }
@@ -215,12 +215,12 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     // Events.
     case RT(cudaEventRecord_v3020): case RT(cudaEventRecord_ptsz_v7000): {
       const auto& p = params<cudaEventRecord_v3020_params>(data);
-      on_event_record(u64(p.event), resolve(u64(p.stream), cbid == RT(cudaEventRecord_ptsz_v7000)));
+      effect_event_record(u64(p.event), resolve(u64(p.stream), cbid == RT(cudaEventRecord_ptsz_v7000)));
       break;
     }
     case RT(cudaEventRecordWithFlags_v11010): case RT(cudaEventRecordWithFlags_ptsz_v11010): {
       const auto& p = params<cudaEventRecordWithFlags_v11010_params>(data);
-      on_event_record(u64(p.event),
+      effect_event_record(u64(p.event),
                       resolve(u64(p.stream), cbid == RT(cudaEventRecordWithFlags_ptsz_v11010)));
       break;
     }
@@ -252,7 +252,7 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
     }
     case RT(cudaStreamWaitEvent_v3020): case RT(cudaStreamWaitEvent_ptsz_v7000): {
       const auto& p = params<cudaStreamWaitEvent_v3020_params>(data);
-      on_stream_wait_event(resolve(u64(p.stream), cbid == RT(cudaStreamWaitEvent_ptsz_v7000)),
+      effect_stream_wait(resolve(u64(p.stream), cbid == RT(cudaStreamWaitEvent_ptsz_v7000)),
                            u64(p.event));
       break;
     }

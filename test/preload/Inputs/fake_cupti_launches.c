@@ -15,6 +15,16 @@ static int token;
  * enabled (the measurement variants enable none or all of them). */
 static int enabled_callbacks;
 static int ever_enabled;  /* a subscriber that enabled nothing gets no calls */
+
+/* FAKE_CUPTI_HONOR_OFF=1: a runtime API callback turned off is no longer
+ * delivered, as real CUPTI does; by default it still is, as a callback
+ * already on its way when it was turned off would be. */
+enum { kRuntimeIds = 1024 };
+static _Atomic int runtime_off[kRuntimeIds];
+static int honor_off(void) {
+  const char* honor = getenv("FAKE_CUPTI_HONOR_OFF");
+  return honor != NULL && honor[0] == '1';
+}
 static void print_enabled(void) {
   fprintf(stderr, "fake-cupti: %d callbacks enabled\n", enabled_callbacks);
 }
@@ -40,6 +50,7 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscrib
   (void)subscriber;
   enabled_callbacks += enable ? 1 : -1;
   ever_enabled |= enable != 0;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < kRuntimeIds) runtime_off[cbid] = !enable;
   if (!enable)
     fprintf(stderr, "fake-cupti: off: %s callback %u\n",
             domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime" : "driver", (unsigned)cbid);
@@ -56,6 +67,9 @@ CUptiResult cuptiGetResultString(CUptiResult result, const char** text) {
 int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
                     const void* params, void* result) {
   if (subscribed == NULL || !ever_enabled) return 0;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < kRuntimeIds && runtime_off[cbid] &&
+      honor_off())
+    return 1;
   CUpti_CallbackData data = {0};
   data.callbackSite = exit_site ? CUPTI_API_EXIT : CUPTI_API_ENTER;
   data.functionName = "fake";
