@@ -174,9 +174,11 @@ def run_once(workload, variant, build, steps, warmup):
     ops = re.search(r"^XSC_OPS (.*)$", proc.stdout, re.M)
     words = re.search(r"^XSC_WORDS (.*)$", proc.stdout, re.M)
     view = re.search(r"^XSC_VIEW (.*)$", proc.stdout, re.M)
+    sched = re.search(r"^XSC_SCHED (.*)$", proc.stdout, re.M)
     marks = re.search(r"^XSC_PHASES (.*)$", proc.stdout, re.M)
     return {"ops": ops.group(1) if ops else "", "words": words.group(1) if words else "",
             "view": view.group(1) if view else "",
+            "sched": sched.group(1) if sched else "",
             "phases": phases_of(marks.group(1), spawned, exited) if marks else {},
             "steady_ms": float(match.group(1)), "warmup_s": float(match.group(2)), "wall_s": wall,
             "findings": int(findings.group(1)) if findings else 0,
@@ -279,6 +281,9 @@ def main() -> int:
             if runs[v][0]["view"]:
                 print(f"{'':>18}the runtime's view after the steps, first run: "
                       f"{runs[v][0]['view']}")
+            if runs[v][0]["sched"]:
+                print(f"{'':>18}threads per step, first run (ms on CPU/ms waiting for one/"
+                      f"voluntary/involuntary switches): {runs[v][0]['sched']}")
             phases = [r["phases"] for r in runs[v]]
             if all(phases) and all(n["phases"] for n in native):
                 # Each phase's median, and its median difference to native's

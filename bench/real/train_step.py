@@ -25,7 +25,10 @@ runtime's own host time per timed step (xsc_runtime_parts, read before and
 after the timed steps). Under the runtime it prints the PyTorch adapter's
 counters (XSC_OPS) and the kernel argument words (XSC_WORDS) per timed
 step, and the runtime's view of the allocations after them (XSC_VIEW:
-why launches are looked up rather than handed over). Under
+why launches are looked up rather than handed over). With or without it
+it prints `XSC_SCHED name=cpu/wait/vol/invol ...`: per timed step and
+thread name, ms on a CPU, ms runnable but waiting for one, and voluntary
+and involuntary context switches (/proc/self/task). Under
 bench/profile/profile.sh with STEADY=1, perf samples the timed steps only
 (bench/profile/perf_control.py). Last it
 prints `XSC_PHASES started=... imported=... ready=... warm=... stepped=...
@@ -109,6 +112,37 @@ def view_census():
     preloaded runtime's view of the allocations (xsc_runtime_view_census),
     or None."""
     return runtime_counters("xsc_runtime_view_census", 4)
+
+
+def thread_schedule():
+    """{thread name: [on-CPU ns, run-queue wait ns, voluntary switches,
+    involuntary switches]} summed over this process's threads of each name
+    (/proc/self/task/*/schedstat and status), or {} where /proc lacks them."""
+    threads = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return threads
+    for tid in tids:
+        base = f"/proc/self/task/{tid}"
+        try:
+            with open(f"{base}/comm") as f:
+                name = f.read().strip()
+            with open(f"{base}/schedstat") as f:
+                on_cpu, waiting = (int(x) for x in f.read().split()[:2])
+            switches = {}
+            with open(f"{base}/status") as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    if key in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+                        switches[key] = int(value)
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+        sums = threads.setdefault(name, [0, 0, 0, 0])
+        for i, v in enumerate((on_cpu, waiting, switches.get("voluntary_ctxt_switches", 0),
+                               switches.get("nonvoluntary_ctxt_switches", 0))):
+            sums[i] += v
+    return threads
 
 
 def operator_stats():
@@ -197,6 +231,7 @@ def main() -> int:
     words_before = launch_words()
     times = []
     host = []  # until the step's work is enqueued
+    schedule_before = thread_schedule()
     sampling(True)
     for _ in range(args.steps):
         start = time.perf_counter()
@@ -205,6 +240,7 @@ def main() -> int:
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
     sampling(False)
+    schedule_after = thread_schedule()
     PHASES["stepped"] = time.time()
     if not torch.isfinite(loss.detach()).item():
         print("train_step.py: the loss is not finite", file=sys.stderr)
@@ -255,6 +291,20 @@ def main() -> int:
         live, other, inherited, mixed = census
         print(f"XSC_VIEW live={live} other={other} other_by_inheritance={inherited} "
               f"mixed_residue_mib={mixed / 2**20:.1f}", flush=True)
+    if schedule_after:
+        # Per timed step and thread name (threads that ran at least 10 us a
+        # step): time on a CPU, time runnable but waiting for one, and the
+        # voluntary (blocking) and involuntary switches. The step's wall
+        # time less its threads' CPU time is time they spent blocked.
+        items = []
+        for name, after in sorted(schedule_after.items(), key=lambda kv: -kv[1][0]):
+            before = schedule_before.get(name, [0, 0, 0, 0])
+            d = [(a - b) / args.steps for a, b in zip(after, before)]
+            if d[0] < 10e3:
+                continue
+            items.append(f"{name.replace(' ', '_')}={d[0] / 1e6:.3f}/{d[1] / 1e6:.3f}"
+                         f"/{d[2]:.1f}/{d[3]:.1f}")
+        print("XSC_SCHED " + " ".join(items), flush=True)
     if finish is not None:
         finish()
     PHASES["ended"] = time.time()
