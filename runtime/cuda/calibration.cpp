@@ -262,6 +262,7 @@ bool runtime_call_observed(ThreadState& thread, CUpti_CallbackId cbid,
       CallCheck& check = call_check(thread);
       check = CallCheck{};
       {
+        ReentrancyGuard guard;  // resolving a stream may call the driver
         const Describing describing(check, &check.runtime);
         if (!runtime_enter(cbid, data)) runtime_exit(cbid, data);
       }
