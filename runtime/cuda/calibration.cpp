@@ -174,7 +174,7 @@ void calibrate_call(CallCalibration& cal, const CallCheck& check, const char* fu
 
 }  // namespace
 
-// ---- launches (cupti_handlers.h) ----------------------------------------------
+// ---- set-up and launches (cupti_handlers.h) -----------------------------------
 
 void start_calibration(const Options& options) {
   launch_mode.store(options.launch_callbacks == LaunchCallbacks::kAuto     ? kCalibrating

@@ -120,7 +120,8 @@ static void* worker(void* raw) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: call_calibration agree|disagree|bare|zero|threads|ctx-sync|no-sync N\n");
+    fprintf(stderr,
+            "usage: call_calibration agree|disagree|bare|zero|threads|ctx-sync|no-sync N\n");
     return 2;
   }
   const char* mode = argv[1];
