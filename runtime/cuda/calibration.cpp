@@ -230,11 +230,8 @@ bool runtime_call_observed(ThreadState& thread, CUpti_CallbackId cbid,
   if (data->callbackSite == CUPTI_API_EXIT) {
     if (thread.call_checked && thread.runtime_depth == 1 && thread.runtime_cbid == cbid) {
       thread.call_checked = false;
-      const bool succeeded = data->functionReturnValue != nullptr &&
-                             *static_cast<const cudaError_t*>(data->functionReturnValue) ==
-                                 cudaSuccess;
       // A failed call says nothing about how calls are observed.
-      if (succeeded) calibrate_call(*cal, call_check(thread), data->functionName);
+      if (runtime_succeeded(data)) calibrate_call(*cal, call_check(thread), data->functionName);
       cal->in_flight.fetch_sub(1);
       turn_call_off_when_idle(*cal, cbid, data->functionName);
       return true;
@@ -286,9 +283,7 @@ void describe_nested_call(ThreadState& thread, CUpti_CallbackId cbid,
     check.nested_fed_at_enter = driver_enter(cbid, data);
     return;
   }
-  const bool succeeded = data->functionReturnValue != nullptr &&
-                         *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS;
-  if (!succeeded || !is_effect_twin(cbid)) {
+  if (!driver_succeeded(data) || !is_effect_twin(cbid)) {
     ++check.other_driver_calls;
     return;
   }

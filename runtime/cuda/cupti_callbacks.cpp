@@ -123,16 +123,6 @@ void note_failed_after_enter(const char* function) {
            " failed after the checker took it as done; later reports on its pointer may be wrong");
 }
 
-bool runtime_succeeded(const CUpti_CallbackData* data) {
-  return data->functionReturnValue != nullptr &&
-         *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess;
-}
-
-bool driver_succeeded(const CUpti_CallbackData* data) {
-  return data->functionReturnValue != nullptr &&
-         *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS;
-}
-
 void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* raw) {
   ThreadState& thread = thread_state();
   if (thread.guard > 0) return;

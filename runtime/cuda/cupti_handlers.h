@@ -53,6 +53,16 @@ struct CudaKernelLaunchParams {
   cudaStream_t stream;
 };
 
+// Whether a call that reached its exit callback succeeded.
+inline bool runtime_succeeded(const CUpti_CallbackData* data) {
+  return data->functionReturnValue != nullptr &&
+         *static_cast<const cudaError_t*>(data->functionReturnValue) == cudaSuccess;
+}
+inline bool driver_succeeded(const CUpti_CallbackData* data) {
+  return data->functionReturnValue != nullptr &&
+         *static_cast<const CUresult*>(data->functionReturnValue) == CUDA_SUCCESS;
+}
+
 // Launches are the hot path: these two are asked of every callback.
 inline bool is_runtime_launch(CUpti_CallbackId cbid) {
   switch (cbid) {
