@@ -127,17 +127,18 @@ void handle_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
   ThreadState& thread = thread_state();
   if (thread.guard > 0) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(raw);
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !runtime_call_observed(thread, cbid, data)) return;
   if (driver_only_launches()) {
     // A runtime launch callback that was already on its way when they were
     // turned off, and the state of a launch whose exit callback will not
-    // come: the driver launch carries the launch now.
+    // come: the driver launch carries the launch now. Dropped before any
+    // runtime call is looked at, which would take it for the call's caller.
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && is_runtime_launch(cbid)) return;
     if (thread.runtime_depth > 0 && is_runtime_launch(thread.runtime_cbid)) {
       thread.runtime_depth = 0;
       thread.nested_launch_seen = false;
     }
   }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !runtime_call_observed(thread, cbid, data)) return;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (data->callbackSite == CUPTI_API_ENTER) {
       if (thread.runtime_depth++ == 0) {

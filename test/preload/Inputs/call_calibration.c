@@ -17,6 +17,11 @@
  *                                between a use on one stream and a free on
  *                                another
  *   call_calibration no-sync 1   the same without it
+ *   call_calibration stale-launch N  a second thread's runtime launch is under
+ *                                way when the runtime launch callbacks go
+ *                                off (after the main thread's 64 agreeing
+ *                                launches), so its exit never comes; that
+ *                                thread then does N agreeing rounds
  *
  * The checks after the rounds: a buffer read by a copy on the consumer
  * stream and freed on the producer stream once the producer waited on an
@@ -108,6 +113,64 @@ struct Worker {
   int rounds;
 };
 
+static int kernel_handle; /* stands for the CUfunction and the host stub */
+
+/* A cudaLaunchKernel passing `ptr` on `stream`: its runtime entry and the
+ * nested cuLaunchKernel when `enter` is set, its runtime exit when `exit`
+ * is set. */
+static void launch_parts(void* ptr, cudaStream_t stream, int enter, int exit) {
+  static void* packed[1];
+  static size_t packed_size = sizeof packed;
+  packed[0] = ptr;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &packed_size, CU_LAUNCH_PARAM_END};
+  void* args[1] = {&packed[0]};
+  dim3 one = {1, 1, 1};
+  cudaLaunchKernel_v7000_params rt = {&kernel_handle, one, one, args, 0, stream};
+  cuLaunchKernel_params drv = {(CUfunction)&kernel_handle, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
+                               NULL, extra};
+  if (enter) {
+    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, RT_ID(cudaLaunchKernel_v7000), 0, &rt, &rt_ok);
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, DRV_ID(cuLaunchKernel), 0, &drv, &drv_ok);
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, DRV_ID(cuLaunchKernel), 1, &drv, &drv_ok);
+  }
+  if (exit)
+    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, RT_ID(cudaLaunchKernel_v7000), 1, &rt, &rt_ok);
+}
+
+/* stale-launch: the second thread's launch is entered before the main
+ * thread's launches turn the runtime launch callbacks off, and left after. */
+static pthread_mutex_t stale_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stale_cv = PTHREAD_COND_INITIALIZER;
+static int stale_phase; /* 1: launch entered; 2: callbacks off */
+
+static void stale_wait_for(int phase) {
+  pthread_mutex_lock(&stale_mu);
+  while (stale_phase < phase) pthread_cond_wait(&stale_cv, &stale_mu);
+  pthread_mutex_unlock(&stale_mu);
+}
+
+static void stale_reach(int phase) {
+  pthread_mutex_lock(&stale_mu);
+  stale_phase = phase;
+  pthread_cond_broadcast(&stale_cv);
+  pthread_mutex_unlock(&stale_mu);
+}
+
+static void* stale_worker(void* raw) {
+  const struct Worker* w = raw;
+  cudaStream_t stream = make_stream(0x7000);
+  cudaStream_t waiter = make_stream(0x7080);
+  void* buffer = device_malloc(0x7f0100000000ull, 1 << 16);
+  launch_parts(buffer, stream, 1, 0);
+  stale_reach(1);
+  stale_wait_for(2);
+  launch_parts(buffer, stream, 0, 1); /* not delivered: the callback is off */
+  for (int i = 0; i < w->rounds; ++i)
+    round_on(buffer, stream, waiter, (cudaEvent_t)(uintptr_t)0xe100, kAgree, stream);
+  return NULL;
+}
+
 static void* worker(void* raw) {
   const struct Worker* w = raw;
   cudaStream_t stream = make_stream(0x7000 + 0x100 * (uintptr_t)w->id);
@@ -121,7 +184,8 @@ static void* worker(void* raw) {
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr,
-            "usage: call_calibration agree|disagree|bare|zero|threads|ctx-sync|no-sync N\n");
+            "usage: call_calibration agree|disagree|bare|zero|threads|ctx-sync|no-sync|"
+            "stale-launch N\n");
     return 2;
   }
   const char* mode = argv[1];
@@ -148,7 +212,15 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (strcmp(mode, "threads") == 0) {
+  if (strcmp(mode, "stale-launch") == 0) {
+    pthread_t thread;
+    struct Worker stale = {0, rounds};
+    pthread_create(&thread, NULL, stale_worker, &stale);
+    stale_wait_for(1);
+    for (int i = 0; i < 80; ++i) launch_parts(scratch, producer, 1, 1);
+    stale_reach(2);
+    pthread_join(thread, NULL);
+  } else if (strcmp(mode, "threads") == 0) {
     pthread_t threads[4];
     struct Worker workers[4];
     for (int i = 0; i < 4; ++i) {
