@@ -119,9 +119,8 @@ static int kernel_handle; /* stands for the CUfunction and the host stub */
  * nested cuLaunchKernel when `enter` is set, its runtime exit when `exit`
  * is set. */
 static void launch_parts(void* ptr, cudaStream_t stream, int enter, int exit) {
-  static void* packed[1];
-  static size_t packed_size = sizeof packed;
-  packed[0] = ptr;
+  void* packed[1] = {ptr};
+  size_t packed_size = sizeof packed;
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
   void* args[1] = {&packed[0]};
