@@ -115,28 +115,6 @@ struct Worker {
 
 static int kernel_handle; /* stands for the CUfunction and the host stub */
 
-/* A cudaLaunchKernel passing `ptr` on `stream`: its runtime entry and the
- * nested cuLaunchKernel when `enter` is set, its runtime exit when `exit`
- * is set. */
-static void launch_parts(void* ptr, cudaStream_t stream, int enter, int exit) {
-  void* packed[1] = {ptr};
-  size_t packed_size = sizeof packed;
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                   &packed_size, CU_LAUNCH_PARAM_END};
-  void* args[1] = {&packed[0]};
-  dim3 one = {1, 1, 1};
-  cudaLaunchKernel_v7000_params rt = {&kernel_handle, one, one, args, 0, stream};
-  cuLaunchKernel_params drv = {(CUfunction)&kernel_handle, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
-                               NULL, extra};
-  if (enter) {
-    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, RT_ID(cudaLaunchKernel_v7000), 0, &rt, &rt_ok);
-    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, DRV_ID(cuLaunchKernel), 0, &drv, &drv_ok);
-    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, DRV_ID(cuLaunchKernel), 1, &drv, &drv_ok);
-  }
-  if (exit)
-    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, RT_ID(cudaLaunchKernel_v7000), 1, &rt, &rt_ok);
-}
-
 /* stale-launch: the second thread's launch is entered before the main
  * thread's launches turn the runtime launch callbacks off, and left after. */
 static pthread_mutex_t stale_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -161,10 +139,10 @@ static void* stale_worker(void* raw) {
   cudaStream_t stream = make_stream(0x7000);
   cudaStream_t waiter = make_stream(0x7080);
   void* buffer = device_malloc(0x7f0100000000ull, 1 << 16);
-  launch_parts(buffer, stream, 1, 0);
+  packed_launch(&kernel_handle, buffer, stream, 1, 0);
   stale_reach(1);
   stale_wait_for(2);
-  launch_parts(buffer, stream, 0, 1); /* not delivered: the callback is off */
+  packed_launch(&kernel_handle, buffer, stream, 0, 1); /* not delivered: the callback is off */
   for (int i = 0; i < w->rounds; ++i)
     round_on(buffer, stream, waiter, (cudaEvent_t)(uintptr_t)0xe100, kAgree, stream);
   return NULL;
@@ -216,7 +194,7 @@ int main(int argc, char** argv) {
     struct Worker stale = {0, rounds};
     pthread_create(&thread, NULL, stale_worker, &stale);
     stale_wait_for(1);
-    for (int i = 0; i < 80; ++i) launch_parts(scratch, producer, 1, 1);
+    for (int i = 0; i < 80; ++i) packed_launch(&kernel_handle, scratch, producer, 1, 1);
     stale_reach(2);
     pthread_join(thread, NULL);
   } else if (strcmp(mode, "threads") == 0) {

@@ -1,8 +1,9 @@
 /* What the programs run against the stand-in CUPTI (fake_cupti.c) share:
  * a runtime API call delivered at its entry and its exit, as CUPTI delivers
  * it, a driver kernel launch likewise, a non-blocking stream created at a
- * chosen handle, a host-to-device copy and an event hand-off between two
- * streams. Each program includes it once, after <cupti.h>. */
+ * chosen handle, a host-to-device copy, an event hand-off between two
+ * streams and a kernel launch at both levels. Each program includes it
+ * once, after <cupti.h>. */
 #ifndef XSC_TEST_FAKE_CUDA_CALLS_H
 #define XSC_TEST_FAKE_CUDA_CALLS_H
 
@@ -29,6 +30,31 @@ static inline void driver_launch(const void* fn, void** params, cudaStream_t str
   for (int exit_site = 0; exit_site <= 1; ++exit_site)
     fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, exit_site,
                     &p, &drv_ok);
+}
+
+/* cudaLaunchKernel of `fn` (a stand-in for the CUfunction and the host
+ * stub) passing `ptr` in a packed parameter buffer on `stream`, with its
+ * nested cuLaunchKernel: the runtime entry and the driver launch when
+ * `enter` is set, the runtime exit when `exit` is set (both for a whole
+ * launch). */
+static inline void packed_launch(const void* fn, void* ptr, cudaStream_t stream, int enter,
+                                 int exit) {
+  void* packed[1] = {ptr};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &packed_size, CU_LAUNCH_PARAM_END};
+  void* args[1] = {&packed[0]};
+  dim3 one = {1, 1, 1};
+  cudaLaunchKernel_v7000_params rt = {fn, one, one, args, 0, stream};
+  cuLaunchKernel_params drv = {(CUfunction)fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, NULL, extra};
+  const CUpti_CallbackId rt_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  const CUpti_CallbackId drv_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  if (enter) {
+    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 0, &rt, &rt_ok);
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 0, &drv, &drv_ok);
+    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 1, &drv, &drv_ok);
+  }
+  if (exit) fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 1, &rt, &rt_ok);
 }
 
 static inline cudaStream_t make_stream(uintptr_t handle) {

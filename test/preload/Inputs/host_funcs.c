@@ -26,23 +26,7 @@
 static int kernel_handle;
 
 static void launch(void* device_ptr, cudaStream_t stream) {
-  void* packed[1] = {device_ptr};
-  size_t packed_size = sizeof packed;
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                   &packed_size, CU_LAUNCH_PARAM_END};
-  void* args[1] = {&packed[0]};
-  dim3 one = {1, 1, 1};
-  cudaLaunchKernel_v7000_params rt = {&kernel_handle, one, one, args, 0, stream};
-  cuLaunchKernel_params drv = {(CUfunction)&kernel_handle, 1, 1, 1, 1, 1, 1, 0,
-                               (CUstream)stream, NULL, extra};
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0,
-                  &rt, &rt_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0, &drv,
-                  &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1, &drv,
-                  &drv_ok);
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1,
-                  &rt, &rt_ok);
+  packed_launch(&kernel_handle, device_ptr, stream, 1, 1);
 }
 
 /* The driver's callback thread: runs what the driver call named. */
