@@ -139,10 +139,12 @@ static void* stale_worker(void* raw) {
   cudaStream_t stream = make_stream(0x7000);
   cudaStream_t waiter = make_stream(0x7080);
   void* buffer = device_malloc(0x7f0100000000ull, 1 << 16);
-  packed_launch(&kernel_handle, buffer, stream, 1, 0);
+  void* packed[1] = {buffer};
+  packed_launch(&kernel_handle, packed, 1, stream, stream, kLaunchEnter | kLaunchDriver);
   stale_reach(1);
   stale_wait_for(2);
-  packed_launch(&kernel_handle, buffer, stream, 0, 1); /* not delivered: the callback is off */
+  /* Not delivered: the callback is off. */
+  packed_launch(&kernel_handle, packed, 1, stream, stream, kLaunchExit);
   for (int i = 0; i < w->rounds; ++i)
     round_on(buffer, stream, waiter, (cudaEvent_t)(uintptr_t)0xe100, kAgree, stream);
   return NULL;
@@ -194,7 +196,9 @@ int main(int argc, char** argv) {
     struct Worker stale = {0, rounds};
     pthread_create(&thread, NULL, stale_worker, &stale);
     stale_wait_for(1);
-    for (int i = 0; i < 80; ++i) packed_launch(&kernel_handle, scratch, producer, 1, 1);
+    void* packed[1] = {scratch};
+    for (int i = 0; i < 80; ++i)
+      packed_launch(&kernel_handle, packed, 1, producer, producer, kLaunchWhole);
     stale_reach(2);
     pthread_join(thread, NULL);
   } else if (strcmp(mode, "threads") == 0) {

@@ -32,29 +32,33 @@ static inline void driver_launch(const void* fn, void** params, cudaStream_t str
                     &p, &drv_ok);
 }
 
+/* The parts of a cudaLaunchKernel that packed_launch delivers: the runtime
+ * entry, the nested cuLaunchKernel's entry and exit, the runtime exit. */
+enum { kLaunchEnter = 1, kLaunchDriver = 2, kLaunchExit = 4, kLaunchWhole = 7 };
+
 /* cudaLaunchKernel of `fn` (a stand-in for the CUfunction and the host
- * stub) passing `ptr` in a packed parameter buffer on `stream`, with its
- * nested cuLaunchKernel: the runtime entry and the driver launch when
- * `enter` is set, the runtime exit when `exit` is set (both for a whole
- * launch). */
-static inline void packed_launch(const void* fn, void* ptr, cudaStream_t stream, int enter,
-                                 int exit) {
-  void* packed[1] = {ptr};
-  size_t packed_size = sizeof packed;
+ * stub) passing `words` pointer-sized words in a packed parameter buffer
+ * (so no driver is needed to read the kernel's parameter layout) on
+ * `stream`, its nested cuLaunchKernel naming `driver_stream`; `parts` says
+ * which of its callbacks are delivered, in CUPTI's order. */
+static inline void packed_launch(const void* fn, void** packed, size_t words, cudaStream_t stream,
+                                 cudaStream_t driver_stream, int parts) {
+  size_t packed_size = words * sizeof(void*);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
   void* args[1] = {&packed[0]};
   dim3 one = {1, 1, 1};
   cudaLaunchKernel_v7000_params rt = {fn, one, one, args, 0, stream};
-  cuLaunchKernel_params drv = {(CUfunction)fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, NULL, extra};
+  cuLaunchKernel_params drv = {(CUfunction)fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)driver_stream,
+                               NULL, extra};
   const CUpti_CallbackId rt_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
   const CUpti_CallbackId drv_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-  if (enter) {
-    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 0, &rt, &rt_ok);
+  if (parts & kLaunchEnter) fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 0, &rt, &rt_ok);
+  if (parts & kLaunchDriver) {
     fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 0, &drv, &drv_ok);
     fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 1, &drv, &drv_ok);
   }
-  if (exit) fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 1, &rt, &rt_ok);
+  if (parts & kLaunchExit) fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 1, &rt, &rt_ok);
 }
 
 static inline cudaStream_t make_stream(uintptr_t handle) {

@@ -26,7 +26,8 @@
 static int kernel_handle;
 
 static void launch(void* device_ptr, cudaStream_t stream) {
-  packed_launch(&kernel_handle, device_ptr, stream, 1, 1);
+  void* packed[1] = {device_ptr};
+  packed_launch(&kernel_handle, packed, 1, stream, stream, kLaunchWhole);
 }
 
 /* The driver's callback thread: runs what the driver call named. */

@@ -44,22 +44,8 @@ static int kernel_handle;  /* stands for the CUfunction and the host stub */
 
 static void launch_words(const char* mode, void** packed, size_t words, cudaStream_t stream,
                          cudaStream_t driver_stream) {
-  size_t packed_size = words * sizeof(void*);
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                   &packed_size, CU_LAUNCH_PARAM_END};
-  void* args[1] = {&packed[0]};
-  dim3 one = {1, 1, 1};
-  cudaLaunchKernel_v7000_params rt = {&kernel_handle, one, one, args, 0, stream};
-  cuLaunchKernel_params drv = {(CUfunction)&kernel_handle, 1, 1, 1, 1, 1, 1, 0,
-                               (CUstream)driver_stream, NULL, extra};
-  const CUpti_CallbackId rt_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-  const CUpti_CallbackId drv_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 0, &rt, &rt_ok);
-  if (strcmp(mode, "bare") != 0) {
-    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 0, &drv, &drv_ok);
-    fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, drv_id, 1, &drv, &drv_ok);
-  }
-  fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, rt_id, 1, &rt, &rt_ok);
+  packed_launch(&kernel_handle, packed, words, stream, driver_stream,
+                strcmp(mode, "bare") == 0 ? kLaunchEnter | kLaunchExit : kLaunchWhole);
 }
 
 static void launch(const char* mode, void* device_ptr, cudaStream_t stream,
