@@ -1,8 +1,9 @@
 #include "checker/engine/allocation_view.h"
 
-#include <iterator>
-
 namespace xsc {
+namespace {
+constexpr std::uint32_t kNoResidueSlot = ~std::uint32_t{0};
+}  // namespace
 
 void AllocationView::Users::add(const Users& other) {
   if (!other.any) return;
@@ -172,63 +173,79 @@ void AllocationView::on_stream_destroy(StreamId stream) {
     forget(entry.own);
     forget(entry.inherited);
   }
-  for (auto& [begin, residue] : residue_) forget(residue.users);
+  residues_.for_each_overlapping(
+      0, ~Addr{0}, [&](const RangeIndex::Entry& r) { forget(residue_users_[r.slot]); });
   pages_.forget_stream(stream);
 }
 
 AllocationView::Users AllocationView::residue_users(Addr begin, Addr end) const {
   Users users;
-  if (residue_.empty()) return users;
-  auto it = residue_.upper_bound(begin);
-  if (it != residue_.begin() && std::prev(it)->second.end > begin) --it;
-  for (; it != residue_.end() && it->first < end; ++it) users.add(it->second.users);
+  residues_.for_each_overlapping(
+      begin, end, [&](const RangeIndex::Entry& r) { users.add(residue_users_[r.slot]); });
   return users;
 }
 
 bool AllocationView::residue_is(Addr begin, Addr end, const Users& users) const {
-  auto it = residue_.upper_bound(begin);
-  if (it == residue_.begin()) return false;
-  --it;
-  const Users& held = it->second.users;
-  return it->second.end >= end && held.any == users.any && held.mixed == users.mixed &&
-         held.user == users.user;
+  const RangeIndex::Entry* r = residues_.containing(begin);
+  if (r == nullptr || r->end < end) return false;
+  const Users& held = residue_users_[r->slot];
+  return held.any == users.any && held.mixed == users.mixed && held.user == users.user;
+}
+
+std::uint32_t AllocationView::new_residue_slot(const Users& users) {
+  if (free_residue_slots_.empty()) {
+    residue_users_.push_back(users);
+    return static_cast<std::uint32_t>(residue_users_.size() - 1);
+  }
+  const std::uint32_t slot = free_residue_slots_.back();
+  free_residue_slots_.pop_back();
+  residue_users_[slot] = users;
+  return slot;
 }
 
 void AllocationView::clear_residue(Addr begin, Addr end) {
-  if (residue_.empty()) return;
-  auto it = residue_.upper_bound(begin);
-  if (it != residue_.begin() && std::prev(it)->second.end > begin) --it;
-  while (it != residue_.end() && it->first < end) {
-    const Addr r_begin = it->first;
-    const Residue r = it->second;
-    it = residue_.erase(it);
-    // The parts outside [begin, end) stay remembered.
-    if (r_begin < begin) residue_.emplace(r_begin, Residue{begin, r.users});
-    if (end < r.end) it = residue_.emplace(end, Residue{r.end, r.users}).first;
+  overlapping_.clear();
+  residues_.for_each_overlapping(begin, end,
+                                 [&](const RangeIndex::Entry& r) { overlapping_.push_back(r); });
+  for (const RangeIndex::Entry& r : overlapping_) {
+    residues_.erase(r.start);
+    // The parts outside [begin, end) stay remembered; the first keeps the
+    // slot.
+    std::uint32_t slot = r.slot;
+    if (r.start < begin) {
+      residues_.insert(RangeIndex::Entry{r.start, begin, slot});
+      slot = kNoResidueSlot;
+    }
+    if (end < r.end) {
+      if (slot == kNoResidueSlot) slot = new_residue_slot(residue_users_[r.slot]);
+      residues_.insert(RangeIndex::Entry{end, r.end, slot});
+      slot = kNoResidueSlot;
+    }
+    if (slot != kNoResidueSlot) free_residue_slots_.push_back(slot);
   }
 }
 
 void AllocationView::add_residue(Addr begin, Addr end, const Users& users) {
   // The caller cleared the range, so it is free of others; a neighbour
   // that carries the same is merged with it.
-  auto same = [&](const Users& other) {
-    return other.mixed == users.mixed && other.user == users.user;
+  auto same = [&](std::uint32_t slot) {
+    return residue_users_[slot].mixed == users.mixed && residue_users_[slot].user == users.user;
   };
-  Residue merged{end, users};
-  auto next = residue_.find(end);
-  if (next != residue_.end() && same(next->second.users)) {
-    merged.end = next->second.end;
-    residue_.erase(next);
+  Addr merged_end = end;
+  if (const RangeIndex::Entry* next = residues_.containing(end);
+      next != nullptr && next->start == end && same(next->slot)) {
+    merged_end = next->end;
+    free_residue_slots_.push_back(next->slot);
+    residues_.erase(end);
   }
-  auto it = residue_.lower_bound(begin);
-  if (it != residue_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second.end == begin && same(prev->second.users)) {
-      prev->second.end = merged.end;
-      return;
-    }
+  if (const RangeIndex::Entry* prev = begin > 0 ? residues_.containing(begin - 1) : nullptr;
+      prev != nullptr && prev->end == begin && same(prev->slot)) {
+    const RangeIndex::Entry grown{prev->start, merged_end, prev->slot};
+    residues_.erase(grown.start);
+    residues_.insert(grown);
+    return;
   }
-  residue_[begin] = merged;
+  residues_.insert(RangeIndex::Entry{begin, merged_end, new_residue_slot(users)});
 }
 
 bool AllocationView::lookup(Addr addr, AllocInfo* out, bool* carries_past_uses) const {
@@ -254,8 +271,9 @@ AllocationView::Census AllocationView::census() const {
     if (entry.info.kind == AllocKind::kCachingAllocator && !entry.own.other_than(entry.info.stream))
       ++census.other_by_inheritance;
   });
-  for (const auto& [begin, residue] : residue_)
-    if (residue.users.mixed) census.mixed_residue_bytes += residue.end - begin;
+  residues_.for_each_overlapping(0, ~Addr{0}, [&](const RangeIndex::Entry& r) {
+    if (residue_users_[r.slot].mixed) census.mixed_residue_bytes += r.end - r.start;
+  });
   return census;
 }
 

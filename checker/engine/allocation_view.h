@@ -33,7 +33,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "checker/engine/event.h"
@@ -68,7 +67,7 @@ class AllocationView {
   const StreamPages& stream_pages() const { return pages_; }
 
   std::size_t live() const { return index_.size(); }
-  std::size_t residues() const { return residue_.size(); }
+  std::size_t residues() const { return residues_.size(); }
 
   // Why launches are not handed over, for measurement (O(live + residues)):
   // the live allocations, those whose pages count them as another agent's,
@@ -102,12 +101,6 @@ class AllocationView {
     Users inherited;  // its memory's earlier occupants' uses
     StreamPages::Role page_role = StreamPages::Role::kOther;  // how pages_ counts it
   };
-  // Freed memory and the uses a later occupant carries.
-  struct Residue {
-    Addr end = 0;
-    Users users;
-  };
-
   void on_alloc(const Event& event);
   void on_free(const Event& event);
   void on_use(const Event& event);
@@ -125,6 +118,8 @@ class AllocationView {
   void clear_residue(Addr begin, Addr end);
   // Remembers `users` for [begin, end), which holds no residue.
   void add_residue(Addr begin, Addr end, const Users& users);
+  // A slot in residue_users_ holding `users`.
+  std::uint32_t new_residue_slot(const Users& users);
 
   // The entries the last kRecent lookups found: a launch looks its words up
   // and then feeds uses of the same allocations, each at the word it looked
@@ -151,7 +146,15 @@ class AllocationView {
   void erase_live(Addr start, std::uint32_t slot);
   std::vector<Entry> slab_;
   std::vector<std::uint32_t> free_slots_;
-  std::map<Addr, Residue> residue_;  // keyed by begin; ranges disjoint
+  // Freed memory, by range, and the uses a later occupant carries (each
+  // range's slot in residue_users_). An allocation asks for the residues
+  // under it and a free for the one under its block: sorted blocks answer
+  // those in a few adjacent cache lines, and a residue rewritten costs no
+  // heap allocation.
+  RangeIndex residues_;
+  std::vector<Users> residue_users_;
+  std::vector<std::uint32_t> free_residue_slots_;
+  std::vector<RangeIndex::Entry> overlapping_;  // clear_residue's, kept for its capacity
   StreamPages pages_;
 };
 

@@ -246,6 +246,29 @@ TEST(AllocationView, OwnStreamReuseLeavesItsResidueInPlace) {
   EXPECT_TRUE(carries);
 }
 
+// Neighbouring freed blocks that leave the same uses become one residue,
+// whichever is freed first, so that a segment's many blocks come to one
+// range; a neighbour that leaves other uses stays apart.
+TEST(AllocationView, NeighbouringResiduesWithTheSameUsesMerge) {
+  AllocationView view;
+  for (Addr at : {kBase, kBase + 0x400, kBase + 0x800, kBase + 0xc00})
+    view.note(Alloc(at, 0x400, 0x51));
+  view.note(Use(kBase + 0xc00, 0, 0x52));  // the last block's memory is mixed
+  view.note(Free(kBase + 0x400, 0x51));
+  view.note(Free(kBase + 0x800, 0x51));  // after its lower neighbour
+  EXPECT_EQ(view.residues(), 1u);
+  view.note(Free(kBase, 0x51));  // before its upper neighbour
+  EXPECT_EQ(view.residues(), 1u);
+  view.note(Free(kBase + 0xc00, 0x51));
+  EXPECT_EQ(view.residues(), 2u);
+  EXPECT_EQ(view.census().mixed_residue_bytes, 0x400u);
+  // A block over both keeps what each part left.
+  view.note(Alloc(kBase + 0x800, 0x800, 0x51));
+  bool carries = false;
+  ASSERT_TRUE(view.lookup(kBase + 0x800, nullptr, &carries));
+  EXPECT_TRUE(carries);
+}
+
 TEST(AllocationView, StaleRangesGiveWayLikeTheChecker) {
   AllocationView view;
   view.note(Alloc(kBase, 0x1000, 0x51));
