@@ -16,6 +16,10 @@ std::unordered_set<StreamId>& known_streams() {
   return *streams;
 }
 
+// The stream the last event named, known: most events name the stream
+// the one before did, and this spares them the set's hash and buckets.
+StreamId last_known = kLegacyStream;
+
 void announce(Locked& locked, StreamId stream, StreamFlags flags) {
   Event event;
   event.kind = EventKind::kStreamCreate;
@@ -41,10 +45,12 @@ StreamFlags query_flags(StreamId stream) {
 }  // namespace
 
 void note_stream(Locked& locked, StreamId stream) {
-  if (stream == kLegacyStream) return;
+  if (stream == kLegacyStream || stream == last_known) return;
   auto& known = known_streams();
-  if (known.find(stream) != known.end()) return;  // the common case: no insert
-  known.insert(stream);
+  const bool met = known.find(stream) != known.end();  // the common case: no insert
+  if (!met) known.insert(stream);
+  last_known = stream;
+  if (met) return;
   announce(locked, stream, query_flags(stream));
   // Only here, once per stream: a capture the runtime did not see begin.
   note_capture_state(locked, stream);
@@ -56,6 +62,7 @@ void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags) {
 }
 
 void on_stream_destroyed(Locked& locked, StreamId stream) {
+  if (last_known == stream) last_known = kLegacyStream;
   if (known_streams().erase(stream) == 0) return;
   Event event;
   event.kind = EventKind::kStreamDestroy;
