@@ -34,7 +34,7 @@ namespace {
 // few times per millisecond of a busy program, not per event.
 constexpr std::size_t kBatch = 256;
 // Events the checker may lag behind before producers wait for it, which
-// bounds the memory the backlog takes (72-byte events: about 5 MiB).
+// bounds the memory the backlog takes (64-byte events: 4 MiB).
 constexpr std::uint64_t kMaxBacklog = 1 << 16;
 
 // Events handed over together, in order. A launch whose words were handed

@@ -113,19 +113,22 @@ enum class UseWhat : std::uint8_t {
 };
 
 // One observed action. Plain data, no ownership: names and stacks are ids
-// resolved through the session's NameTable and StackDepot.
+// resolved through the session's NameTable and StackDepot. The fields are
+// laid out to leave no holes: a program thread hands events over to the
+// checker's thread (runtime/checker_thread.cpp), and each cache line they
+// fill moves between the two cores.
 struct Event {
   EventKind kind = EventKind::kUse;
   ThreadId thread = 0;     // host thread that made the call
   StackId stack = kNoStack;  // host (or Python) stack of the call
+  NameId name = kNoName;   // kernel/op name (kUse), graph (kGraphLaunch),
+                           // thread name (kThreadName), test (kTest),
+                           // what is not checked (kUnchecked)
   StreamId stream = kLegacyStream;
   EventId event = 0;       // kEventRecord / kStreamWaitEvent / kEventSync;
                            // a token for host functions and thread starts
   Addr addr = 0;
   std::uint64_t size = 0;  // bytes; 0 on a kUse means "the whole allocation"
-  NameId name = kNoName;   // kernel/op name (kUse), graph (kGraphLaunch),
-                           // thread name (kThreadName), test (kTest),
-                           // what is not checked (kUnchecked)
   std::uint64_t graph = 0; // kUse made by a graph launch: the graph's id
   StreamFlags stream_flags = StreamFlags::kBlocking;  // kStreamCreate
   AllocKind alloc_kind = AllocKind::kStreamOrdered;   // kAlloc
@@ -144,6 +147,7 @@ struct Event {
   // synchronization behavior"): no host synchronization comes with it.
   bool pageable = false;
 };
+static_assert(sizeof(Event) == 64, "a field added to Event goes where it leaves no hole");
 
 std::string_view to_string(EventKind kind);
 std::string_view to_string(StreamFlags flags);
