@@ -37,19 +37,6 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   Addr end = range_end(info.addr, info.size);
   clamped.size = end - info.addr;
   if (clamped.size == 0) return nullptr;
-  // Stale entries (a free we never saw) give way to the new allocation.
-  // Above the highest live range (fresh address space) there are none, and
-  // the new entry goes last without a walk.
-  const bool above_all = index_.empty() || index_.last()->end <= info.addr;
-  if (!above_all) {
-    std::vector<RangeIndex::Entry> stale;
-    index_.for_each_overlapping(info.addr, end,
-                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
-    for (const RangeIndex::Entry& e : stale) {
-      release(e.slot);
-      erase_entry(e.start, e.slot);
-    }
-  }
   Slot slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -59,6 +46,18 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
     slab_.emplace_back();
     interior_.add_slot(slot);
   }
+  const RangeIndex::Entry placed{info.addr, end, slot};
+  if (!index_.insert_if_free(placed)) {
+    // Stale entries (a free we never saw) give way to the new allocation.
+    std::vector<RangeIndex::Entry> stale;
+    index_.for_each_overlapping(info.addr, end,
+                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
+    for (const RangeIndex::Entry& e : stale) {
+      release(e.slot);
+      erase_entry(e.start, e.slot);
+    }
+    index_.insert(placed);
+  }
   Allocation& a = slab_[slot];
   a.info = clamped;
   a.ready_agent = kNoAgent;
@@ -67,7 +66,6 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
   a.last_use_info.clear();
   a.inherited.clear();
   a.known_writes.clear();
-  index_.insert(RangeIndex::Entry{info.addr, end, slot});
   add_start(info.addr, end, slot);
   return &a;
 }

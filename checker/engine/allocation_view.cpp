@@ -63,14 +63,6 @@ void AllocationView::on_alloc(const Event& event) {
   const Addr end = range_end(event.addr, event.size);
   if (end == event.addr) return;  // the checker keeps no empty range either
   forget_recent();
-  // Live ranges it overlaps give way: a free that was never seen. The
-  // checker drops them without remembering their uses.
-  if (!index_.empty() && index_.last()->end > event.addr) {
-    std::vector<RangeIndex::Entry> stale;
-    index_.for_each_overlapping(event.addr, end,
-                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
-    for (const RangeIndex::Entry& e : stale) erase_live(e.start, e.slot);
-  }
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -79,6 +71,16 @@ void AllocationView::on_alloc(const Event& event) {
     slot = static_cast<std::uint32_t>(slab_.size());
     slab_.emplace_back();
     interior_.add_slot(slot);
+  }
+  const RangeIndex::Entry placed{event.addr, end, slot};
+  if (!index_.insert_if_free(placed)) {
+    // Live ranges it overlaps give way: a free that was never seen. The
+    // checker drops them without remembering their uses.
+    std::vector<RangeIndex::Entry> stale;
+    index_.for_each_overlapping(event.addr, end,
+                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
+    for (const RangeIndex::Entry& e : stale) erase_live(e.start, e.slot);
+    index_.insert(placed);
   }
   Entry& entry = slab_[slot];
   entry = Entry{};
@@ -96,7 +98,6 @@ void AllocationView::on_alloc(const Event& event) {
       pages_.add(event.addr, end, event.stream,
                  event.alloc_kind == AllocKind::kCachingAllocator &&
                      !entry.inherited.other_than(event.stream));
-  index_.insert(RangeIndex::Entry{event.addr, end, slot});
   // The interior cache is indexed by the table's hash: it starts over at
   // each growth.
   if (starts_.add(StartCell{event.addr, end, slot})) interior_.resize(starts_.capacity());

@@ -26,8 +26,8 @@ const RangeIndex::Entry* RangeIndex::containing(Addr addr) const {
 }
 
 void RangeIndex::insert(const Entry& entry) {
-  ++size_;
   if (blocks_.empty()) {
+    ++size_;
     blocks_.emplace_back().reserve(kBlock + 1);
     blocks_.back().push_back(entry);
     firsts_.push_back(entry.start);
@@ -40,13 +40,43 @@ void RangeIndex::insert(const Entry& entry) {
   // when it goes before everything).
   if (entry.start < blocks_.back().back().start) b = block_at_or_before(entry.start);
   if (b == blocks_.size()) b = 0;
-  std::vector<Entry>& block = blocks_[b];
-  if (entry.start > block.back().start) {
-    block.push_back(entry);  // fresh address space ends up here
-  } else {
-    const std::size_t at = static_cast<std::size_t>(entry_at_or_before(block, entry.start) + 1);
-    block.insert(block.begin() + static_cast<std::ptrdiff_t>(at), entry);
+  const std::vector<Entry>& block = blocks_[b];
+  const std::size_t at =
+      entry.start > block.back().start
+          ? block.size()  // fresh address space ends up here
+          : static_cast<std::size_t>(entry_at_or_before(block, entry.start) + 1);
+  place(b, at, entry);
+}
+
+bool RangeIndex::insert_if_free(const Entry& entry) {
+  if (blocks_.empty() || entry.start >= blocks_.back().back().end) {
+    insert(entry);
+    return true;
   }
+  std::size_t b = block_at_or_before(entry.start);
+  std::size_t at = 0;
+  if (b == blocks_.size()) {
+    // Before every entry.
+    b = 0;
+  } else {
+    const std::vector<Entry>& block = blocks_[b];
+    at = static_cast<std::size_t>(entry_at_or_before(block, entry.start));
+    if (block[at].end > entry.start) return false;
+    ++at;
+  }
+  // The entry after it, in this block or the next.
+  const Entry* next = at < blocks_[b].size()      ? &blocks_[b][at]
+                      : b + 1 < blocks_.size() ? &blocks_[b + 1].front()
+                                               : nullptr;
+  if (next != nullptr && next->start < entry.end) return false;
+  place(b, at, entry);
+  return true;
+}
+
+void RangeIndex::place(std::size_t b, std::size_t at, const Entry& entry) {
+  ++size_;
+  std::vector<Entry>& block = blocks_[b];
+  block.insert(block.begin() + static_cast<std::ptrdiff_t>(at), entry);
   firsts_[b] = block.front().start;
   if (block.size() <= kBlock) return;
   // Full: the upper half becomes a block of its own.

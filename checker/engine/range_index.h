@@ -44,6 +44,10 @@ class RangeIndex {
   std::size_t for_each_overlapping(Addr begin, Addr end, F&& f) const;
   // Adds a range that overlaps no entry.
   void insert(const Entry& entry);
+  // Adds `entry` and returns true when it overlaps no entry; otherwise
+  // changes nothing and returns false. One search where checking for
+  // overlaps and then inserting would take two.
+  bool insert_if_free(const Entry& entry);
   // Removes the entry starting at `start`, which must be there.
   void erase(Addr start);
 
@@ -55,6 +59,8 @@ class RangeIndex {
   // In `block`, the index of the last entry starting at or before addr, or
   // -1 when all start above it.
   static std::ptrdiff_t entry_at_or_before(const std::vector<Entry>& block, Addr addr);
+  // Puts `entry` at index `at` of block `b`, splitting a block grown full.
+  void place(std::size_t b, std::size_t at, const Entry& entry);
 
   std::vector<std::vector<Entry>> blocks_;  // none empty
   std::vector<Addr> firsts_;                // blocks_[i].front().start

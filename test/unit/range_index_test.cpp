@@ -1,5 +1,5 @@
 // RangeIndex against a std::map of the same disjoint ranges: random
-// insertions and removals, with enough entries to split and merge blocks.
+// insertions (checked for overlaps or not) and removals, with enough entries to split and merge blocks.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -53,9 +53,17 @@ TEST(RangeIndex, AgreesWithAnOrderedMap) {
     if (add) {
       const Addr start = (rng() % 20000) * 16;
       const Addr end = start + 1 + rng() % 64;
-      if (!model.free_at(start, end)) continue;
+      const bool free = model.free_at(start, end);
       const RangeIndex::Entry e{start, end, next_slot++};
-      index.insert(e);
+      // Every other step asks insert_if_free, which must refuse exactly
+      // the ranges that overlap.
+      if (step % 2 == 0) {
+        ASSERT_EQ(index.insert_if_free(e), free) << step;
+        if (!free) continue;
+      } else {
+        if (!free) continue;
+        index.insert(e);
+      }
       model.ranges.emplace(start, e);
     } else if (!model.ranges.empty()) {
       auto it = model.ranges.begin();
