@@ -9,7 +9,7 @@
 // itself (runtime/cuda/launch.cpp). Part of the AllocationView, which
 // counts each live allocation on its pages as the events come.
 //
-// Each page hashes to one slot, which counts the live blocks on its pages
+// Each page maps to one slot, which counts the live blocks on its pages
 // by role: a stream's own (a caching block of that stream, carrying no
 // other agent's uses, on pages where no other stream's own blocks live)
 // and the others (anything else: memory of another kind, such as the
@@ -117,10 +117,13 @@ class StreamPages {
   static void lower(std::uint16_t& count) {
     if (count != kCeiling && count != 0) --count;
   }
-  // Fibonacci hashing of the page number: neighbouring pages scatter.
+  // The page number's low bits: a block's pages take neighbouring slots,
+  // so a block of many pages touches a few cache lines of slots, not one
+  // line per page; and pages share a slot only 2^kSlotBits pages apart
+  // (32 GiB with 2 MiB pages), farther than most processes' device memory
+  // spans.
   std::size_t slot_of(Addr addr) const {
-    return static_cast<std::size_t>(((addr >> page_shift_) * 0x9E3779B97F4A7C15ull) >>
-                                    (64 - kSlotBits));
+    return static_cast<std::size_t>((addr >> page_shift_) & (kSlots - 1));
   }
   // The stream's mark, made at its first own block; kNoMark past the last.
   Mark mark_for(StreamId stream) {

@@ -377,5 +377,25 @@ TEST(StreamPages, StreamsPastTheLastMarkAndLongRangesCountAsOthers) {
   EXPECT_TRUE(pages.only(page(1), pages.mark_of(1)));
 }
 
+// Pages share a slot only 2^14 pages apart: the pages of one process's
+// device memory, which lies closer together than that, each answer for
+// themselves (a block on its own pages never makes its neighbours'
+// answers "no"), and the page that far away answers "no" for both.
+TEST(StreamPages, PagesShareASlotOnlyFarApart) {
+  StreamPages pages(kPageShift);
+  constexpr std::uint64_t kPage = std::uint64_t{1} << kPageShift;
+  constexpr std::uint64_t kFar = kPage << 14;
+  for (StreamId s = 1; s <= 200; ++s)
+    pages.add(kBase + s * 3 * kPage, kBase + (s * 3 + 2) * kPage, s, true);
+  for (StreamId s = 1; s <= 200; ++s) {
+    ASSERT_TRUE(pages.only(kBase + s * 3 * kPage, pages.mark_of(s))) << s;
+    ASSERT_TRUE(pages.only(kBase + (s * 3 + 1) * kPage, pages.mark_of(s))) << s;
+  }
+  pages.add(kBase + 3 * kPage + kFar, kBase + 4 * kPage + kFar, 2, true);
+  EXPECT_FALSE(pages.only(kBase + 3 * kPage, pages.mark_of(1)));
+  EXPECT_FALSE(pages.only(kBase + 3 * kPage + kFar, pages.mark_of(2)));
+  EXPECT_TRUE(pages.only(kBase + 4 * kPage, pages.mark_of(1)));
+}
+
 }  // namespace
 }  // namespace xsc
