@@ -25,8 +25,8 @@ void AllocationView::note(const Event& event) {
 }
 
 const RangeIndex::Entry* AllocationView::find(Addr addr) const {
-  for (const RangeIndex::Entry& e : recent_)
-    if (addr >= e.start && addr < e.end) return &e;
+  for (unsigned i = 0; i < recent_count_; ++i)
+    if (addr >= recent_[i].start && addr < recent_[i].end) return &recent_[i];
   RangeIndex::Entry found;
   if (const StartCell* c = starts_.find(addr)) {
     found = RangeIndex::Entry{c->start, c->end, c->slot};
@@ -42,12 +42,15 @@ const RangeIndex::Entry* AllocationView::find(Addr addr) const {
   }
   RangeIndex::Entry& slot = recent_[recent_next_];
   recent_next_ = (recent_next_ + 1) % kRecent;
+  if (recent_count_ < kRecent) ++recent_count_;
   slot = found;
   return &slot;
 }
 
 void AllocationView::forget_recent() {
-  for (RangeIndex::Entry& e : recent_) e = RangeIndex::Entry{0, 0, 0};
+  // Filled from the first entry again: nothing to clear.
+  recent_count_ = 0;
+  recent_next_ = 0;
 }
 
 void AllocationView::erase_live(Addr start, std::uint32_t slot) {

@@ -129,6 +129,7 @@ class AllocationView {
   static constexpr unsigned kRecent = 8;
   mutable RangeIndex::Entry recent_[kRecent] = {};
   mutable unsigned recent_next_ = 0;
+  mutable unsigned recent_count_ = 0;  // recent_[0, recent_count_) hold entries
 
   // Interior addresses looked up (start_table.h): a launch passes a
   // bucket's gradient views or a pool's slots again and again.
