@@ -15,7 +15,7 @@
 //
 // Pages are only ever added, never taken out: a freed segment's pages stay,
 // which costs nothing but a lookup that finds nothing, as before. A page
-// number is hashed to one bit of kBits; two pages sharing a bit make the
+// number maps to one bit of kBits; two pages sharing a bit make the
 // filter let a word through, never drop one that lies in a tracked
 // allocation. Written by one thread at a time (under the session mutex),
 // read by any: an allocation's bits are set before the event that feeds it,
@@ -60,11 +60,13 @@ class TrackedPages {
   }
 
  private:
-  // Fibonacci hashing: neighbouring pages land on scattered bits.
+  // The page number's low bits: a segment's pages are neighbouring bits,
+  // so marking a large one writes a few words, not one cache line per
+  // page; pages share a bit only 2^18 pages (512 GiB) apart, farther than
+  // a process's device memory spans.
   static std::size_t bit_of(std::uint64_t page) {
-    return static_cast<std::size_t>((page * 0x9E3779B97F4A7C15ull) >> (64 - 18));
+    return static_cast<std::size_t>(page & (kBits - 1));
   }
-  static_assert(kBits == std::size_t{1} << 18, "bit_of keeps 18 bits");
 
   std::atomic<std::uint64_t> words_[kBits / 64] = {};
 };

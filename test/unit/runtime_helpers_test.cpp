@@ -100,11 +100,20 @@ TEST(TrackedPages, MarksEveryPageOfARange) {
     EXPECT_TRUE(pages->may_hold(at)) << std::hex << at;
   EXPECT_TRUE(pages->may_hold(segment + 3 * kPage + kPage - 1));
   // Pages around it, and a stack-like address far from it, were never marked
-  // (their bits differ from the four marked ones: Fibonacci hashing of
-  // neighbouring pages).
+  // (their bits differ from the four marked ones: pages share a bit only
+  // 512 GiB apart, as this one does).
   EXPECT_FALSE(pages->may_hold(segment - 1));
   EXPECT_FALSE(pages->may_hold(segment + 4 * kPage));
   EXPECT_FALSE(pages->may_hold(0x7ffd12345678));
+  EXPECT_TRUE(pages->may_hold(segment + (TrackedPages::kBits << TrackedPages::kPageShift)));
+  // Two hundred segments of 8 pages, 3 pages apart from each other: each
+  // page between them still answers for itself.
+  const std::uint64_t arena = 0x7f4000000000;
+  for (std::uint64_t s = 0; s < 200; ++s)
+    pages->add(arena + s * 11 * kPage, arena + (s * 11 + 8) * kPage);
+  for (std::uint64_t s = 0; s < 200; ++s)
+    for (std::uint64_t p = 8; p < 11; ++p)
+      ASSERT_FALSE(pages->may_hold(arena + (s * 11 + p) * kPage)) << s << " " << p;
   // A one-byte range marks its page.
   pages->add(0x7f3000000123, 0x7f3000000124);
   EXPECT_TRUE(pages->may_hold(0x7f3000000000));
