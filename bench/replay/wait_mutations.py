@@ -19,7 +19,9 @@ S and R are the trace's stream numbers (0: the legacy default stream; R
 is `none` when the trace never recorded the event). `--single` also drops
 the pair's waits one at a time and prints how many of those replays
 reported anything (`single=REPORTED/N`). A line `TRACE clean exit=E
-findings=K` comes first. The replays' own reports are not kept.
+findings=K` comes first. The replays' own reports are not kept;
+`--keep DIR` keeps each pair's mutated trace as DIR/TRACE.S.R.trace, to
+replay for the full report.
 """
 import argparse
 import collections
@@ -99,9 +101,13 @@ def main(argv=None):
     parser.add_argument("--xsc", default=default_xsc(), help="the xstream-check binary")
     parser.add_argument("--single", action="store_true",
                         help="also drop each wait alone and count the replays that report")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep each pair's mutated trace in DIR")
     args = parser.parse_args(argv)
     if not os.access(args.xsc, os.X_OK):
         fail(f"{args.xsc}: not an executable xstream-check")
+    if args.keep is not None and not os.path.isdir(args.keep):
+        fail(f"{args.keep}: not a directory")
     with tempfile.TemporaryDirectory() as tmp:
         scratch = os.path.join(tmp, "mutated.trace")
         for path in args.traces:
@@ -117,6 +123,9 @@ def main(argv=None):
                 dropped = set(by_pair[pair])
                 kept = [line for i, line in enumerate(lines) if i not in dropped]
                 status, findings, kinds = replay(args.xsc, kept, scratch)
+                if args.keep is not None:
+                    os.replace(scratch, os.path.join(
+                        args.keep, f"{label}.{name(pair[0])}.{name(pair[1])}.trace"))
                 kind_text = ",".join(f"{k}:{kinds[k]}" for k in sorted(kinds)) or "-"
                 line = (f"{label} waiter={name(pair[0])} on={name(pair[1])} "
                         f"waits={len(dropped)} exit={status} findings={findings} kinds={kind_text}")
