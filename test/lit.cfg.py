@@ -24,6 +24,8 @@ for var in ("CUDA_VISIBLE_DEVICES", "HOME", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_
 config.environment.pop("XSC_OPTIONS", None)
 
 config.substitutions.append(("%xsc", os.path.join(config.xsc_bin_dir, "xstream-check")))
+config.substitutions.append(("%autoload_dir",
+                             os.path.join(os.path.dirname(config.xsc_lib_dir), "autoload")))
 config.substitutions.append(("%libxsc", os.path.join(config.xsc_lib_dir, "libxstream_check.so")))
 config.substitutions.append(("%lint", os.path.join(config.xsc_bin_dir, "xstream-lint")))
 config.substitutions.append(("%plugin", os.path.join(config.xsc_lib_dir, "libxstream_plugin.so")))
@@ -136,6 +138,9 @@ if config.have_runtime and config.have_examples and gpu_present():
     if getattr(config, "have_cudnn_example", False):
         config.available_features.add("cudnn")
         config.substitutions.append(("%cudnn_libdir", config.cudnn_library_dir))
+    # CuPy's programs: the clean corpus's and its memory pool's tests.
+    if python_has("cupy"):
+        config.available_features.add("cupy")
 if config.have_torch and python_has("torch"):
     config.available_features.add("torch")
     # The host-view modes of examples/torch/host_pinned.py that use NumPy.

@@ -47,6 +47,16 @@ bool program_exists(const std::string& program) {
   return false;
 }
 
+// The directory of Python start-up code that tells the runtime of memory
+// pools CUDA calls do not show (python/xstream_check/autoload/): beside the
+// runtime's lib/ directory, in a build tree and in the pip package alike.
+// Empty when it is not there.
+std::string python_autoload_dir(const std::string& library) {
+  const std::filesystem::path dir =
+      (std::filesystem::path(library).parent_path().parent_path() / "autoload").lexically_normal();
+  return is_file((dir / "sitecustomize.py").string()) ? dir.string() : std::string();
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -93,6 +103,14 @@ int run_command(const std::vector<std::string>& args) {
   std::string preload = library;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += ":" + std::string(existing);
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  // A Python program imports its sitecustomize from there first; that one
+  // runs the program's own after it.
+  if (const std::string autoload = python_autoload_dir(library); !autoload.empty()) {
+    std::string path = autoload;
+    if (const char* existing = std::getenv("PYTHONPATH"); existing && *existing)
+      path += ":" + std::string(existing);
+    ::setenv("PYTHONPATH", path.c_str(), 1);
+  }
 
   // JSON reports to files, one per process: wait for the program and merge
   // them, so a multi-rank job ends with one summary. A rank exiting with the

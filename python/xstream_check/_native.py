@@ -26,6 +26,28 @@ def runtime_library_path():
             or os.path.join(PACKAGE_DIR, "lib", "libxstream_check.so"))
 
 
+def autoload_dir():
+    """Python start-up code for checked programs (autoload/sitecustomize.py):
+    `xstream-check run` and the pytest plugin put it first on PYTHONPATH."""
+    return os.path.join(PACKAGE_DIR, "autoload")
+
+
+def watch_memory_pools():
+    """In a process that has the runtime but did not start through
+    autoload/ (LD_PRELOAD set by hand): watches for the memory pools it
+    observes (CuPy's) from now on, as its sitecustomize would have."""
+    import importlib.util
+    if "xstream_check_cupy" in sys.modules:
+        module = sys.modules["xstream_check_cupy"]
+    else:
+        spec = importlib.util.spec_from_file_location(
+            "xstream_check_cupy", os.path.join(autoload_dir(), "xstream_check_cupy.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["xstream_check_cupy"] = module
+        spec.loader.exec_module(module)
+    module.watch_import()
+
+
 def build_info():
     """The generated _build_info module, or None outside a pip install (a
     source checkout, where python/ is on the path)."""

@@ -133,6 +133,8 @@ def pytest_cmdline_main(config):
                                 or tempfile.mkdtemp(prefix="xstream-check-pytest-"))
     env = dict(os.environ)
     env["LD_PRELOAD"] = library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [_native.autoload_dir()] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     # The user's options first, so that these win: a JSON report per process
     # for the merge, and exitcode=0 so that a process with findings keeps
     # its own status (an xdist worker exiting 66 would look like a crash;
@@ -160,6 +162,7 @@ def pytest_configure(config):
     runtime = loaded_runtime()
     if runtime is None:
         return  # pytest_cmdline_main ran the session elsewhere, or was bypassed
+    _native.watch_memory_pools()
     config.pluginmanager.register(XstreamCheckSession(config, runtime), "xstream-check-session")
 
 

@@ -43,7 +43,8 @@ fi
 python3 -m venv "$work/env"
 "$work/env/bin/python" -m pip install -q --no-deps "$wheel" || fail "pip install of the wheel"
 for f in bin/xstream-check lib/libxstream_check.so lib/xstream_check/libdw.so.1 \
-         lint/flake8_plugin.py _build_info.py; do
+         lint/flake8_plugin.py _build_info.py autoload/sitecustomize.py \
+         autoload/xstream_check_cupy.py; do
   [ -e "$work/env/lib/python3"*/site-packages/xstream_check/$f ] || fail "wheel lacks xstream_check/$f"
 done
 "$work/env/bin/python" -m xstream_check --version || fail "python -m xstream_check --version"
@@ -70,6 +71,13 @@ preload=$("$work/env/bin/xstream-check" run -- /bin/sh -c 'echo "$LD_PRELOAD"') 
 case "$preload" in
   "$work"/env/lib/python3*/site-packages/xstream_check/lib/libxstream_check.so*) ;;
   *) fail "run preloads '$preload', not the installed runtime" ;;
+esac
+# ... and puts the package's Python start-up code (autoload/) first on PYTHONPATH.
+pythonpath=$("$work/env/bin/xstream-check" run -- /bin/sh -c 'echo "$PYTHONPATH"') \
+  || fail "xstream-check run -- /bin/sh"
+case "$pythonpath" in
+  "$work"/env/lib/python3*/site-packages/xstream_check/autoload*) ;;
+  *) fail "run sets PYTHONPATH='$pythonpath', not the installed autoload/ first" ;;
 esac
 
 "$work/env/bin/python" - <<'PY' || fail "flake8.extension entry point"

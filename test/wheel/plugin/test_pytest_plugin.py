@@ -275,3 +275,62 @@ def test_bad_set_up_is_one_usage_error(pytester, session, monkeypatch, args, env
     result = session("--xstream-check", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+# CuPy's pool (the stand-in beside this file): the block of an array a
+# "kernel" on the consumer stream read goes back to the producer stream's
+# arena at the `del`, and the next allocation there gets it.
+CUPY_STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cupy_standin")
+CUPY_TESTS = '''
+import ctypes
+
+import cupy
+
+PRODUCER, CONSUMER = cupy.cuda.Stream(0x1000), cupy.cuda.Stream(0x2000)
+
+
+def use(array, stream, write):
+    function = getattr(ctypes.CDLL(None), "xsc_annotate_use", None)
+    if function is not None:
+        function(ctypes.c_void_p(array.data.ptr), ctypes.c_size_t(array.nbytes),
+                 ctypes.c_void_p(stream.ptr), write)
+
+
+def test_drops_an_array_the_consumer_reads():
+    with PRODUCER:
+        batch = cupy.empty(4096)
+    use(batch, CONSUMER, 0)
+    del batch  # the free
+    with PRODUCER:
+        scratch = cupy.empty(4096)
+    use(scratch, PRODUCER, 1)
+
+
+def test_one_stream():
+    with PRODUCER:
+        batch = cupy.empty(4096)
+    use(batch, PRODUCER, 1)
+    del batch
+'''
+
+
+@pytest.mark.parametrize("preloaded", [False, True])
+def test_cupy_pool_blocks_are_observed(pytester, session, monkeypatch, preloaded):
+    monkeypatch.setenv("PYTHONPATH", CUPY_STANDIN, prepend=os.pathsep)
+    if preloaded:
+        # No autoload/ on PYTHONPATH: the plugin itself watches for CuPy.
+        monkeypatch.setenv("LD_PRELOAD", _native.runtime_library_path())
+        monkeypatch.setenv("XSC_OPTIONS", "stack_depth=2 exitcode=0")
+    pytester.makepyfile(test_cupy=CUPY_TESTS)
+    result = session("--xstream-check")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines([
+        "*_ test_drops_an_array_the_consumer_reads _*",
+        "WARNING: xstream-check: unordered free (pid=*)",
+        "  Free of 0x7a0000000000 (4096 bytes) on stream 0x1000 *",
+        "    #0 test_drops_an_array_the_consumer_reads *test_cupy.py:%d" % (
+            CUPY_TESTS.lstrip("\n").splitlines().index("    del batch  # the free") + 1),
+        "  is not ordered after the last use on stream 0x2000 by annotated use (read) *",
+        "  The memory was allocated again: *",
+    ])
+    assert "test_cupy.py::test_one_stream: " not in result.stdout.str()
