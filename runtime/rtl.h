@@ -276,7 +276,7 @@ StreamId resolve(std::uint64_t handle, bool per_thread_default);
 
 // Called under the lock before an event names `stream`: streams created
 // before the runtime attached are announced with their real flags.
-void note_stream(Locked& locked, StreamId stream);
+void note_stream(Locked& locked, StreamId stream, bool in_cuda_call);
 void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags);
 void on_stream_destroyed(Locked& locked, StreamId stream);
 

@@ -16,6 +16,16 @@ std::unordered_set<StreamId>& known_streams() {
   return *streams;
 }
 
+// Guarded by the session mutex: handles of streams destroyed and not
+// created again since. A caching allocator's bookkeeping may still name
+// one (CuPy's pool keeps a destroyed stream's blocks under its handle and
+// reports their frees there), and the driver must not be asked about a
+// handle that is gone: cuStreamGetFlags reads the stream object.
+std::unordered_set<StreamId>& destroyed_streams() {
+  static auto* streams = new std::unordered_set<StreamId>;
+  return *streams;
+}
+
 // The stream the last event named, known: most events name the stream
 // the one before did, and this spares them the set's hash and buckets.
 StreamId last_known = kLegacyStream;
@@ -44,13 +54,20 @@ StreamFlags query_flags(StreamId stream) {
 
 }  // namespace
 
-void note_stream(Locked& locked, StreamId stream) {
+void note_stream(Locked& locked, StreamId stream, bool in_cuda_call) {
   if (stream == kLegacyStream || stream == last_known) return;
   auto& known = known_streams();
   const bool met = known.find(stream) != known.end();  // the common case: no insert
   if (!met) known.insert(stream);
   last_known = stream;
   if (met) return;
+  // Not a CUDA call's: the handle may be that of a stream destroyed since.
+  // Nothing can run on it any more, so its flags do not matter; it is
+  // announced as blocking, like any stream whose flags are not known.
+  if (!in_cuda_call && destroyed_streams().count(stream) != 0) {
+    announce(locked, stream, StreamFlags::kBlocking);
+    return;
+  }
   announce(locked, stream, query_flags(stream));
   // Only here, once per stream: a capture the runtime did not see begin.
   note_capture_state(locked, stream);
@@ -58,12 +75,14 @@ void note_stream(Locked& locked, StreamId stream) {
 
 void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags) {
   known_streams().insert(stream);
+  destroyed_streams().erase(stream);
   announce(locked, stream, flags);
 }
 
 void on_stream_destroyed(Locked& locked, StreamId stream) {
   if (last_known == stream) last_known = kLegacyStream;
   if (known_streams().erase(stream) == 0) return;
+  destroyed_streams().insert(stream);
   Event event;
   event.kind = EventKind::kStreamDestroy;
   event.stream = stream;

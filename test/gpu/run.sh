@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds xstream-check on the GPU test machine and runs the GPU lit suites
-# (test/runtime, and test/torch, test/nccl, test/corpus when present).
+# (test/runtime, and test/torch, test/nccl, test/corpus, test/cupy when present).
 #
 #   bash test/gpu/run.sh          from the repository root, with .gpu-tools/
 #                                 carried (filled by test/gpu/prepare-tools.sh)
@@ -111,7 +111,7 @@ if [ "${XSC_GPU_SUITES:-}" = none ]; then
   exit 0
 fi
 suites=()
-for s in ${XSC_GPU_SUITES:-runtime torch nccl reliability corpus}; do
+for s in ${XSC_GPU_SUITES:-runtime torch nccl reliability corpus cupy}; do
   [ -d "$root/test/$s" ] && suites+=("$build/test/$s")
 done
 lit_time=$(( budget - (SECONDS - start) - 20 ))

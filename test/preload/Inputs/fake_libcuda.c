@@ -3,8 +3,10 @@
  * layout (cuFuncGetParamInfo), for kernels the test program defines with
  * fake_cuda_define. Built with the soname libcuda.so.1, so that the
  * runtime's dlopen("libcuda.so.1", RTLD_NOLOAD) finds it in the process; and
- * the capture status of streams (below). */
+ * the flags and capture status of streams (below). */
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -86,9 +88,31 @@ void fake_cuda_capture(CUstream stream, unsigned long long id) {
 
 void fake_cuda_nested_callback_on_query(int on) { nested_on_query = on; }
 
+/* After fake_cuda_forbid_stream_queries(1) the streams a program names are
+ * destroyed ones: a question about a stream then stops the process, as the
+ * driver reading a freed stream object may. */
+static int queries_forbidden;
+
+void fake_cuda_forbid_stream_queries(int on) { queries_forbidden = on; }
+
+static void stream_query(const char* what) {
+  if (!queries_forbidden) return;
+  fprintf(stderr, "fake libcuda: %s asked about a destroyed stream\n", what);
+  abort();
+}
+
+/* Every stream is blocking. */
+CUresult cuStreamGetFlags(CUstream stream, unsigned int* flags) {
+  (void)stream;
+  stream_query("cuStreamGetFlags");
+  *flags = 0;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id,
                                    CUgraph* graph, const CUgraphNode** dependencies,
                                    size_t* count) {
+  stream_query("cuStreamGetCaptureInfo_v2");
   if (nested_on_query && fake_cupti_call) {
     static CUresult ok = CUDA_SUCCESS;
     fake_cupti_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, 0, NULL,
