@@ -70,6 +70,9 @@ EXTRA_VARIANTS = {
     "thread": {"XSC_OPTIONS": "checker_thread=1"},
     # Every check on, the checker fed on the thread that made each event.
     "inline": {"XSC_OPTIONS": "checker_thread=0"},
+    # The runtime without the PyTorch adapter: CUDA calls alone, no
+    # allocator blocks, operator writes or Python stacks.
+    "no-adapter": {"XSC_TORCH_ADAPTER": "/nonexistent/libxstream_torch.so"},
 }
 
 
