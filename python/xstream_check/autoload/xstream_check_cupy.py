@@ -127,11 +127,8 @@ class _Block:
         self.observer = observer
 
     def __del__(self):
-        observer = self.observer
-        if observer is None:
-            return
         try:
-            observer.freed(self.pointer.ptr, self.stream)
+            self.observer.freed(self.pointer.ptr, self.stream)
         except Exception:  # interpreter shutdown: modules half torn down
             pass
         # The pool's pointer goes when this object does: after the free.
