@@ -42,7 +42,7 @@ fi
 
 python3 -m venv "$work/env"
 "$work/env/bin/python" -m pip install -q --no-deps "$wheel" || fail "pip install of the wheel"
-for f in bin/xstream-check lib/libxstream_check.so lib/xstream_check/libdw.so.1 \
+for f in bin/xstream-check lib/libxstream_check.so lib/libxstream_python.so lib/xstream_check/libdw.so.1 \
          lint/flake8_plugin.py _build_info.py autoload/sitecustomize.py \
          autoload/xstream_check_cupy.py; do
   [ -e "$work/env/lib/python3"*/site-packages/xstream_check/$f ] || fail "wheel lacks xstream_check/$f"

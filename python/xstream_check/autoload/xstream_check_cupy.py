@@ -18,7 +18,9 @@ when it did before, right after the free is reported.
 
 The runtime is reached through its host API table (xsc_runtime_host_api,
 runtime/include/xstream_check/host_api.h). Without the runtime in the
-process install() does nothing. A program that sets an allocator of its
+process install() does nothing. Where PyTorch's adapter is not loaded,
+install() also loads libxstream_python.so from beside the runtime, so that
+CuPy's kernel launches are named by their Python lines, as PyTorch's are. A program that sets an allocator of its
 own afterwards (cupy.cuda.set_allocator) replaces the wrapper, and its
 blocks are then not observed.
 """
@@ -60,8 +62,9 @@ def _host_api_types():
 
 
 def host_api():
-    """The runtime's host API table and ctypes' frame type, or None when
-    libxstream_check.so is not loaded in this process or is not checking."""
+    """ctypes, the runtime's host API table and ctypes' frame type, or None
+    when libxstream_check.so is not loaded in this process or is not
+    checking."""
     ctypes, frame, table_type = _host_api_types()
     try:
         lookup = ctypes.CDLL(None).xsc_runtime_host_api
@@ -70,7 +73,7 @@ def host_api():
     lookup.restype = ctypes.POINTER(table_type)
     lookup.argtypes = []
     table = lookup()
-    return (table.contents, frame) if table else None
+    return (ctypes, table.contents, frame) if table else None
 
 
 class _Stacks:
@@ -167,6 +170,35 @@ class _Observer:
         self._api.free(address, stream, _FREE_CACHING, 0, self._stacks.here(2))
 
 
+def _mapped_libraries():
+    """Paths of the shared libraries mapped in this process."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return {line.split()[-1] for line in maps if line.rstrip().endswith(".so")}
+    except OSError:
+        return set()
+
+
+def _attach_python_stacks(ctypes, api):
+    """Launch sites as Python lines: libxstream_python.so, beside the
+    runtime, registers its launch stack hook. Not where PyTorch's adapter
+    is loaded (it registers its own, which also names the backward pass)."""
+    mapped = _mapped_libraries()
+    if any(os.path.basename(path) == "libxstream_torch.so" for path in mapped):
+        return False
+    runtime = [path for path in mapped if os.path.basename(path) == "libxstream_check.so"]
+    if not runtime:
+        return False
+    library = os.path.join(os.path.dirname(runtime[0]), "libxstream_python.so")
+    try:
+        attach = ctypes.CDLL(library).xsc_python_attach
+    except (AttributeError, OSError):
+        return False
+    attach.argtypes = [ctypes.c_void_p]
+    attach.restype = ctypes.c_int
+    return attach(ctypes.addressof(api)) == 0
+
+
 _installed = None
 
 
@@ -224,7 +256,9 @@ def install(cupy):
     found = host_api()
     if found is None:
         return False
-    observer = _Observer(cupy, *found)
+    ctypes, api, frame_type = found
+    observer = _Observer(cupy, api, frame_type)
     cupy.cuda.set_allocator(observer.allocate)
     _installed = observer
+    _attach_python_stacks(ctypes, api)
     return True
