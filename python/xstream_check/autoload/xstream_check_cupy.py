@@ -109,7 +109,9 @@ class _Stacks:
             return stack
         array = (self._frame * len(frames))()
         for slot, (code, line) in zip(array, frames):
-            slot.function = code.co_name.encode("utf-8", "replace")
+            # Qualified, as the launch stacks name them (run.<locals>.forward).
+            name = getattr(code, "co_qualname", code.co_name)
+            slot.function = name.encode("utf-8", "replace")
             slot.file = code.co_filename.encode("utf-8", "replace")
             slot.line = line or 0
         stack = self._api.intern_frames(array, len(frames)) if frames else 0
