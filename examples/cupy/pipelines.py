@@ -26,32 +26,37 @@ script prints the corruption count and exits 0 either way; lines tagged
 import argparse
 import sys
 
+import cupy as cp
+
 MODES = ("buggy", "stall", "keep_ref", "sync", "wait_after_del")
 
 
-def run(cp, mode, layers, hidden):
+def all_gather(producer, layer_id, hidden):
+    """Stand-in for an all-gather: a new array filled with layer_id on the producer stream."""
+    with producer:
+        return cp.full((hidden, hidden), float(layer_id), dtype=cp.float32)  # xsc: alloc
+
+
+def forward(consumer, producer, x, params):
+    """The consumer: waits for the producer's fill, then a matmul with the layer's weights."""
+    consumer.wait_event(producer.record())
+    with consumer:
+        return x @ params  # xsc: consumer
+
+
+def run(mode, layers, hidden):
     producer = cp.cuda.Stream(non_blocking=True)
     consumer = cp.cuda.Stream(non_blocking=True)
     with consumer:
         x = cp.ones((hidden, hidden), dtype=cp.float32)
-
-    def all_gather(layer_id):
-        with producer:
-            return cp.full((hidden, hidden), float(layer_id), dtype=cp.float32)  # xsc: alloc
-
-    def forward(params):
-        consumer.wait_event(producer.record())
-        with consumer:
-            return x @ params  # xsc: consumer
-
     results = []
     keepalive, keepalive_event = None, None
-    params = all_gather(1)
+    params = all_gather(producer, 1, hidden)
     for layer_id in range(2, layers + 2):
         if keepalive is not None:
             producer.wait_event(keepalive_event)
             keepalive = None  # the previous layer's array goes only now
-        results.append((forward(params), layer_id - 1))
+        results.append((forward(consumer, producer, x, params), layer_id - 1))
         if mode == "stall":
             producer.wait_event(consumer.record())
             del params
@@ -68,7 +73,7 @@ def run(cp, mode, layers, hidden):
         else:
             del params  # xsc: free buggy
         if layer_id <= layers:
-            params = all_gather(layer_id)
+            params = all_gather(producer, layer_id, hidden)
     producer.wait_event(consumer.record())
     keepalive = None
     cp.cuda.Device().synchronize()
@@ -87,12 +92,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.trials < 1 or args.layers < 1 or args.hidden < 1:
         parser.error("--trials, --layers and --hidden must be >= 1")
-    import cupy as cp
-
     if cp.cuda.runtime.getDeviceCount() < 1:
         print("pipelines.py: no CUDA device available", file=sys.stderr)
         return 2
-    corrupted = sum(run(cp, args.mode, args.layers, args.hidden) > 0 for _ in range(args.trials))
+    corrupted = sum(run(args.mode, args.layers, args.hidden) > 0 for _ in range(args.trials))
     print(f"cupy pipelines {args.mode}: {corrupted}/{args.trials} trials corrupted")
     return 0
 

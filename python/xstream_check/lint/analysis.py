@@ -25,12 +25,13 @@ import re
 
 from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
 from .vocabulary import (
-    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CURRENT, CURRENT_STREAM,
+    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CUPY_NON_ARRAY, CURRENT,
+    CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
     HOST_SYNC_METHODS, INLINE_BUDGET_LINES, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
-    HOST_READING_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
+    HOST_READING_BUILTINS, HOST_SYNC_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
     DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, DIST_READS_FIRST, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES,
     PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
@@ -1734,6 +1735,18 @@ class FunctionAnalysis(Rules, Ordering):
             buf.writes[site] = new_use(stream)
             self.st.buffers[atom] = buf
 
+    def host_copy_sync(self, values, node):
+        """`float(t)`, `print(t)` of a device tensor: a copy to the host on
+        the current stream that the host waits for, as `t.item()`."""
+        device = [a for v in values for a in tensor_atoms(self.materialize(v))
+                  if a[1] not in self.host_sites]
+        if not device:
+            return
+        self.use(frozenset(device), node)
+        ctx = self.ctx
+        if ctx is not None:
+            self.host_sync(lambda u: u.ordered_on(ctx))
+
     def host_read(self, value, node):
         """The host reads these tensors' elements (`.item()`, formatting,
         `assert`, `float(t)`): those in host memory must have every device
@@ -2659,6 +2672,8 @@ class FunctionAnalysis(Rules, Ordering):
                     if func.id in HOST_READING_BUILTINS:
                         for v in list(args) + list(kwargs.values()):
                             self.host_read(v, node)
+                    if func.id in HOST_SYNC_BUILTINS:
+                        self.host_copy_sync(list(args) + list(kwargs.values()), node)
                     return EMPTY
         callee = self.eval(func)
         if has_kind(callee, "fn"):
@@ -2905,7 +2920,10 @@ class FunctionAnalysis(Rules, Ordering):
         args, kwargs = self.eval_args(node)
         # dtype=, device=, ...: never a tensor the operator reads.
         values = list(args) + [v for k, v in kwargs.items() if k not in NON_TENSOR_KEYWORDS]
-        if canon.startswith("torch.") and canon[len("torch."):] in TENSOR_FACTORIES:
+        # cupy.X: an array on the device, made or computed on the current stream.
+        cupy = canon.startswith("cupy.") and "." not in canon[len("cupy."):]
+        if (canon.startswith("torch.") and canon[len("torch."):] in TENSOR_FACTORIES) or \
+                (cupy and canon[len("cupy."):] in TENSOR_FACTORIES):
             values = []  # torch.rand(dim, dim): sizes, not tensors
         everything = frozenset().union(*values) if values else EMPTY
         if canon.startswith(DIST_PREFIX) and canon.rpartition(".")[2] in DIST_QUERIES:
@@ -2932,6 +2950,8 @@ class FunctionAnalysis(Rules, Ordering):
             # on the stream it was issued on.
             return frozenset((("work", self.ctx),)) if self.ctx is not None else EMPTY
         short = canon[len("torch."):] if canon.startswith("torch.") else None
+        if cupy and canon[len("cupy."):] not in CUPY_NON_ARRAY:
+            short = canon[len("cupy."):]
         is_torch_op = short is not None and (
             ("." not in short and short not in TORCH_NON_TENSOR and not short.startswith("_"))
             or canon.startswith(TENSOR_NAMESPACES))
@@ -2949,7 +2969,7 @@ class FunctionAnalysis(Rules, Ordering):
             self.write(out, node)
             return self.materialize(out)
         if short in TENSOR_FACTORIES or short in LIKE_FACTORIES:
-            if self.on_host(node):
+            if not cupy and self.on_host(node):
                 if any(k.arg == "pin_memory" and isinstance(k.value, ast.Constant) and k.value.value is True
                        for k in node.keywords):
                     # A pinned host buffer: filled and read by the host,
@@ -2958,12 +2978,12 @@ class FunctionAnalysis(Rules, Ordering):
                     self.host_sites.add(next(iter(made))[1])
                     return made
                 return EMPTY
-            if short in TENSOR_FACTORIES and "device" not in kwargs:
+            if short in TENSOR_FACTORIES and "device" not in kwargs and not cupy:
                 return EMPTY  # the default device: the host, unless set otherwise
             made = self.alloc(node, self.ctx)
             if short not in ("empty", "empty_like", "empty_strided"):
                 self.produced(made, node)  # a fill kernel writes it
-            elif "device" in kwargs and self.ctx is not None:
+            elif ("device" in kwargs or cupy) and self.ctx is not None:
                 # A block from the current stream's pool: work that stream
                 # enqueued before may still use it (its previous owner), so
                 # another stream must wait for this one before writing it.
@@ -3103,7 +3123,8 @@ class FunctionAnalysis(Rules, Ordering):
             for other in others:
                 self.wait_stream(streams, other, node)
             return EMPTY
-        if meth == "record_event":
+        if meth == "record_event" or (meth == "record" and has_kind(recv, "s")):
+            # CuPy's stream.record(): the event recorded, as record_event().
             self.eval_args(node)
             return self.record(self.stream_keys(recv, recv_node) or None, node)
         if meth == "record_stream":

@@ -177,6 +177,12 @@ PASS_THROUGH_BUILTINS = {"list", "tuple", "reversed", "sorted", "iter", "next", 
 HOST_READING_BUILTINS = {"print", "repr", "str", "format", "int", "float", "bool", "sum", "any", "all", "min",
                          "max", "abs", "round"}
 
+# Of those, the ones that copy a device tensor (or a CuPy array) to the host
+# and wait for it (item() and printing do), so that the host is ordered
+# after the current stream's work. Not sum, min, max, abs, round: on a
+# device tensor they compute on the device.
+HOST_SYNC_BUILTINS = {"print", "repr", "str", "format", "int", "float", "bool"}
+
 # Context managers that capture a CUDA graph: entering one synchronizes the
 # device first.
 GRAPH_CAPTURE_CONTEXTS = {"torch.cuda.graph", "torch.cuda.graphs.graph"}
@@ -284,8 +290,30 @@ FOREIGN_TENSOR = 2
 DEVICE_BACKENDS = ("xpu", "musa", "npu", "mlu", "hpu", "mtia", "mps")
 
 
+# CuPy's streams, events and synchronizations, by PyTorch's names for the
+# same thing. A CuPy stream is current inside `with stream:`, as a torch
+# Stream is; `stream.record()` is PyTorch's `record_event()`.
+CUPY_AS_TORCH = {"cupy.cuda.Stream": "torch.cuda.Stream", "cupy.cuda.stream.Stream": "torch.cuda.Stream",
+                 "cupy.cuda.ExternalStream": "torch.cuda.ExternalStream",
+                 "cupy.cuda.Event": "torch.cuda.Event", "cupy.cuda.stream.Event": "torch.cuda.Event",
+                 "cupy.cuda.get_current_stream": "torch.cuda.current_stream",
+                 "cupy.cuda.runtime.deviceSynchronize": "torch.cuda.synchronize"}
+
+
+# CuPy's functions that make no array (or none on the device).
+CUPY_NON_ARRAY = {"asnumpy", "get_array_module", "get_default_memory_pool", "get_default_pinned_memory_pool",
+                  "fuse", "ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule", "dtype",
+                  "result_type", "can_cast", "ndim", "shape", "size", "isscalar", "show_config",
+                  "is_available", "errstate", "seterr", "geterr", "iinfo", "finfo", "allclose",
+                  "array_equal"}
+
+
 def as_cuda(canon):
-    """torch.<backend>.X as torch.cuda.X."""
+    """torch.<backend>.X as torch.cuda.X, and CuPy's stream and event names
+    as PyTorch's (CUPY_AS_TORCH)."""
+    cupy = CUPY_AS_TORCH.get(canon)
+    if cupy is not None:
+        return cupy
     if canon.startswith("torch.") and canon.count(".") >= 2:
         backend, _, rest = canon[len("torch."):].partition(".")
         if backend in DEVICE_BACKENDS:

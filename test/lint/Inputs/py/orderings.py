@@ -213,3 +213,25 @@ class Prefetcher:
         out = dev * 2
         del dev  # CHECK: [[@LINE]]:9: warning: 'dev' is freed on stream 'self.copy_stream' while the current stream may still be using it; nothing orders stream 'self.copy_stream' after that use [xstream-unordered-free]
         return out
+
+
+def host_float_clean(side):
+    # float() copies the sum to the host and waits for the current stream,
+    # as .item() does: the host is after the sum's read of buf.
+    with torch.cuda.stream(side):
+        buf = torch.ones(512, device="cuda")
+    torch.cuda.current_stream().wait_stream(side)
+    total = float(buf.sum())
+    del buf
+    return total
+
+
+def host_abs_not_a_wait(side):
+    # abs() of a device tensor computes on the device: the host waits for
+    # nothing.
+    with torch.cuda.stream(side):
+        buf = torch.ones(512, device="cuda")
+    torch.cuda.current_stream().wait_stream(side)
+    total = abs(buf.sum())
+    del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on stream 'side' while the current stream may still be using it{{.*}}[xstream-unordered-free]
+    return total
