@@ -1736,10 +1736,16 @@ class FunctionAnalysis(Rules, Ordering):
             self.st.buffers[atom] = buf
 
     def host_copy_sync(self, values, node):
-        """`float(t)`, `print(t)` of a device tensor: a copy to the host on
-        the current stream that the host waits for, as `t.item()`."""
-        device = [a for v in values for a in tensor_atoms(self.materialize(v))
-                  if a[1] not in self.host_sites]
+        """`float(t)`, `print(t)` of a device tensor made here: a copy to the
+        host on the current stream that the host waits for, as `t.item()`.
+        Not of a value not made here (a parameter may be a number:
+        `float(norm_type)` waits for nothing)."""
+        device = []
+        for v in values:
+            for atom in tensor_atoms(self.materialize(v)):
+                buf = self.st.buffers.get(atom)
+                if buf is not None and buf.foreign == 0 and atom[1] not in self.host_sites:
+                    device.append(atom)
         if not device:
             return
         self.use(frozenset(device), node)
