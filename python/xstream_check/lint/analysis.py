@@ -25,8 +25,8 @@ import re
 
 from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
 from .vocabulary import (
-    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CUPY_NON_ARRAY, CURRENT,
-    CURRENT_STREAM,
+    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CUPY_NON_ARRAY,
+    CUPY_STREAM_FACTORIES, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
     HOST_SYNC_METHODS, INLINE_BUDGET_LINES, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
@@ -2898,7 +2898,12 @@ class FunctionAnalysis(Rules, Ordering):
             return self.eval_args(node)[0][1]
         if canon in STREAM_CONTEXTS:
             return self.stream_context_value(node)
-        if canon in STREAM_FACTORIES:
+        if canon in CUPY_STREAM_FACTORIES and not any(
+                k.arg == "non_blocking" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords):
+            self.eval_args(node)
+            return frozenset((("s", CURRENT),))  # blocking: ordered with the legacy default stream
+        if canon in STREAM_FACTORIES or canon in CUPY_STREAM_FACTORIES:
             self.eval_args(node)
             name = dotted(hint) if hint is not None else None
             return frozenset((("s", name or "stream@%d" % node.lineno),))

@@ -293,11 +293,18 @@ DEVICE_BACKENDS = ("xpu", "musa", "npu", "mlu", "hpu", "mtia", "mps")
 # CuPy's streams, events and synchronizations, by PyTorch's names for the
 # same thing. A CuPy stream is current inside `with stream:`, as a torch
 # Stream is; `stream.record()` is PyTorch's `record_event()`.
-CUPY_AS_TORCH = {"cupy.cuda.Stream": "torch.cuda.Stream", "cupy.cuda.stream.Stream": "torch.cuda.Stream",
-                 "cupy.cuda.ExternalStream": "torch.cuda.ExternalStream",
+CUPY_AS_TORCH = {"cupy.cuda.ExternalStream": "torch.cuda.ExternalStream",
                  "cupy.cuda.Event": "torch.cuda.Event", "cupy.cuda.stream.Event": "torch.cuda.Event",
                  "cupy.cuda.get_current_stream": "torch.cuda.current_stream",
                  "cupy.cuda.runtime.deviceSynchronize": "torch.cuda.synchronize"}
+
+
+# CuPy's stream constructors. A stream made without non_blocking=True
+# synchronizes with the legacy default stream, CuPy's current stream unless
+# the program makes another current: such a stream is taken as the current
+# stream (two of them are not ordered with each other, and races between
+# them are not seen).
+CUPY_STREAM_FACTORIES = {"cupy.cuda.Stream", "cupy.cuda.stream.Stream"}
 
 
 # CuPy's functions that make no array (or none on the device).

@@ -107,3 +107,15 @@ def read_before_the_fill_is_waited():
     consumer.synchronize()
     producer.synchronize()
     return out
+
+
+def blocking_streams_follow_the_null_stream():
+    # CuPy's Stream() without non_blocking=True synchronizes with the legacy
+    # default stream, CuPy's current one: nothing here is unordered.
+    x = cp.arange(1024)
+    stream = cp.cuda.Stream()
+    with stream:
+        y = x * 2
+    del x
+    stream.synchronize()
+    return y
