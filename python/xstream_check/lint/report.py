@@ -74,9 +74,27 @@ def stream_name(key):
     return "stream '%s'" % key.lstrip("~")
 
 
-def stream_expr(key):
+def stream_expr(key, cupy=False):
     """A stream key as the code would name it."""
-    return "torch.cuda.current_stream()" if key == CURRENT else key.lstrip("~")
+    if key == CURRENT:
+        return "cupy.cuda.get_current_stream()" if cupy else "torch.cuda.current_stream()"
+    return key.lstrip("~")
+
+
+def wait_expr(waiter, other, cupy=False):
+    """The call that makes stream `waiter` wait for stream `other`'s work so
+    far: wait_stream in PyTorch, an event recorded and waited on in CuPy
+    (whose streams have no wait_stream)."""
+    if cupy:
+        return "%s.wait_event(%s.record())" % (stream_expr(waiter, True), stream_expr(other, True))
+    return "%s.wait_stream(%s)" % (stream_expr(waiter), stream_expr(other))
+
+
+def speaks_cupy(analysis):
+    """Whether the advice is for CuPy code: the module imports CuPy and not
+    PyTorch."""
+    targets = [t.partition(".")[0] for t in analysis.m.aliases.values()]
+    return "cupy" in targets and "torch" not in targets
 
 
 FREED = {
@@ -184,9 +202,9 @@ def pending_for(analysis, loc, path):
                         "for this write; its next reader on %s may read it before it is written" % (
                             buf, us, analysis.func.name, fs, fs), [], analysis.qualname, buf, us, fs)
             f.notes.append(Note(path, *loc(p.exit_site),
-                                "'%s' returns here; make %s wait for %s (%s.wait_stream(%s)) before returning" % (
-                                    analysis.func.name, fs, us, stream_expr(p.alloc_stream),
-                                    stream_expr(p.use_stream))))
+                                "'%s' returns here; make %s wait for %s (%s) before returning" % (
+                                    analysis.func.name, fs, us,
+                                    wait_expr(p.alloc_stream, p.use_stream, speaks_cupy(analysis)))))
             out.append(f)
             continue
         f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
@@ -194,10 +212,15 @@ def pending_for(analysis, loc, path):
                     "it was allocated) after this use; whoever frees it later frees it while %s may still be "
                     "using it" % (buf, us, analysis.func.name, fs, us), [],
                     analysis.qualname, buf, fs, us)
-        f.notes.append(Note(path, *loc(p.exit_site),
-                            "'%s' returns here; call %s.record_stream(%s) after the use, or make %s wait for %s "
-                            "before returning" % (analysis.func.name, p.buffer, stream_expr(p.use_stream), fs,
-                                                  us)))
+        if speaks_cupy(analysis):
+            f.notes.append(Note(path, *loc(p.exit_site),
+                                "'%s' returns here; make %s wait for %s (%s) before returning" % (
+                                    analysis.func.name, fs, us, wait_expr(p.alloc_stream, p.use_stream, True))))
+        else:
+            f.notes.append(Note(path, *loc(p.exit_site),
+                                "'%s' returns here; call %s.record_stream(%s) after the use, or make %s wait for "
+                                "%s before returning" % (analysis.func.name, p.buffer, stream_expr(p.use_stream),
+                                                         fs, us)))
         out.append(f)
     return out
 
@@ -226,13 +249,14 @@ def races_for(analysis, loc, path):
             f.notes.append(Note(path, *loc(r.first_site),
                                 "%s is written on %s here (a copy the host does not wait for); synchronize with "
                                 "%s (%s.synchronize(), or an event recorded after the copy and its "
-                                "synchronize()) before the read" % (buf, first, first, stream_expr(r.first_stream))))
+                                "synchronize()) before the read" % (
+                                    buf, first, first, stream_expr(r.first_stream, speaks_cupy(analysis)))))
         elif r.kind == "ready" and origin is not None:
             f = Finding(RULE_USE_BEFORE_READY, path, line, col,
                         "%s is used on %s before its write on %s is ordered before this use; nothing makes %s "
                         "wait for %s after the write" % (buf, second, first, second, first), [],
                         analysis.qualname, buf, first, second)
-            wait = "%s.wait_stream(%s)" % (stream_expr(r.second_stream), stream_expr(r.first_stream))
+            wait = wait_expr(r.second_stream, r.first_stream, speaks_cupy(analysis))
             if origin == ENTRY:
                 f.notes.append(Note(path, *loc(r.first_site),
                                     "%s comes from the caller of '%s', last written on %s before the call; make "
@@ -254,20 +278,20 @@ def races_for(analysis, loc, path):
                         "wait for %s after the write" % (buf, second, first, second, first), [],
                         analysis.qualname, buf, first, second)
             f.notes.append(Note(path, *loc(r.first_site),
-                                "%s is written on %s here; make %s wait for it (%s.wait_stream(%s), or an event "
-                                "recorded after this write) before the use" % (
-                                    buf, first, second, stream_expr(r.second_stream),
-                                    stream_expr(r.first_stream))))
+                                "%s is written on %s here; make %s wait for it (%s, or an event recorded after "
+                                "this write) before the use" % (
+                                    buf, first, second,
+                                    wait_expr(r.second_stream, r.first_stream, speaks_cupy(analysis)))))
         elif r.first_site in analysis.allocation_sites:
             f = Finding(RULE_WRITE_AFTER_READ, path, line, col,
                         "%s is written on %s into a block allocated from the pool of %s, which %s never waited "
                         "for; work %s enqueued before the allocation may still be using the block"
                         % (buf, second, first, second, first), [], analysis.qualname, buf, second, first)
             f.notes.append(Note(path, *loc(r.first_site),
-                                "%s is allocated on %s here; make %s wait for %s (%s.wait_stream(%s)) after the "
-                                "allocation and before the write" % (
-                                    buf, first, second, first, stream_expr(r.second_stream),
-                                    stream_expr(r.first_stream))))
+                                "%s is allocated on %s here; make %s wait for %s (%s) after the allocation and "
+                                "before the write" % (
+                                    buf, first, second, first,
+                                    wait_expr(r.second_stream, r.first_stream, speaks_cupy(analysis)))))
         else:
             f = Finding(RULE_WRITE_AFTER_READ, path, line, col,
                         "%s is written on %s while %s may still be using it; nothing orders %s after that use"
