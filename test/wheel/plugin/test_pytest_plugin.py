@@ -282,34 +282,27 @@ def test_bad_set_up_is_one_usage_error(pytester, session, monkeypatch, args, env
 # arena at the `del`, and the next allocation there gets it.
 CUPY_STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cupy_standin")
 CUPY_TESTS = '''
-import ctypes
-
 import cupy
 
-PRODUCER, CONSUMER = cupy.cuda.Stream(0x1000), cupy.cuda.Stream(0x2000)
+from xsc_sim import CONSUMER, PRODUCER, use
 
-
-def use(array, stream, write):
-    function = getattr(ctypes.CDLL(None), "xsc_annotate_use", None)
-    if function is not None:
-        function(ctypes.c_void_p(array.data.ptr), ctypes.c_size_t(array.nbytes),
-                 ctypes.c_void_p(stream.ptr), write)
+ON_PRODUCER = cupy.cuda.Stream(PRODUCER)
 
 
 def test_drops_an_array_the_consumer_reads():
-    with PRODUCER:
+    with ON_PRODUCER:
         batch = cupy.empty(4096)
-    use(batch, CONSUMER, 0)
+    use(batch.data.ptr, CONSUMER)
     del batch  # the free
-    with PRODUCER:
+    with ON_PRODUCER:
         scratch = cupy.empty(4096)
-    use(scratch, PRODUCER, 1)
+    use(scratch.data.ptr, PRODUCER, 1)
 
 
 def test_one_stream():
-    with PRODUCER:
+    with ON_PRODUCER:
         batch = cupy.empty(4096)
-    use(batch, PRODUCER, 1)
+    use(batch.data.ptr, PRODUCER, 1)
     del batch
 '''
 
