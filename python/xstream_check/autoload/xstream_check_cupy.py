@@ -142,7 +142,6 @@ class _Block:
 class _Observer:
     def __init__(self, cupy, api, frame_type):
         self._api = api
-        self._cupy = cupy
         self._inner = cupy.cuda.get_allocator()
         skip = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
         package = getattr(cupy, "__file__", None)

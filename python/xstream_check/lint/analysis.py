@@ -2932,9 +2932,10 @@ class FunctionAnalysis(Rules, Ordering):
         # dtype=, device=, ...: never a tensor the operator reads.
         values = list(args) + [v for k, v in kwargs.items() if k not in NON_TENSOR_KEYWORDS]
         # cupy.X: an array on the device, made or computed on the current stream.
-        cupy = canon.startswith("cupy.") and "." not in canon[len("cupy."):]
+        cupy_short = canon[len("cupy."):] if canon.startswith("cupy.") else ""
+        cupy = bool(cupy_short) and "." not in cupy_short
         if (canon.startswith("torch.") and canon[len("torch."):] in TENSOR_FACTORIES) or \
-                (cupy and canon[len("cupy."):] in TENSOR_FACTORIES):
+                (cupy and cupy_short in TENSOR_FACTORIES):
             values = []  # torch.rand(dim, dim): sizes, not tensors
         everything = frozenset().union(*values) if values else EMPTY
         if canon.startswith(DIST_PREFIX) and canon.rpartition(".")[2] in DIST_QUERIES:
@@ -2961,8 +2962,8 @@ class FunctionAnalysis(Rules, Ordering):
             # on the stream it was issued on.
             return frozenset((("work", self.ctx),)) if self.ctx is not None else EMPTY
         short = canon[len("torch."):] if canon.startswith("torch.") else None
-        if cupy and canon[len("cupy."):] not in CUPY_NON_ARRAY:
-            short = canon[len("cupy."):]
+        if cupy and cupy_short not in CUPY_NON_ARRAY:
+            short = cupy_short
         is_torch_op = short is not None and (
             ("." not in short and short not in TORCH_NON_TENSOR and not short.startswith("_"))
             or canon.startswith(TENSOR_NAMESPACES))
