@@ -47,17 +47,11 @@ Allocation* AllocMap::insert(const AllocInfo& info) {
     interior_.add_slot(slot);
   }
   const RangeIndex::Entry placed{info.addr, end, slot};
-  if (!index_.insert_if_free(placed)) {
-    // Stale entries (a free we never saw) give way to the new allocation.
-    std::vector<RangeIndex::Entry> stale;
-    index_.for_each_overlapping(info.addr, end,
-                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
-    for (const RangeIndex::Entry& e : stale) {
-      release(e.slot);
-      erase_entry(e.start, e.slot);
-    }
-    index_.insert(placed);
-  }
+  // Stale entries (a free we never saw) give way to the new allocation.
+  index_.insert_displacing(placed, [&](const RangeIndex::Entry& e) {
+    release(e.slot);
+    erase_entry(e.start, e.slot);
+  });
   Allocation& a = slab_[slot];
   a.info = clamped;
   a.ready_agent = kNoAgent;

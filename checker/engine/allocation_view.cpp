@@ -76,15 +76,10 @@ void AllocationView::on_alloc(const Event& event) {
     interior_.add_slot(slot);
   }
   const RangeIndex::Entry placed{event.addr, end, slot};
-  if (!index_.insert_if_free(placed)) {
-    // Live ranges it overlaps give way: a free that was never seen. The
-    // checker drops them without remembering their uses.
-    std::vector<RangeIndex::Entry> stale;
-    index_.for_each_overlapping(event.addr, end,
-                                [&](const RangeIndex::Entry& e) { stale.push_back(e); });
-    for (const RangeIndex::Entry& e : stale) erase_live(e.start, e.slot);
-    index_.insert(placed);
-  }
+  // Live ranges it overlaps give way: a free that was never seen. The
+  // checker drops them without remembering their uses.
+  index_.insert_displacing(placed,
+                           [&](const RangeIndex::Entry& e) { erase_live(e.start, e.slot); });
   Entry& entry = slab_[slot];
   entry = Entry{};
   entry.info.addr = event.addr;

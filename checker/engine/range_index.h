@@ -48,6 +48,11 @@ class RangeIndex {
   // changes nothing and returns false. One search where checking for
   // overlaps and then inserting would take two.
   bool insert_if_free(const Entry& entry);
+  // Adds `entry`, first handing each entry it overlaps (a stale range: a
+  // free never seen) to `displaced(const Entry&)`, which must erase it
+  // from this index.
+  template <typename F>
+  void insert_displacing(const Entry& entry, F&& displaced);
   // Removes the entry starting at `start`, which must be there.
   void erase(Addr start);
 
@@ -91,6 +96,15 @@ std::size_t RangeIndex::for_each_overlapping(Addr begin, Addr end, F&& f) const 
     }
   }
   return n;
+}
+
+template <typename F>
+void RangeIndex::insert_displacing(const Entry& entry, F&& displaced) {
+  if (insert_if_free(entry)) return;
+  std::vector<Entry> stale;
+  for_each_overlapping(entry.start, entry.end, [&](const Entry& e) { stale.push_back(e); });
+  for (const Entry& e : stale) displaced(e);
+  insert(entry);
 }
 
 }  // namespace xsc
