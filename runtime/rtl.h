@@ -274,9 +274,9 @@ StreamId resolve(std::uint64_t handle, bool per_thread_default);
 
 // ---- streams (stream.cpp) ---------------------------------------------------
 
-// Called under the lock before an event names `stream`: streams created
+// Called under the lock before `event` names its stream: streams created
 // before the runtime attached are announced with their real flags.
-void note_stream(Locked& locked, StreamId stream, bool in_cuda_call);
+void note_stream(Locked& locked, const Event& event);
 void on_stream_created(Locked& locked, StreamId stream, StreamFlags flags);
 void on_stream_destroyed(Locked& locked, StreamId stream);
 

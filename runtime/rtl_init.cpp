@@ -326,17 +326,6 @@ void note_allocation(const Event& event) {
   pages->add(event.addr, end);
 }
 
-// Whether the stream `event` names was just passed to a CUDA call. A caching
-// allocator's blocks and annotated uses are the program's bookkeeping, which
-// may name a stream destroyed since (note_stream).
-bool named_in_cuda_call(const Event& event) {
-  switch (event.kind) {
-    case EventKind::kAlloc: return event.alloc_kind != AllocKind::kCachingAllocator;
-    case EventKind::kFree: return event.free_kind != FreeKind::kCachingAllocator;
-    case EventKind::kUse: return event.what != UseWhat::kAnnotated;
-    default: return true;
-  }
-}
 }  // namespace
 
 bool caching_blocks_seen() { return caching_blocks_fed.load(std::memory_order_relaxed); }
@@ -388,7 +377,7 @@ void Locked::admit(Event& event) {
     case EventKind::kUnchecked:
       break;
     default:
-      note_stream(*this, event.stream, named_in_cuda_call(event));
+      note_stream(*this, event);
   }
 }
 

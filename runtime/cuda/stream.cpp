@@ -52,9 +52,22 @@ StreamFlags query_flags(StreamId stream) {
   return (flags & 0x1) != 0 ? StreamFlags::kNonBlocking : StreamFlags::kBlocking;
 }
 
+// Whether the stream `event` names was just passed to a CUDA call. A caching
+// allocator's blocks and annotated uses are the program's bookkeeping, which
+// may name a stream destroyed since.
+bool named_in_cuda_call(const Event& event) {
+  switch (event.kind) {
+    case EventKind::kAlloc: return event.alloc_kind != AllocKind::kCachingAllocator;
+    case EventKind::kFree: return event.free_kind != FreeKind::kCachingAllocator;
+    case EventKind::kUse: return event.what != UseWhat::kAnnotated;
+    default: return true;
+  }
+}
+
 }  // namespace
 
-void note_stream(Locked& locked, StreamId stream, bool in_cuda_call) {
+void note_stream(Locked& locked, const Event& event) {
+  const StreamId stream = event.stream;
   if (stream == kLegacyStream || stream == last_known) return;
   auto& known = known_streams();
   const bool met = known.find(stream) != known.end();  // the common case: no insert
@@ -64,7 +77,7 @@ void note_stream(Locked& locked, StreamId stream, bool in_cuda_call) {
   // Not a CUDA call's: the handle may be that of a stream destroyed since.
   // Nothing can run on it any more, so its flags do not matter; it is
   // announced as blocking, like any stream whose flags are not known.
-  if (!in_cuda_call && destroyed_streams().count(stream) != 0) {
+  if (!named_in_cuda_call(event) && destroyed_streams().count(stream) != 0) {
     announce(locked, stream, StreamFlags::kBlocking);
     return;
   }
