@@ -38,11 +38,29 @@ from .vocabulary import (
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place,
     says_host_memory)
 from .module import dotted, flag_text, guarded_entry_wait, is_ordering_statement, none_test
+from .legacy import LegacyStreams, cupy_blocking_stream, cupy_null_stream
 from .ordering import CURRENT_WAITED, Ordering
 from .rules import Rules
 
 # What a saved-tensor pack hook is handed (saved_tensor_hooks), as a buffer.
 SAVED_PREFIX = "p:<saved tensor "
+
+
+def waits_on_each(loop, elems):
+    """A loop over events recorded here that waits on each (`for e in done:
+    s.wait_event(e)`). Its round-less path, where the list was empty, is
+    not taken: no event was recorded there, and the work they were
+    recorded after was not enqueued either (the two are made together)."""
+    if not elems or not all(a[0] in ("e", "ev") for a in elems) or not isinstance(loop.target, ast.Name):
+        return False
+    name = loop.target.id
+    for n in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in ("wait_event", "wait", "synchronize"):
+            if any(isinstance(a, ast.Name) and a.id == name for a in n.args) or \
+                    (isinstance(n.func.value, ast.Name) and n.func.value.id == name):
+                return True
+    return False
 
 
 def platform_test(test):
@@ -262,7 +280,7 @@ class Frame:
         self.constants = {}
 
 
-class FunctionAnalysis(Rules, Ordering):
+class FunctionAnalysis(Rules, Ordering, LegacyStreams):
     """Interprets one function (with its helpers inlined) and collects the
     frees not ordered after a use on another stream."""
 
@@ -361,6 +379,7 @@ class FunctionAnalysis(Rules, Ordering):
         self._object_facts = None
         self._object_seeded = False
         self.wait_log = []  # (waiting streams, waited stream): see seed_object_writes
+        self.blocking = set()  # keys of the blocking streams met (legacy.py)
 
     # ----- sites and keys -------------------------------------------------
     @property
@@ -1085,7 +1104,8 @@ class FunctionAnalysis(Rules, Ordering):
             # holds nothing. Over anything else (range(n), a parameter) the
             # loop is taken to run: a loop of waits waits for what exists.
             iterated = dotted(s.iter)
-            if iterated is not None and all(a[0] == "c" for a in entry.names.get(self.key(iterated), (NONE,))):
+            if iterated is not None and all(a[0] == "c" for a in entry.names.get(self.key(iterated), (NONE,))) \
+                    and not waits_on_each(s, elems):
                 exit_state = join_states([self.empty_container(entry.copy(), iterated)] + ends)
             else:
                 exit_state = join_states(ends)
@@ -1669,6 +1689,7 @@ class FunctionAnalysis(Rules, Ordering):
         stream = self.ctx
         if stream is None:
             return
+        self.enqueued(stream, node)
         if stream == CURRENT and self.side_made and any(a[0] == "c" or a[0] == "tup" for a in value):
             # What a list or tuple holds that a side stream's pool made is
             # touched too (`f([c.x for c in ctxs])`, the contexts a side
@@ -1711,7 +1732,7 @@ class FunctionAnalysis(Rules, Ordering):
                             continue
                         self.race("ready", atom, wsite, w.stream, site, stream)
             buf = buf.copy()
-            buf.uses[site] = new_use(stream)
+            buf.uses[site] = self.fresh_use(stream)
             self.st.buffers[atom] = buf
 
     def write(self, value, node):
@@ -1721,6 +1742,7 @@ class FunctionAnalysis(Rules, Ordering):
         stream = self.ctx
         if stream is None:
             return
+        self.enqueued(stream, node)
         value = self.materialize(value)
         site, atoms = self.touched(value, node, stream)
         for atom in atoms:
@@ -1731,8 +1753,8 @@ class FunctionAnalysis(Rules, Ordering):
                 if usite != site and not u.ordered_on(stream):
                     self.race("war", atom, usite, u.stream, site, stream)
             buf = buf.copy()
-            buf.uses[site] = new_use(stream)
-            buf.writes[site] = new_use(stream)
+            buf.uses[site] = self.fresh_use(stream)
+            buf.writes[site] = self.fresh_use(stream)
             self.st.buffers[atom] = buf
 
     def host_copy_sync(self, values, node):
@@ -1796,7 +1818,7 @@ class FunctionAnalysis(Rules, Ordering):
             buf = self.st.buffers.get(atom)
             if buf is not None:
                 buf = buf.copy()
-                buf.uses[site] = new_use(self.ctx)
+                buf.uses[site] = self.fresh_use(self.ctx)
                 self.st.buffers[atom] = buf
 
     def host_done(self, value, node):
@@ -1816,13 +1838,14 @@ class FunctionAnalysis(Rules, Ordering):
         stream = stream or self.ctx
         if stream is None:
             return value
+        self.enqueued(stream, node)
         site = self.site(node, "use")
         for atom in tensor_atoms(value):
             buf = self.st.buffers.get(atom)
             if buf is not None:
                 buf = buf.copy()  # buffers are shared between states (State.copy)
-                buf.writes[site] = new_use(stream)
-                buf.uses[site] = new_use(stream)  # a later write on another stream must wait for it too
+                buf.writes[site] = self.fresh_use(stream)
+                buf.uses[site] = self.fresh_use(stream)  # a later write on another stream must wait for it too
                 self.st.buffers[atom] = buf
         return value
 
@@ -2675,6 +2698,13 @@ class FunctionAnalysis(Rules, Ordering):
                     return out
                 if func.id in HARMLESS_BUILTINS:
                     args, kwargs = self.eval_args(node)
+                    if func.id == "sum" and args:
+                        # `sum(zs)` of device tensors adds them up with their
+                        # operators, on the current stream.
+                        tensors = frozenset(a for a in self.elements(args[0]) if a[0] == "t")
+                        if tensors and not any(a[1] in self.host_sites for a in tensors):
+                            self.use(tensors, node)
+                            return EMPTY
                     if func.id in HOST_READING_BUILTINS:
                         for v in list(args) + list(kwargs.values()):
                             self.host_read(v, node)
@@ -2898,15 +2928,16 @@ class FunctionAnalysis(Rules, Ordering):
             return self.eval_args(node)[0][1]
         if canon in STREAM_CONTEXTS:
             return self.stream_context_value(node)
-        if canon in CUPY_STREAM_FACTORIES and not any(
-                k.arg == "non_blocking" and isinstance(k.value, ast.Constant) and k.value.value is True
-                for k in node.keywords):
+        if canon in CUPY_STREAM_FACTORIES and cupy_null_stream(node):
             self.eval_args(node)
-            return frozenset((("s", CURRENT),))  # blocking: ordered with the legacy default stream
+            return frozenset((("s", CURRENT),))
         if canon in STREAM_FACTORIES or canon in CUPY_STREAM_FACTORIES:
             self.eval_args(node)
             name = dotted(hint) if hint is not None else None
-            return frozenset((("s", name or "stream@%d" % node.lineno),))
+            key = name or "stream@%d" % node.lineno
+            if canon in CUPY_STREAM_FACTORIES and cupy_blocking_stream(node):
+                self.note_blocking(key)  # ordered with the legacy default stream (legacy.py)
+            return frozenset((("s", key),))
         if canon in CURRENT_STREAM:
             self.eval_args(node)
             if canon.endswith("default_stream"):

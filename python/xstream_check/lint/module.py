@@ -837,6 +837,29 @@ class Module:
         self._subtree[key] = result
         return result
 
+    def blocking_stream_attributes(self, class_name):
+        """Attributes of self that every assignment in the class binds to a
+        CuPy stream made without `non_blocking=True` (lint/legacy.py)."""
+        key = ("blocking-attrs", class_name)
+        if key in self._subtree:
+            return self._subtree[key]
+        from .legacy import cupy_blocking_stream, cupy_null_stream
+        from .vocabulary import CUPY_STREAM_FACTORIES
+        assigned = {}
+        node = self.class_nodes.get(class_name)
+        for n in walk(node) if node is not None else ():
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        value = n.value
+                        blocking = isinstance(value, ast.Call) and \
+                            self.canonical(dotted(value.func) or "") in CUPY_STREAM_FACTORIES and \
+                            cupy_blocking_stream(value) and not cupy_null_stream(value)
+                        assigned[t.attr] = assigned.get(t.attr, True) and blocking
+        result = frozenset("self." + a for a, blocking in assigned.items() if blocking)
+        self._subtree[key] = result
+        return result
+
     def context_halves(self, func):
         """A @contextmanager function split at its one yield: (a def of the
         code before it, which returns the stream a `with

@@ -88,6 +88,7 @@ class Ordering:
                     return use._replace(ordered=use.ordered | {stream})
                 return use
             self.order_all(stream, order, site)
+            self.blocking_waited(stream)
 
 
     def note_current_waited(self):
@@ -119,6 +120,7 @@ class Ordering:
                     return use._replace(ordered=use.ordered | {stream})
                 return use
             self.order_all(stream, order, site)
+            self.blocking_waited(stream)
 
 
     def order_all(self, stream, order, wait_site):

@@ -235,3 +235,44 @@ def host_abs_not_a_wait(side):
     total = abs(buf.sum())
     del buf  # CHECK: [[@LINE]]:5: warning: 'buf' is freed on stream 'side' while the current stream may still be using it{{.*}}[xstream-unordered-free]
     return total
+
+
+def wait_on_each_recorded_event(n, src):
+    # Each side stream's result is waited for through the event recorded
+    # after it; the loop of waits runs once per event, so a list of results
+    # is never left unwaited by it.
+    reduce_stream = torch.cuda.Stream()
+    side_streams = [torch.cuda.Stream() for _ in range(n)]
+    parts = []
+    done = []
+    for stream in side_streams:
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            parts.append(src * 2)
+        done.append(stream.record_event())
+    for event in done:
+        reduce_stream.wait_event(event)
+    with torch.cuda.stream(reduce_stream):
+        total = sum(parts)
+    reduce_stream.synchronize()
+    return total
+
+
+def wait_on_each_event_of_another_list(n, src):
+    reduce_stream = torch.cuda.Stream()
+    side_streams = [torch.cuda.Stream() for _ in range(n)]
+    parts = []
+    done = []
+    other = []
+    for stream in side_streams:
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            parts.append(src * 2)
+        done.append(stream.record_event())
+        other.append(reduce_stream.record_event())  # the waiting stream's own
+    for event in other:
+        reduce_stream.wait_event(event)
+    with torch.cuda.stream(reduce_stream):
+        total = sum(parts)  # CHECK: [[@LINE]]:17: warning: {{.*}} is used on stream 'reduce_stream' before its write on stream {{.*}}[xstream-use-before-ready]
+    reduce_stream.synchronize()
+    return total
