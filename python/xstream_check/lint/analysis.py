@@ -1893,6 +1893,12 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         for k, v in self.st.names.items():
             if atom in v and not k.startswith("g:"):
                 return k.partition(":")[2]
+        # An element of a list made here (`parts.append(x * 2)`): by the list.
+        for c, held in self.st.containers.items():
+            if atom in held:
+                for k, v in self.st.names.items():
+                    if c in v and k.startswith(first):
+                        return k.partition(":")[2] + "[*]"
         return "tensor"
 
 

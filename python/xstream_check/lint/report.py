@@ -64,6 +64,10 @@ class ParseError:
     message: str
 
 
+# A stream made by a call bound to no name (`streams.append(Stream())`).
+UNNAMED_STREAM = re.compile(r"stream@(\d+)")
+
+
 def stream_name(key):
     if key == CURRENT:
         return "the current stream"
@@ -71,6 +75,9 @@ def stream_name(key):
         return "an unknown stream"
     if key.startswith("@"):
         return "the stream that fills '%s'" % key[1:]
+    made = UNNAMED_STREAM.fullmatch(key)
+    if made:
+        return "the stream made at line %s" % made.group(1)
     return "stream '%s'" % key.lstrip("~")
 
 
@@ -78,6 +85,9 @@ def stream_expr(key, cupy=False):
     """A stream key as the code would name it."""
     if key == CURRENT:
         return "cupy.cuda.get_current_stream()" if cupy else "torch.cuda.current_stream()"
+    made = UNNAMED_STREAM.fullmatch(key)
+    if made:
+        return "<the stream made at line %s>" % made.group(1)
     return key.lstrip("~")
 
 

@@ -228,7 +228,7 @@ def map_then_reduce_unordered(n):
         with stream:
             parts.append(cp.ones(1024) * 2)
     with reduce_stream:
-        total = sum(parts)  # CHECK: [[@LINE]]:17: warning: {{.*}} is used on stream 'reduce_stream' before its write on stream {{.*}}[xstream-use-before-ready]
+        total = sum(parts)  # CHECK: [[@LINE]]:17: warning: 'parts[*]' is used on stream 'reduce_stream' before its write on the stream made at line {{[0-9]+}} is ordered before this use{{.*}}[xstream-use-before-ready]
     reduce_stream.synchronize()
     return total
 

@@ -273,6 +273,6 @@ def wait_on_each_event_of_another_list(n, src):
     for event in other:
         reduce_stream.wait_event(event)
     with torch.cuda.stream(reduce_stream):
-        total = sum(parts)  # CHECK: [[@LINE]]:17: warning: {{.*}} is used on stream 'reduce_stream' before its write on stream {{.*}}[xstream-use-before-ready]
+        total = sum(parts)  # CHECK: [[@LINE]]:17: warning: 'parts[*]' is used on stream 'reduce_stream' before its write on the stream made at line {{[0-9]+}} is ordered before this use{{.*}}[xstream-use-before-ready]
     reduce_stream.synchronize()
     return total

@@ -178,7 +178,7 @@ def new_side_stream():
 
 def scale_on_made_stream(t):
     with torch.cuda.stream(new_side_stream()):
-        t.mul_(2)  # CHECK: [[@LINE]]:9: warning: 't' is used on stream 'stream@{{[0-9]+}}' here and is still held when 'scale_on_made_stream' returns{{.*}}[xstream-pending-at-return]
+        t.mul_(2)  # CHECK: [[@LINE]]:9: warning: 't' is used on the stream made at line {{[0-9]+}} here and is still held when 'scale_on_made_stream' returns{{.*}}[xstream-pending-at-return]
 
 
 def scale_on_factory_stream(t, stream_factory):
