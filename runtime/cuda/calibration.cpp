@@ -193,6 +193,8 @@ void start_calibration(const Options& options) {
   }
 }
 
+bool calibrated_call(CUpti_CallbackId cbid) { return is_calibrated_call(cbid); }
+
 bool driver_only_launches() { return launch_mode.load(std::memory_order_relaxed) == kDriverOnly; }
 
 bool calibrating_launches() {

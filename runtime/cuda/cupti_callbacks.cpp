@@ -369,8 +369,13 @@ bool subscribe_cupti() {
   const LaunchCallbacks launches = options().launch_callbacks;
   start_calibration(options());
   int failed = 0;
+  // XSC_PROFILE=subscribe-only measures CUPTI's dispatch in a checked
+  // run's steady state: a callback that returns at once never calibrates,
+  // so the runtime callbacks that calibration turns off are left off here.
+  const bool steady_only = profile_mode() == ProfileMode::kSubscribeOnly;
   for (CUpti_CallbackId cbid : kRuntimeCallbacks) {
     if (launches == LaunchCallbacks::kDriver && is_runtime_launch(cbid)) continue;
+    if (steady_only && calibrated_call(cbid)) continue;
     failed += api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) != CUPTI_SUCCESS;
   }
   for (CUpti_CallbackId cbid : kDriverCallbacks)

@@ -98,6 +98,10 @@ inline bool is_driver_launch(CUpti_CallbackId cbid) {
 
 // Sets the calibration up as the options say, at subscription.
 void start_calibration(const Options& options);
+// Whether `cbid` is a runtime API call whose callbacks calibration turns
+// off once its driver calls agree (a copy, memset, event record, wait or
+// destroy).
+bool calibrated_call(CUpti_CallbackId cbid);
 // Launches: the runtime's launch callbacks are off (kDriverOnly), or are
 // being compared with their driver launches.
 bool driver_only_launches();
