@@ -24,7 +24,9 @@ extra time lies.
 
 A workload named WORKLOAD+item reads the loss on the host at every step
 (loss.item(), a copy into pinned memory and a synchronization), as a loop
-that logs it does.
+that logs it does; WORKLOAD+batchN runs the step on N sequences instead of
+64 (the MLP workloads: more GPU work for the same host work). Suffixes
+combine: fsdp2+batch256+item.
 
 --profile also runs, in each pair, the variants that split the checked
 cost (docs/performance-knobs.md), and prints where the steady-state time
@@ -147,6 +149,22 @@ def phases_of(text, spawned, exited):
     return {name: marks[b] - marks[a] for name, a, b in PHASES}
 
 
+def step_options(suffixes):
+    """train_step.py's options for a workload's suffixes: `item` (the step
+    reads its loss on the host, loss.item(), as a loop that logs it does)
+    and `batchN` (N sequences a step)."""
+    options = []
+    for suffix in suffixes:
+        batch = re.fullmatch(r"batch([0-9]+)", suffix)
+        if suffix == "item":
+            options.append("--item")
+        elif batch:
+            options += ["--batch", batch.group(1)]
+        else:
+            raise SystemExit("run.py: unknown workload suffix '+%s' (item, batchN)" % suffix)
+    return options
+
+
 def run_once(workload, variant, build, steps, warmup):
     env = dict(os.environ)
     for key in ("LD_PRELOAD", "XSC_OPTIONS", "XSC_PROFILE"):
@@ -156,11 +174,9 @@ def run_once(workload, variant, build, steps, warmup):
         env.update(PROFILE_VARIANTS.get(variant, EXTRA_VARIANTS.get(variant, {})))
     start = time.perf_counter()
     spawned = time.time()
-    # WORKLOAD+item: the step reads its loss on the host (loss.item()), as
-    # a loop that logs it does.
-    name, _, suffix = workload.partition("+")
+    name, *suffixes = workload.split("+")
     proc = subprocess.run([sys.executable, STEP, name, "--steps", str(steps), "--warmup",
-                           str(warmup)] + (["--item"] if suffix == "item" else []),
+                           str(warmup)] + step_options(suffixes),
                           env=env, capture_output=True, text=True,
                           preexec_fn=bind if CPUS else None)
     wall = time.perf_counter() - start

@@ -170,6 +170,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--item", action="store_true",
                         help="read the loss on the host at every step (loss.item())")
+    parser.add_argument("--batch", type=int, default=64,
+                        help="sequences of 128 tokens a step (eager, compile, fsdp2, ddp)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("train_step.py: no CUDA device available", file=sys.stderr)
@@ -198,8 +200,8 @@ def main() -> int:
             fully_shard(model)
         elif args.workload == "ddp":
             model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
-        x = torch.randn(64, 128, 1024, device=device)
-        target = torch.randn(64, 128, 1024, device=device)
+        x = torch.randn(args.batch, 128, 1024, device=device)
+        target = torch.randn(args.batch, 128, 1024, device=device)
         forward = torch.compile(model) if args.workload == "compile" else model
 
         def loss_of():

@@ -16,7 +16,9 @@ marks["warm"] = marks["ready"] + 0.2
 marks["stepped"] = marks["warm"] + 0.1
 marks["ended"] = marks["stepped"] + 0.05
 steps = int(sys.argv[sys.argv.index("--steps") + 1])
-print(f"XSC_STEP workload={sys.argv[1]} steady_ms={1.5 if checked else 1.0:.3f} warmup_s=0.200 "
+# --batch N: N/64 times the step's time (the 64 sequences' default).
+scale = int(sys.argv[sys.argv.index("--batch") + 1]) / 64 if "--batch" in sys.argv else 1.0
+print(f"XSC_STEP workload={sys.argv[1]} steady_ms={(1.5 if checked else 1.0) * scale:.3f} warmup_s=0.200 "
       f"steps={steps} host_ms=0.900"
       + (" quartiles_ms=1.400/1.700 halves_ms=1.600/1.450" if checked else ""))
 if checked:
