@@ -816,49 +816,42 @@ class Module:
         self._stream_cache[key] = result
         return result
 
+    def attributes_always(self, class_name, tag, binds):
+        """Attributes of self (`self.x`) that every assignment in the class
+        binds to a value `binds(value node)` accepts; cached under `tag`."""
+        key = (tag, class_name)
+        if key in self._subtree:
+            return self._subtree[key]
+        assigned = {}
+        node = self.class_nodes.get(class_name)
+        for n in walk(node) if node is not None else ():
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        assigned[t.attr] = assigned.get(t.attr, True) and binds(n.value)
+        result = frozenset("self." + a for a, always in assigned.items() if always)
+        self._subtree[key] = result
+        return result
+
     def current_stream_attributes(self, class_name):
         """Attributes of self that every assignment in the class binds to
         the current or the default stream (`self.compute_stream =
         torch.cuda.current_stream()`): names of the current stream."""
-        key = ("current-attrs", class_name)
-        if key in self._subtree:
-            return self._subtree[key]
-        assigned = {}
-        node = self.class_nodes.get(class_name)
-        for n in walk(node) if node is not None else ():
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        value = n.value
-                        current = isinstance(value, ast.Call) and not value.args and \
-                            (dotted(value.func) or "").rpartition(".")[2] in ("current_stream", "default_stream")
-                        assigned[t.attr] = assigned.get(t.attr, True) and current
-        result = frozenset("self." + a for a, current in assigned.items() if current)
-        self._subtree[key] = result
-        return result
+        return self.attributes_always(
+            class_name, "current-attrs",
+            lambda value: isinstance(value, ast.Call) and not value.args and
+            (dotted(value.func) or "").rpartition(".")[2] in ("current_stream", "default_stream"))
 
     def blocking_stream_attributes(self, class_name):
         """Attributes of self that every assignment in the class binds to a
         CuPy stream made without `non_blocking=True` (lint/legacy.py)."""
-        key = ("blocking-attrs", class_name)
-        if key in self._subtree:
-            return self._subtree[key]
         from .legacy import cupy_blocking_stream, cupy_null_stream
         from .vocabulary import CUPY_STREAM_FACTORIES
-        assigned = {}
-        node = self.class_nodes.get(class_name)
-        for n in walk(node) if node is not None else ():
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        value = n.value
-                        blocking = isinstance(value, ast.Call) and \
-                            self.canonical(dotted(value.func) or "") in CUPY_STREAM_FACTORIES and \
-                            cupy_blocking_stream(value) and not cupy_null_stream(value)
-                        assigned[t.attr] = assigned.get(t.attr, True) and blocking
-        result = frozenset("self." + a for a, blocking in assigned.items() if blocking)
-        self._subtree[key] = result
-        return result
+        return self.attributes_always(
+            class_name, "blocking-attrs",
+            lambda value: isinstance(value, ast.Call) and
+            self.canonical(dotted(value.func) or "") in CUPY_STREAM_FACTORIES and
+            cupy_blocking_stream(value) and not cupy_null_stream(value))
 
     def context_halves(self, func):
         """A @contextmanager function split at its one yield: (a def of the
