@@ -107,6 +107,28 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
       out.push_back(std::move(f));
     }
   }
+  // One warning per use, for the first write it is not ordered after.
+  std::map<SiteId, std::vector<const UseBeforeReady*>> by_use;
+  for (const UseBeforeReady& nr : flow.not_ready) by_use[nr.use_site].push_back(&nr);
+  for (const auto& [use_site, entries] : by_use) {
+    const UseBeforeReady& nr = *entries.front();
+    const std::string& buf = d.key(nr.buffer);
+    Finding f;
+    f.rule = kRuleUseBeforeReady;
+    f.loc = d.loc(use_site);
+    f.function = function;
+    f.buffer = buf;
+    f.free_stream = d.stream(nr.write_stream);
+    f.use_stream = d.stream(nr.use_stream);
+    f.message = buf + " is used on " + d.stream(nr.use_stream) + " before its write on " +
+                d.stream(nr.write_stream) + " is ordered before this use; nothing makes " +
+                d.stream(nr.use_stream) + " wait for " + d.stream(nr.write_stream) + " after the write";
+    f.notes.push_back({d.loc(nr.write_site), buf + " is written on " + d.stream(nr.write_stream) +
+                                                 " here; record an event on " + d.stream(nr.write_stream) +
+                                                 " after this write and make " + d.stream(nr.use_stream) +
+                                                 " wait on it before the use"});
+    out.push_back(std::move(f));
+  }
   return out;
 }
 
@@ -164,7 +186,7 @@ Analyzer::~Analyzer() = default;
 std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
   const Stmt* body = fd ? fd->getBody() : nullptr;
   if (!body || fd->isDependentContext()) return {};
-  if (!model_->body_may_free(body)) return {};
+  if (!model_->body_may_free(body) && !model_->body_may_write(body)) return {};
 
   CFG::BuildOptions options;
   options.AddImplicitDtors = true;
@@ -174,6 +196,8 @@ std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
   if (!cfg) return {};
 
   std::unique_ptr<FunctionOps> ops = build_function_ops(ctx_, *model_, *cfg);
+  for (KeyId k = 0; k < ops->keys.size(); ++k)
+    if (ops->keys[k].is_legacy) ops->graph.implicitly_ordered.push_back(k);
   DataflowResult flow = run_stream_order_dataflow(ops->graph);
   if (flow.gave_up) return {};
   std::vector<Finding> findings = findings_from(*ops, flow, fd->getQualifiedNameAsString());

@@ -1,6 +1,8 @@
 // Forward dataflow over the op graph. The state answers, for every use of a
-// buffer still reachable at a point: which streams are ordered after it, which
-// event records capture it, and whether the host has waited for it.
+// buffer still reachable at a point (and for its known writes apart): which
+// streams are ordered after it, which event records capture it, and whether
+// the host has waited for it. A free is checked against the uses, a use
+// against the known writes.
 //
 // Joins keep a use present on either incoming path (it may exist) but only the
 // ordering facts true on both (they must hold). So a free reports a use when
@@ -52,6 +54,7 @@ struct UseFacts {
   std::vector<KeyId> ordered;    // streams whose later work runs after the use
   std::vector<SiteId> captures;  // record sites whose event completes after it
   bool host = false;             // the host has waited for it
+  bool partial = false;          // made through a pointer offset (Op::partial), on some path
 
   bool operator==(const UseFacts&) const = default;
 
@@ -65,6 +68,7 @@ struct UseFacts {
     }
     ordered = intersect(ordered, o.ordered);
     captures = intersect(captures, o.captures);
+    partial = partial || o.partial;
   }
   bool ordered_on(KeyId s) const { return host || contains_sorted(ordered, s); }
 };
@@ -73,6 +77,7 @@ struct BufferFacts {
   std::vector<KeyId> alloc_streams;  // may: streams it was allocated on
   std::vector<KeyId> recorded;       // must: record_stream'd streams
   std::map<SiteId, UseFacts> uses;
+  std::map<SiteId, UseFacts> writes;  // the known writes among the uses
 
   bool operator==(const BufferFacts&) const = default;
 };
@@ -115,6 +120,7 @@ void join_state(State& into, const State& from) {
     a.alloc_streams = unite(a.alloc_streams, b.alloc_streams);
     a.recorded = intersect(a.recorded, b.recorded);
     join_maps(a.uses, b.uses, [](UseFacts& x, const UseFacts& y) { x.join(y); });
+    join_maps(a.writes, b.writes, [](UseFacts& x, const UseFacts& y) { x.join(y); });
   });
   join_maps(into.events, from.events,
             [](std::vector<SiteId>& a, const std::vector<SiteId>& b) { a = unite(a, b); });
@@ -124,15 +130,35 @@ void join_state(State& into, const State& from) {
 // Where findings go during the reporting pass; null while iterating.
 struct Sink {
   std::map<std::tuple<SiteId, SiteId, KeyId>, UnorderedFree> found;
+  std::map<std::pair<SiteId, SiteId>, UseBeforeReady> not_ready;
 };
 
 template <typename F>
 void for_each_use(State& s, F&& f) {
-  for (auto& [key, buf] : s.buffers)
+  for (auto& [key, buf] : s.buffers) {
     for (auto& [site, use] : buf.uses) f(use);
+    for (auto& [site, write] : buf.writes) f(write);
+  }
 }
 
-void transfer(State& s, const Op& op, Sink* sink) {
+// A use of `buf` on `op.stream` must come after every earlier write of it on
+// another stream. Not judged where either stream is a default stream, which
+// CUDA orders with blocking streams implicitly, nor where the use or the
+// write may touch only a part of the buffer (two streams filling and reading
+// halves of one array), nor for a write after a write.
+void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
+  if (op.kind != OpKind::kUse || op.partial || contains_sorted(graph.implicitly_ordered, op.stream))
+    return;
+  for (const auto& [write_site, write] : buf.writes) {
+    if (write_site == op.site || write.stream == op.stream || write.ordered_on(op.stream)) continue;
+    if (write.partial) continue;
+    if (contains_sorted(graph.implicitly_ordered, write.stream)) continue;
+    sink.not_ready.emplace(std::make_pair(op.site, write_site),
+                           UseBeforeReady{op.site, op.buffer, op.stream, write_site, write.stream});
+  }
+}
+
+void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
   switch (op.kind) {
     case OpKind::kAlloc: {
       BufferFacts fresh;
@@ -140,12 +166,17 @@ void transfer(State& s, const Op& op, Sink* sink) {
       s.buffers[op.buffer] = std::move(fresh);
       break;
     }
-    case OpKind::kUse: {
+    case OpKind::kUse:
+    case OpKind::kWrite: {
       if (op.stream == kNoKey) break;
+      BufferFacts& buf = s.buffers[op.buffer];
+      if (sink) check_ready(buf, op, graph, *sink);
       UseFacts use;
       use.stream = op.stream;
       use.ordered.push_back(op.stream);
-      s.buffers[op.buffer].uses[op.site] = std::move(use);
+      use.partial = op.partial;
+      if (op.kind == OpKind::kWrite) buf.writes[op.site] = use;
+      buf.uses[op.site] = std::move(use);
       break;
     }
     case OpKind::kRecord: {
@@ -295,7 +326,7 @@ DataflowResult run_stream_order_dataflow(const OpGraph& graph) {
     work.pop_front();
     queued[b] = false;
     State out = in[b];
-    for (const Op& op : graph.blocks[b].ops) transfer(out, op, nullptr);
+    for (const Op& op : graph.blocks[b].ops) transfer(out, op, graph, nullptr);
     for (unsigned succ : graph.blocks[b].succs) {
       State joined = in[succ];
       join_state(joined, out);
@@ -316,10 +347,11 @@ DataflowResult run_stream_order_dataflow(const OpGraph& graph) {
     for (std::size_t b = 0; b < n; ++b) {
       if (!in[b].reached) continue;
       State s = in[b];
-      for (const Op& op : graph.blocks[b].ops) transfer(s, op, &sink);
+      for (const Op& op : graph.blocks[b].ops) transfer(s, op, graph, &sink);
     }
   }
   for (auto& [key, uf] : sink.found) result.unordered.push_back(uf);
+  for (auto& [key, nr] : sink.not_ready) result.not_ready.push_back(nr);
   return result;
 }
 

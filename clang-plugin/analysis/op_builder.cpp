@@ -1,5 +1,7 @@
 #include "analysis/op_builder.h"
 
+#include <algorithm>
+
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -7,6 +9,7 @@
 #include "clang/AST/StmtVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -303,6 +306,29 @@ bool ApiModel::constructor_allocates(const CXXConstructorDecl* cd) {
   return allocates;
 }
 
+bool writes_first_argument(const FunctionDecl* fd) {
+  const IdentifierInfo* id = fd ? fd->getIdentifier() : nullptr;
+  if (!id) return false;
+  const StringRef name = id->getName();
+  return name.ends_with("Async") && !name.contains("ToSymbol") &&
+         (name.starts_with("cudaMemcpy") || name.starts_with("cudaMemset") ||
+          name.starts_with("cuMemcpy") || name.starts_with("cuMemsetD"));
+}
+
+bool ApiModel::body_may_write(const Stmt* body, int depth) {
+  if (!body) return false;
+  if (const auto* call = dyn_cast<CallExpr>(body)) {
+    if (role_of(call->getDirectCallee()) == ApiRole::kUse && writes_first_argument(call->getDirectCallee()))
+      return true;
+    if (depth > 0)
+      if (const FunctionDecl* def = inlinable_definition(call->getDirectCallee()))
+        if (body_may_write(def->getBody(), depth - 1)) return true;
+  }
+  for (const Stmt* child : body->children())
+    if (child && body_may_write(child, depth)) return true;
+  return false;
+}
+
 bool ApiModel::body_may_free(const Stmt* body, int depth) {
   if (!body) return false;
   if (const auto* call = dyn_cast<CallExpr>(body)) {
@@ -336,6 +362,17 @@ const FunctionDecl* ApiModel::inlinable_definition(const FunctionDecl* fd) {
 // Building the op graph
 
 namespace {
+
+// A pointer offset into a buffer (`p + i * n`, `&p[i]`): the work may touch
+// only a part of it.
+bool offset_pointer(const Expr* e) {
+  e = e ? e->IgnoreParenCasts() : nullptr;
+  if (const auto* bo = dyn_cast_or_null<BinaryOperator>(e))
+    return (bo->getOpcode() == BO_Add || bo->getOpcode() == BO_Sub) && bo->getType()->isPointerType();
+  if (const auto* uo = dyn_cast_or_null<UnaryOperator>(e))
+    return uo->getOpcode() == UO_AddrOf && isa<ArraySubscriptExpr>(uo->getSubExpr()->IgnoreParens());
+  return false;
+}
 
 const Expr* strip(const Expr* e) {
   while (e) {
@@ -794,8 +831,11 @@ class Builder {
     for (unsigned i = 0; i < launch->getNumArgs(); ++i) {
       const Expr* arg = launch->getArg(i);
       if (!buffer_like(param_type(kernel, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
-      if (KeyId k = buffer_key(arg); k != kNoKey)
-        emit(Op{OpKind::kUse, k, stream, kNoKey, kNoKey, at});
+      if (KeyId k = buffer_key(arg); k != kNoKey) {
+        Op op{OpKind::kUse, k, stream, kNoKey, kNoKey, at};
+        op.partial = offset_pointer(arg);
+        emit(op);
+      }
     }
   }
 
@@ -866,8 +906,17 @@ class Builder {
         KeyId stream = stream_arg(call);
         if (stream == kNoKey) return;
         SiteId at = site(loc);
-        for (KeyId b : buffer_args(call, /*all=*/true))
-          emit(Op{OpKind::kUse, b, stream, kNoKey, kNoKey, at});
+        const KeyId written =
+            writes_first_argument(fd) && call->getNumArgs() > 0 ? buffer_key(call->getArg(0)) : kNoKey;
+        llvm::DenseSet<KeyId> partial;
+        for (const Expr* arg : call->arguments())
+          if (offset_pointer(arg))
+            if (KeyId k = buffer_key(arg); k != kNoKey) partial.insert(k);
+        for (KeyId b : buffer_args(call, /*all=*/true)) {
+          Op op{b == written ? OpKind::kWrite : OpKind::kUse, b, stream, kNoKey, kNoKey, at};
+          op.partial = partial.contains(b);
+          emit(op);
+        }
         return;
       }
       case ApiRole::kRecord: {
@@ -1134,9 +1183,14 @@ class Builder {
     // for `consume(buf)` is the operator() after the lambda's name.
     SourceLocation loc = static_cast<const Stmt*>(call)->getBeginLoc();
     if (const auto* mc = dyn_cast<CXXMemberCallExpr>(call)) loc = mc->getExprLoc();
+    // A helper handed a pointer offset into a buffer may touch only a part
+    // of it: its uses and writes are taken as partial, whichever parameter.
+    const bool offset_arg = std::any_of(call->arg_begin(), call->arg_end(),
+                                        [](const Expr* arg) { return offset_pointer(arg); });
     for (const Op& in : sum->ops) {
       Op op = in;
       op.site = site(loc);
+      if (offset_arg && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite)) op.partial = true;
       bool lost = false;
       auto map = [&](KeyId& k) {
         if (k == kNoKey) return;

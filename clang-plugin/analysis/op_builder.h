@@ -53,6 +53,10 @@ class ApiModel {
   // Whether the function body could produce a finding at all: it frees
   // something stream-ordered. Most functions are skipped by this.
   bool body_may_free(const clang::Stmt* body, int depth = kMaxInlineDepth);
+  // Whether a body may enqueue a known write (an async copy or memset),
+  // directly or in an inlinable helper: a later use on another stream must
+  // be ordered after it.
+  bool body_may_write(const clang::Stmt* body, int depth = kMaxInlineDepth);
 
   // Small helpers defined in the project (a launch wrapper, an event helper)
   // are inlined at their call sites, so that wrapping a kernel launch in a
@@ -86,6 +90,11 @@ struct KeyInfo {
   std::string display;       // source text, or a description
   bool is_legacy = false;    // the legacy default stream
 };
+
+// Whether `fd` is an async copy or memset, whose first argument is the
+// memory it writes (cudaMemcpyAsync, cudaMemset2DAsync, cuMemcpyHtoDAsync,
+// ...; not cudaMemcpyToSymbolAsync, whose first argument is a symbol).
+bool writes_first_argument(const clang::FunctionDecl* fd);
 
 struct FunctionOps {
   OpGraph graph;

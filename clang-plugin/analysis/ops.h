@@ -15,6 +15,7 @@ inline constexpr KeyId kNoKey = ~KeyId{0};
 enum class OpKind : std::uint8_t {
   kAlloc,         // buffer allocated on `stream` (kNoKey: stream unknown)
   kUse,           // buffer read or written by work enqueued on `stream`
+  kWrite,         // buffer written by work enqueued on `stream` (a copy's or memset's destination)
   kRecord,        // event recorded on `stream`
   kWait,          // `stream` waits for `event`
   kStreamSync,    // host waits for all work on `stream`
@@ -34,6 +35,9 @@ struct Op {
   KeyId event = kNoKey;
   KeyId source = kNoKey;
   SiteId site = 0;
+  // kUse, kWrite: through a pointer offset into the buffer (`p + i * n`),
+  // so perhaps only a part of it, which another part's write may not touch.
+  bool partial = false;
 };
 
 struct OpBlock {
@@ -44,6 +48,9 @@ struct OpBlock {
 struct OpGraph {
   std::vector<OpBlock> blocks;
   unsigned entry = 0;
+  // Keys of the legacy and per-thread default streams, sorted: CUDA orders
+  // them with the blocking streams implicitly, which the graph does not show.
+  std::vector<KeyId> implicitly_ordered;
 };
 
 // A free that is not ordered after a use on another stream, on some path.
@@ -57,8 +64,19 @@ struct UnorderedFree {
   SiteId late_wait_site = 0;
 };
 
+// A use on a stream that nothing orders after an earlier write of the buffer
+// on another stream, on some path.
+struct UseBeforeReady {
+  SiteId use_site = 0;
+  KeyId buffer = kNoKey;
+  KeyId use_stream = kNoKey;
+  SiteId write_site = 0;
+  KeyId write_stream = kNoKey;
+};
+
 struct DataflowResult {
   std::vector<UnorderedFree> unordered;  // sorted by (free_site, use_site)
+  std::vector<UseBeforeReady> not_ready;  // sorted by (use_site, write_site)
   bool gave_up = false;                  // no fixpoint within the step budget
 };
 

@@ -33,6 +33,12 @@ constexpr RuleInfo kRules[] = {
      "ordering the freeing stream after that use. Record an event on the using stream after the "
      "last use and make the freeing stream wait on it before the free (or keep a reference and "
      "wait later, synchronize the host, or free on the using stream)."},
+    {"xstream-use-before-ready", "UseBeforeReady",
+     "Buffer used on a stream before another stream's write of it is ordered before the use",
+     "The buffer is written by a copy or memset on one stream and then used by work on another "
+     "stream with nothing ordering the using stream after the write: the use may read the memory "
+     "before the write lands. Record an event on the writing stream after the write and make the "
+     "using stream wait on it before the use (or synchronize the host with the writing stream)."},
 };
 
 // Notification descriptors (tool.driver.notifications).

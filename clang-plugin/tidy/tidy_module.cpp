@@ -1,4 +1,4 @@
-// clang-tidy -load=libxstream_tidy.so -checks='-*,xstream-*': the two checks
+// clang-tidy -load=libxstream_tidy.so -checks='-*,xstream-*': the three checks
 // as a clang-tidy module. NOLINT handling comes from clang-tidy itself.
 //
 // Options (per check):
@@ -91,11 +91,18 @@ class UnorderedFreeCheck : public StreamOrderCheck {
       : StreamOrderCheck(name, context, kRuleUnorderedFree) {}
 };
 
+class UseBeforeReadyCheck : public StreamOrderCheck {
+ public:
+  UseBeforeReadyCheck(llvm::StringRef name, clang::tidy::ClangTidyContext* context)
+      : StreamOrderCheck(name, context, kRuleUseBeforeReady) {}
+};
+
 class XstreamTidyModule : public clang::tidy::ClangTidyModule {
  public:
   void addCheckFactories(clang::tidy::ClangTidyCheckFactories& factories) override {
     factories.registerCheck<FreeBeforeWaitCheck>(kRuleFreeBeforeWait);
     factories.registerCheck<UnorderedFreeCheck>(kRuleUnorderedFree);
+    factories.registerCheck<UseBeforeReadyCheck>(kRuleUseBeforeReady);
   }
 };
 

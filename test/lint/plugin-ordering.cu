@@ -48,8 +48,8 @@ void wait_on_other_stream(cudaStream_t producer, cudaStream_t consumer, cudaStre
 void copy_and_memset_uses(cudaStream_t producer, cudaStream_t consumer, float* host) {
   float* p;
   cudaMallocAsync(&p, 1024, producer);
-  cudaMemsetAsync(p, 0, 1024, producer);
-  cudaMemcpyAsync(host, p, 1024, cudaMemcpyDeviceToHost, consumer); // expected-note {{'p' is used on stream 'consumer' here}}
+  cudaMemsetAsync(p, 0, 1024, producer); // expected-note {{'p' is written on stream 'producer' here; record an event on stream 'producer' after this write and make stream 'consumer' wait on it before the use}}
+  cudaMemcpyAsync(host, p, 1024, cudaMemcpyDeviceToHost, consumer); // expected-note {{'p' is used on stream 'consumer' here}} expected-warning {{'p' is used on stream 'consumer' before its write on stream 'producer' is ordered before this use; nothing makes stream 'consumer' wait for stream 'producer' after the write [xstream-use-before-ready]}}
   cudaFreeAsync(p, producer); // expected-warning {{[xstream-unordered-free]}}
 }
 

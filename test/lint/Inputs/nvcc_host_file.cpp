@@ -5,8 +5,8 @@
 #include <cuda_runtime.h>
 
 #ifdef __NVCC__
-// The copy back on `download` still reads dev when dev goes back to
-// upload's pool.
+// The copy back on `download` may read dev before the copy in on `upload`
+// lands, and still reads it when dev goes back to upload's pool.
 void stage_and_release(float* host, size_t n, cudaStream_t upload, cudaStream_t download) {
   float* dev;
   cudaMallocAsync((void**)&dev, n * sizeof(float), upload);
@@ -16,12 +16,15 @@ void stage_and_release(float* host, size_t n, cudaStream_t upload, cudaStream_t 
 }
 #endif
 
-// The correct twin: upload waits for an event recorded on download.
+// The correct twin: download waits for an event recorded on upload after
+// the copy in, and upload for one recorded on download after the copy back.
 void stage_and_release_ordered(float* host, size_t n, cudaStream_t upload, cudaStream_t download,
-                               cudaEvent_t copied) {
+                               cudaEvent_t uploaded, cudaEvent_t copied) {
   float* dev;
   cudaMallocAsync((void**)&dev, n * sizeof(float), upload);
   cudaMemcpyAsync(dev, host, n * sizeof(float), cudaMemcpyHostToDevice, upload);
+  cudaEventRecord(uploaded, upload);
+  cudaStreamWaitEvent(download, uploaded, 0);
   cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost, download);
   cudaEventRecord(copied, download);
   cudaStreamWaitEvent(upload, copied, 0);

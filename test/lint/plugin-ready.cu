@@ -1,0 +1,91 @@
+// REQUIRES: clang-plugin
+// RUN: %clangxx %cuda_stub_flags -fsyntax-only -fplugin=%plugin -Xclang -verify %s
+//
+// xstream-use-before-ready: a use on one stream of a buffer that a copy or
+// memset on another stream wrote, with nothing ordering the use after the
+// write. One function per case, flagged first.
+#include <cuda_runtime.h>
+
+__global__ void consume(const float* p, int n) {}
+
+// --- flagged --------------------------------------------------------------
+
+void copy_in_then_kernel(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute) {
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-note {{'dev' is written on stream 'copy' here; record an event on stream 'copy' after this write and make stream 'compute' wait on it before the use}}
+  consume<<<1, 32, 0, compute>>>(dev, 256); // expected-warning {{'dev' is used on stream 'compute' before its write on stream 'copy' is ordered before this use; nothing makes stream 'compute' wait for stream 'copy' after the write [xstream-use-before-ready]}}
+}
+
+void event_recorded_before_the_copy(float* dev, const float* host, cudaStream_t copy,
+                                    cudaStream_t compute, cudaEvent_t e) {
+  cudaEventRecord(e, copy);  // too early: does not cover the copy below
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-note {{written on stream 'copy' here}}
+  cudaStreamWaitEvent(compute, e);
+  consume<<<1, 32, 0, compute>>>(dev, 256); // expected-warning {{[xstream-use-before-ready]}}
+}
+
+void memset_then_copy_out(float* dev, float* host, cudaStream_t a, cudaStream_t b) {
+  cudaMemsetAsync(dev, 0, 1024, a); // expected-note {{'dev' is written on stream 'a' here}}
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, b); // expected-warning {{'dev' is used on stream 'b' before its write on stream 'a'}}
+}
+
+void written_on_one_path(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute,
+                         bool refresh, cudaEvent_t e) {
+  if (refresh) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-note {{written on stream 'copy' here}}
+  } else {
+    cudaEventRecord(e, copy);
+    cudaStreamWaitEvent(compute, e);
+  }
+  consume<<<1, 32, 0, compute>>>(dev, 256); // expected-warning {{[xstream-use-before-ready]}}
+}
+
+// --- silent ---------------------------------------------------------------
+
+void waited(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute, cudaEvent_t e) {
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  cudaEventRecord(e, copy);
+  cudaStreamWaitEvent(compute, e);
+  consume<<<1, 32, 0, compute>>>(dev, 256);
+}
+
+void host_synchronized(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute) {
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  cudaStreamSynchronize(copy);
+  consume<<<1, 32, 0, compute>>>(dev, 256);
+}
+
+void same_stream(float* dev, const float* host, cudaStream_t s) {
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, s);
+  consume<<<1, 32, 0, s>>>(dev, 256);
+}
+
+// The legacy default stream is ordered with blocking streams by CUDA
+// itself, which the check does not know of a stream it is handed: not judged.
+void legacy_stream_copy(float* dev, const float* host, cudaStream_t compute) {
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice);
+  consume<<<1, 32, 0, compute>>>(dev, 256);
+}
+
+void legacy_stream_use(float* dev, const float* host, cudaStream_t copy) {
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  consume<<<1, 32>>>(dev, 256);
+}
+
+// Two streams each fill and read their own half of one buffer: a pointer
+// offset may be a part the other stream's write does not touch.
+void halves_on_two_streams(float* dev, const float* host, cudaStream_t even, cudaStream_t odd) {
+  cudaMemcpyAsync(dev, host, 512, cudaMemcpyHostToDevice, even);
+  consume<<<1, 32, 0, even>>>(dev, 128);
+  cudaMemcpyAsync(dev + 128, host + 128, 512, cudaMemcpyHostToDevice, odd);
+  consume<<<1, 32, 0, odd>>>(dev + 128, 128);
+}
+
+void stage(float* d, const float* h, int n, cudaStream_t s) {
+  cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, s);
+  consume<<<1, 32, 0, s>>>(d, n);
+}
+
+void halves_through_a_helper(float* dev, const float* host, cudaStream_t even, cudaStream_t odd) {
+  stage(dev, host, 128, even);
+  stage(dev + 128, host + 128, 128, odd);
+}
