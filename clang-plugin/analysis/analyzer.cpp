@@ -35,6 +35,20 @@ struct Describer {
   bool is_destructor(SiteId s) const { return ops.sites[s].is_destructor; }
 };
 
+// A finding at `at` about `buffer` and two streams: the freeing (or
+// writing) one and the using one.
+Finding finding_at(const Describer& d, llvm::StringRef rule, SiteId at, const std::string& function,
+                   const std::string& buffer, KeyId first_stream, KeyId use_stream) {
+  Finding f;
+  f.rule = rule;
+  f.loc = d.loc(at);
+  f.function = function;
+  f.buffer = buffer;
+  f.free_stream = d.stream(first_stream);
+  f.use_stream = d.stream(use_stream);
+  return f;
+}
+
 std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult& flow,
                                    const std::string& function) {
   Describer d{ops};
@@ -50,14 +64,7 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
     const char* how = d.is_destructor(free_site) ? " by its destructor" : "";
 
     auto base = [&](llvm::StringRef rule, const UnorderedFree& uf) {
-      Finding f;
-      f.rule = rule;
-      f.loc = d.loc(free_site);
-      f.function = function;
-      f.buffer = buf;
-      f.free_stream = d.stream(uf.free_stream);
-      f.use_stream = d.stream(uf.use_stream);
-      return f;
+      return finding_at(d, rule, free_site, function, buf, uf.free_stream, uf.use_stream);
     };
 
     if (!late.empty()) {
@@ -113,13 +120,7 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
   for (const auto& [use_site, entries] : by_use) {
     const UseBeforeReady& nr = *entries.front();
     const std::string& buf = d.key(nr.buffer);
-    Finding f;
-    f.rule = kRuleUseBeforeReady;
-    f.loc = d.loc(use_site);
-    f.function = function;
-    f.buffer = buf;
-    f.free_stream = d.stream(nr.write_stream);
-    f.use_stream = d.stream(nr.use_stream);
+    Finding f = finding_at(d, kRuleUseBeforeReady, use_site, function, buf, nr.write_stream, nr.use_stream);
     f.message = buf + " is used on " + d.stream(nr.use_stream) + " before its write on " +
                 d.stream(nr.write_stream) + " is ordered before this use; nothing makes " +
                 d.stream(nr.use_stream) + " wait for " + d.stream(nr.write_stream) + " after the write";
