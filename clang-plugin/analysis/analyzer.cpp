@@ -130,6 +130,21 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
                                                  " wait on it before the use"});
     out.push_back(std::move(f));
   }
+  // One warning per write, for the first use it is not ordered after.
+  std::map<SiteId, std::vector<const WriteAfterUse*>> by_write;
+  for (const WriteAfterUse& wu : flow.overwritten) by_write[wu.write_site].push_back(&wu);
+  for (const auto& [write_site, entries] : by_write) {
+    const WriteAfterUse& wu = *entries.front();
+    const std::string& buf = d.key(wu.buffer);
+    Finding f = finding_at(d, kRuleWriteAfterRead, write_site, function, buf, wu.write_stream, wu.use_stream);
+    f.message = buf + " is written on " + d.stream(wu.write_stream) + " while " + d.stream(wu.use_stream) +
+                " may still be using it; nothing orders " + d.stream(wu.write_stream) + " after that use";
+    f.notes.push_back({d.loc(wu.use_site), buf + " is used on " + d.stream(wu.use_stream) +
+                                               " here; record an event on " + d.stream(wu.use_stream) +
+                                               " after this use and make " + d.stream(wu.write_stream) +
+                                               " wait on it before the write"});
+    out.push_back(std::move(f));
+  }
   return out;
 }
 

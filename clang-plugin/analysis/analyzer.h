@@ -19,6 +19,7 @@ namespace xsc::lint {
 inline constexpr llvm::StringLiteral kRuleFreeBeforeWait = "xstream-free-before-wait";
 inline constexpr llvm::StringLiteral kRuleUnorderedFree = "xstream-unordered-free";
 inline constexpr llvm::StringLiteral kRuleUseBeforeReady = "xstream-use-before-ready";
+inline constexpr llvm::StringLiteral kRuleWriteAfterRead = "xstream-write-after-read";
 
 struct FindingNote {
   clang::SourceLocation loc;
@@ -26,14 +27,14 @@ struct FindingNote {
 };
 
 struct Finding {
-  llvm::StringRef rule;  // kRuleFreeBeforeWait, kRuleUnorderedFree or kRuleUseBeforeReady
+  llvm::StringRef rule;  // one of the kRule* above
   clang::SourceLocation loc;
   std::string message;
   std::vector<FindingNote> notes;
   // Stable identity for fingerprints: does not move with line numbers.
   std::string function;
   std::string buffer;
-  std::string free_stream;  // for kRuleUseBeforeReady, the writing stream
+  std::string free_stream;  // for kRuleUseBeforeReady and kRuleWriteAfterRead, the writing stream
   std::string use_stream;
 };
 

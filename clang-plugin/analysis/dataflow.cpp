@@ -2,7 +2,7 @@
 // buffer still reachable at a point (and for its known writes apart): which
 // streams are ordered after it, which event records capture it, and whether
 // the host has waited for it. A free is checked against the uses, a use
-// against the known writes.
+// against the known writes, a known write against the uses.
 //
 // Joins keep a use present on either incoming path (it may exist) but only the
 // ordering facts true on both (they must hold). So a free reports a use when
@@ -131,6 +131,7 @@ void join_state(State& into, const State& from) {
 struct Sink {
   std::map<std::tuple<SiteId, SiteId, KeyId>, UnorderedFree> found;
   std::map<std::pair<SiteId, SiteId>, UseBeforeReady> not_ready;
+  std::map<std::pair<SiteId, SiteId>, WriteAfterUse> overwritten;
 };
 
 template <typename F>
@@ -145,7 +146,7 @@ void for_each_use(State& s, F&& f) {
 // another stream. Not judged where either stream is a default stream, which
 // CUDA orders with blocking streams implicitly, nor where the use or the
 // write may touch only a part of the buffer (two streams filling and reading
-// halves of one array), nor for a write after a write.
+// halves of one array). A write after a write is check_overwrite's.
 void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
   if (op.kind != OpKind::kUse || op.partial || contains_sorted(graph.implicitly_ordered, op.stream))
     return;
@@ -155,6 +156,20 @@ void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sin
     if (contains_sorted(graph.implicitly_ordered, write.stream)) continue;
     sink.not_ready.emplace(std::make_pair(op.site, write_site),
                            UseBeforeReady{op.site, op.buffer, op.stream, write_site, write.stream});
+  }
+}
+
+// A known write of `buf` on `op.stream` must come after every earlier use of
+// it on another stream (a read it would overwrite, or another write), under
+// the same exceptions as check_ready.
+void check_overwrite(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
+  if (op.kind != OpKind::kWrite || op.partial || contains_sorted(graph.implicitly_ordered, op.stream))
+    return;
+  for (const auto& [use_site, use] : buf.uses) {
+    if (use_site == op.site || use.stream == op.stream || use.ordered_on(op.stream)) continue;
+    if (use.partial || contains_sorted(graph.implicitly_ordered, use.stream)) continue;
+    sink.overwritten.emplace(std::make_pair(op.site, use_site),
+                             WriteAfterUse{op.site, op.buffer, op.stream, use_site, use.stream});
   }
 }
 
@@ -170,7 +185,10 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
     case OpKind::kWrite: {
       if (op.stream == kNoKey) break;
       BufferFacts& buf = s.buffers[op.buffer];
-      if (sink) check_ready(buf, op, graph, *sink);
+      if (sink) {
+        check_ready(buf, op, graph, *sink);
+        check_overwrite(buf, op, graph, *sink);
+      }
       UseFacts use;
       use.stream = op.stream;
       use.ordered.push_back(op.stream);
@@ -352,6 +370,7 @@ DataflowResult run_stream_order_dataflow(const OpGraph& graph) {
   }
   for (auto& [key, uf] : sink.found) result.unordered.push_back(uf);
   for (auto& [key, nr] : sink.not_ready) result.not_ready.push_back(nr);
+  for (auto& [key, wu] : sink.overwritten) result.overwritten.push_back(wu);
   return result;
 }
 

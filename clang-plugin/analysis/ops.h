@@ -74,9 +74,20 @@ struct UseBeforeReady {
   KeyId write_stream = kNoKey;
 };
 
+// A known write on a stream that nothing orders after an earlier use of the
+// buffer on another stream, on some path.
+struct WriteAfterUse {
+  SiteId write_site = 0;
+  KeyId buffer = kNoKey;
+  KeyId write_stream = kNoKey;
+  SiteId use_site = 0;
+  KeyId use_stream = kNoKey;
+};
+
 struct DataflowResult {
   std::vector<UnorderedFree> unordered;  // sorted by (free_site, use_site)
   std::vector<UseBeforeReady> not_ready;  // sorted by (use_site, write_site)
+  std::vector<WriteAfterUse> overwritten;  // sorted by (write_site, use_site)
   bool gave_up = false;                  // no fixpoint within the step budget
 };
 

@@ -87,7 +87,8 @@ constexpr llvm::StringLiteral kCompileErrorKind = "xstream-compile-error";
 bool is_our_message(llvm::StringRef msg) {
   return msg.ends_with("[" + kRuleFreeBeforeWait.str() + "]") ||
          msg.ends_with("[" + kRuleUnorderedFree.str() + "]") ||
-         msg.ends_with("[" + kRuleUseBeforeReady.str() + "]");
+         msg.ends_with("[" + kRuleUseBeforeReady.str() + "]") ||
+         msg.ends_with("[" + kRuleWriteAfterRead.str() + "]");
 }
 
 StoredDiagnostic store(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) {

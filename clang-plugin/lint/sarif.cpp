@@ -39,6 +39,12 @@ constexpr RuleInfo kRules[] = {
      "stream with nothing ordering the using stream after the write: the use may read the memory "
      "before the write lands. Record an event on the writing stream after the write and make the "
      "using stream wait on it before the use (or synchronize the host with the writing stream)."},
+    {"xstream-write-after-read", "WriteAfterRead",
+     "Buffer overwritten by a copy or memset while another stream may still use it",
+     "A copy or memset on one stream writes the buffer while work on another stream that used it "
+     "may still be running, with nothing ordering the writing stream after that use: the use may "
+     "read the new contents, or its own writes may land after the copy. Record an event on the "
+     "using stream after the use and make the writing stream wait on it before the write."},
 };
 
 // Notification descriptors (tool.driver.notifications).

@@ -14,7 +14,7 @@ struct SarifLocation {
 };
 
 struct SarifResult {
-  std::string rule;  // xstream-free-before-wait / xstream-unordered-free / xstream-use-before-ready
+  std::string rule;  // an xstream-* rule id (sarif.cpp's kRules)
   std::string message;
   SarifLocation location;
   std::vector<SarifLocation> related;  // the notes

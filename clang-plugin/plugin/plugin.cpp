@@ -79,4 +79,4 @@ class StreamOrderAction : public clang::PluginASTAction {
 }  // namespace xsc::lint
 
 static clang::FrontendPluginRegistry::Add<xsc::lint::StreamOrderAction> kRegisterPlugin(
-    "xstream", "cross-stream buffer lifetime check (xstream-free-before-wait, xstream-unordered-free, xstream-use-before-ready)");
+    "xstream", "cross-stream buffer lifetime check (xstream-free-before-wait, xstream-unordered-free, xstream-use-before-ready, xstream-write-after-read)");

@@ -1,4 +1,4 @@
-// clang-tidy -load=libxstream_tidy.so -checks='-*,xstream-*': the three checks
+// clang-tidy -load=libxstream_tidy.so -checks='-*,xstream-*': the four checks
 // as a clang-tidy module. NOLINT handling comes from clang-tidy itself.
 //
 // Options (per check):
@@ -97,12 +97,19 @@ class UseBeforeReadyCheck : public StreamOrderCheck {
       : StreamOrderCheck(name, context, kRuleUseBeforeReady) {}
 };
 
+class WriteAfterReadCheck : public StreamOrderCheck {
+ public:
+  WriteAfterReadCheck(llvm::StringRef name, clang::tidy::ClangTidyContext* context)
+      : StreamOrderCheck(name, context, kRuleWriteAfterRead) {}
+};
+
 class XstreamTidyModule : public clang::tidy::ClangTidyModule {
  public:
   void addCheckFactories(clang::tidy::ClangTidyCheckFactories& factories) override {
     factories.registerCheck<FreeBeforeWaitCheck>(kRuleFreeBeforeWait);
     factories.registerCheck<UnorderedFreeCheck>(kRuleUnorderedFree);
     factories.registerCheck<UseBeforeReadyCheck>(kRuleUseBeforeReady);
+    factories.registerCheck<WriteAfterReadCheck>(kRuleWriteAfterRead);
   }
 };
 

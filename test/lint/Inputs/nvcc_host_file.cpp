@@ -6,7 +6,8 @@
 
 #ifdef __NVCC__
 // The copy back on `download` may read dev before the copy in on `upload`
-// lands, and still reads it when dev goes back to upload's pool.
+// lands, overwrites host while the copy in may still read it, and still
+// reads dev when dev goes back to upload's pool.
 void stage_and_release(float* host, size_t n, cudaStream_t upload, cudaStream_t download) {
   float* dev;
   cudaMallocAsync((void**)&dev, n * sizeof(float), upload);

@@ -1,0 +1,75 @@
+// REQUIRES: clang-plugin
+// RUN: %clangxx %cuda_stub_flags -fsyntax-only -fplugin=%plugin -Xclang -verify %s
+//
+// xstream-write-after-read: a copy or memset on one stream writes a buffer
+// that work on another stream used, with nothing ordering the write after
+// that use. One function per case, flagged first.
+#include <cuda_runtime.h>
+
+__global__ void consume(const float* p, int n) {}
+
+// --- flagged --------------------------------------------------------------
+
+void refill_under_the_reader(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute) {
+  consume<<<1, 32, 0, compute>>>(dev, 256); // expected-note {{'dev' is used on stream 'compute' here; record an event on stream 'compute' after this use and make stream 'copy' wait on it before the write}}
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-warning {{'dev' is written on stream 'copy' while stream 'compute' may still be using it; nothing orders stream 'copy' after that use [xstream-write-after-read]}}
+}
+
+// The next round's copy overwrites the staging buffer the last round's
+// kernel may still read: the events order only the other direction.
+void staging_loop(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute,
+                  cudaEvent_t copied, int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    cudaMemcpyAsync(dev, host + r * 256, 1024, cudaMemcpyHostToDevice, copy); // expected-warning {{'dev' is written on stream 'copy' while stream 'compute' may still be using it}}
+    cudaEventRecord(copied, copy);
+    cudaStreamWaitEvent(compute, copied);
+    consume<<<1, 32, 0, compute>>>(dev, 256); // expected-note {{'dev' is used on stream 'compute' here}}
+  }
+}
+
+void memset_under_a_copy_out(float* dev, float* host, cudaStream_t a, cudaStream_t b) {
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, a); // expected-note {{'dev' is used on stream 'a' here}}
+  cudaMemsetAsync(dev, 0, 1024, b); // expected-warning {{'dev' is written on stream 'b' while stream 'a' may still be using it}}
+}
+
+// --- silent ---------------------------------------------------------------
+
+void staging_loop_both_ways(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute,
+                            cudaEvent_t copied, cudaEvent_t consumed, int rounds) {
+  for (int r = 0; r < rounds; ++r) {
+    cudaMemcpyAsync(dev, host + r * 256, 1024, cudaMemcpyHostToDevice, copy);
+    cudaEventRecord(copied, copy);
+    cudaStreamWaitEvent(compute, copied);
+    consume<<<1, 32, 0, compute>>>(dev, 256);
+    cudaEventRecord(consumed, compute);
+    cudaStreamWaitEvent(copy, consumed);
+  }
+}
+
+void host_waited(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute) {
+  consume<<<1, 32, 0, compute>>>(dev, 256);
+  cudaStreamSynchronize(compute);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+}
+
+void same_stream(float* dev, const float* host, cudaStream_t s) {
+  consume<<<1, 32, 0, s>>>(dev, 256);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, s);
+}
+
+void legacy_stream_reader(float* dev, const float* host, cudaStream_t copy) {
+  consume<<<1, 32>>>(dev, 256);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+}
+
+// Each stream refills its own half (a copy through the buffer's start may
+// be of its first half only).
+void halves(float* dev, const float* host, cudaStream_t even, cudaStream_t odd) {
+  consume<<<1, 32, 0, even>>>(dev, 128);
+  cudaMemcpyAsync(dev + 128, host, 512, cudaMemcpyHostToDevice, odd);
+}
+
+void halves_the_other_way(float* dev, const float* host, cudaStream_t even, cudaStream_t odd) {
+  consume<<<1, 32, 0, odd>>>(dev + 128, 128);
+  cudaMemcpyAsync(dev, host, 512, cudaMemcpyHostToDevice, even);
+}
