@@ -20,8 +20,9 @@ directory, the `--arg` values ({tree} is the tree's root), and `-x cu` for
 a .cu file. A file the check cannot analyze unmutated (exit 2) is left
 out; a mutant it cannot analyze is counted as neither.
 
-Prints a row per tree (deletions, caught, files, warnings on the unmutated
-tree) and, with --json, each mutant's verdict and new warnings.
+Prints a row per tree (deletions, caught, files, the rules' warnings on the
+unmutated tree) and, with --json, the unmutated tree's warnings and each
+mutant's verdict and new warnings.
 """
 import argparse
 import json
@@ -122,7 +123,10 @@ def lint(args, path, source, tree):
         warnings = set()
         for line in proc.stderr.splitlines():
             m = WARNING.match(line)
-            if m and os.path.basename(m.group(1)) == os.path.basename(mutant):
+            # The rules' warnings; a function left out for its compile
+            # errors (xstream-compile-error) is no finding.
+            if m and os.path.basename(m.group(1)) == os.path.basename(mutant) and \
+                    not m.group(4).endswith("[xstream-compile-error]"):
                 warnings.add((int(m.group(2)), m.group(4)))
         return proc.returncode, warnings
     finally:
@@ -136,7 +140,7 @@ def run_tree(args, tree):
         for name in sorted(names):
             if name.endswith((".cu", ".cpp")):
                 files.append(os.path.join(root, name))
-    row = {"tree": tree, "files": 0, "left_out": [], "baseline_warnings": 0, "mutants": []}
+    row = {"tree": tree, "files": 0, "left_out": [], "baseline_warnings": [], "mutants": []}
     for path in files:
         with open(path, errors="replace") as f:
             text = f.read()
@@ -148,7 +152,8 @@ def run_tree(args, tree):
             row["left_out"].append(os.path.relpath(path, tree))
             continue
         row["files"] += 1
-        row["baseline_warnings"] += len(base)
+        row["baseline_warnings"] += [{"path": os.path.relpath(path, tree), "line": ln, "message": msg}
+                                     for ln, msg in sorted(base)]
         for start, end, replacement, name, line in found:
             status, warned = lint(args, path, mutate(text, start, end, replacement), tree)
             new = sorted(warned - base)
@@ -182,7 +187,7 @@ def main(argv=None):
         mutants = row["mutants"]
         print("%-28s %9d %8d %12d %10d %9d" % (
             os.path.basename(os.path.normpath(tree))[:28], len(mutants), sum(m["caught"] for m in mutants),
-            sum(not m["analyzed"] for m in mutants), row["files"], row["baseline_warnings"]), flush=True)
+            sum(not m["analyzed"] for m in mutants), row["files"], len(row["baseline_warnings"])), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
