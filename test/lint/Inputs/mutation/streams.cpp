@@ -20,3 +20,6 @@ void same_stream(float* p, cudaStream_t a) {
   (void)status;
   cudaFreeAsync(p, a);
 }
+
+// Left out for its compile error, which is no warning of a rule.
+void does_not_compile(cudaStream_t a) { cudaStreamSynchronise(a); }
