@@ -31,6 +31,19 @@ struct Describer {
     if (k < ops.keys.size() && ops.keys[k].is_legacy) return ops.keys[k].display;
     return "stream " + key(k);
   }
+  // stream(k), told apart from stream(other) when the two read the same:
+  // locals of the same name in two inlined helpers, each named with the
+  // function it belongs to ("stream 'stream' of 'setup'").
+  std::string stream_beside(KeyId k, KeyId other) const {
+    std::string shown = stream(k);
+    if (k == other || k >= ops.keys.size() || other >= ops.keys.size() || shown != stream(other))
+      return shown;
+    llvm::StringRef root = llvm::StringRef(ops.key_ids[k]).drop_front().split('.').first;
+    auto it = ops.root_vars.find(root.str());
+    if (it == ops.root_vars.end()) return shown;
+    const auto* owner = dyn_cast_or_null<FunctionDecl>(it->second->getParentFunctionOrMethod());
+    return owner ? shown + " of '" + owner->getNameAsString() + "'" : shown;
+  }
   SourceLocation loc(SiteId s) const { return ops.sites[s].loc; }
   bool is_destructor(SiteId s) const { return ops.sites[s].is_destructor; }
 };
@@ -120,13 +133,15 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
   for (const auto& [use_site, entries] : by_use) {
     const UseBeforeReady& nr = *entries.front();
     const std::string& buf = d.key(nr.buffer);
+    const std::string use = d.stream_beside(nr.use_stream, nr.write_stream);
+    const std::string write = d.stream_beside(nr.write_stream, nr.use_stream);
     Finding f = finding_at(d, kRuleUseBeforeReady, use_site, function, buf, nr.write_stream, nr.use_stream);
-    f.message = buf + " is used on " + d.stream(nr.use_stream) + " before its write on " +
-                d.stream(nr.write_stream) + " is ordered before this use; nothing makes " +
-                d.stream(nr.use_stream) + " wait for " + d.stream(nr.write_stream) + " after the write";
-    f.notes.push_back({d.loc(nr.write_site), buf + " is written on " + d.stream(nr.write_stream) +
-                                                 " here; record an event on " + d.stream(nr.write_stream) +
-                                                 " after this write and make " + d.stream(nr.use_stream) +
+    f.message = buf + " is used on " + use + " before its write on " +
+                write + " is ordered before this use; nothing makes " +
+                use + " wait for " + write + " after the write";
+    f.notes.push_back({d.loc(nr.write_site), buf + " is written on " + write +
+                                                 " here; record an event on " + write +
+                                                 " after this write and make " + use +
                                                  " wait on it before the use"});
     out.push_back(std::move(f));
   }
@@ -136,12 +151,14 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
   for (const auto& [write_site, entries] : by_write) {
     const WriteAfterUse& wu = *entries.front();
     const std::string& buf = d.key(wu.buffer);
+    const std::string use = d.stream_beside(wu.use_stream, wu.write_stream);
+    const std::string write = d.stream_beside(wu.write_stream, wu.use_stream);
     Finding f = finding_at(d, kRuleWriteAfterRead, write_site, function, buf, wu.write_stream, wu.use_stream);
-    f.message = buf + " is written on " + d.stream(wu.write_stream) + " while " + d.stream(wu.use_stream) +
-                " may still be using it; nothing orders " + d.stream(wu.write_stream) + " after that use";
-    f.notes.push_back({d.loc(wu.use_site), buf + " is used on " + d.stream(wu.use_stream) +
-                                               " here; record an event on " + d.stream(wu.use_stream) +
-                                               " after this use and make " + d.stream(wu.write_stream) +
+    f.message = buf + " is written on " + write + " while " + use +
+                " may still be using it; nothing orders " + write + " after that use";
+    f.notes.push_back({d.loc(wu.use_site), buf + " is used on " + use +
+                                               " here; record an event on " + use +
+                                               " after this use and make " + write +
                                                " wait on it before the write"});
     out.push_back(std::move(f));
   }

@@ -32,6 +32,25 @@ void memset_under_a_copy_out(float* dev, float* host, cudaStream_t a, cudaStream
   cudaMemsetAsync(dev, 0, 1024, b); // expected-warning {{'dev' is written on stream 'b' while stream 'a' may still be using it}}
 }
 
+// Two helpers' streams of one name are told apart by their functions.
+void first_copy_back(float* host, const float* dev) {
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, stream);
+}
+
+void second_copy_back(float* host, const float* dev) {
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+}
+
+void two_copies_back(float* host, const float* a, const float* b) {
+  first_copy_back(host, a); // expected-note {{'host' is used on stream 'stream' of 'first_copy_back' here}}
+  second_copy_back(host, b); // expected-warning {{'host' is written on stream 'stream' of 'second_copy_back' while stream 'stream' of 'first_copy_back' may still be using it}}
+}
+
 // --- silent ---------------------------------------------------------------
 
 void staging_loop_both_ways(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute,
