@@ -55,6 +55,7 @@ struct UseFacts {
   std::vector<SiteId> captures;  // record sites whose event completes after it
   bool host = false;             // the host has waited for it
   bool partial = false;          // made through a pointer offset (Op::partial), on some path
+  std::uintptr_t capture = 0;    // Op::capture
 
   bool operator==(const UseFacts&) const = default;
 
@@ -146,13 +147,15 @@ void for_each_use(State& s, F&& f) {
 // another stream. Not judged where either stream is a default stream, which
 // CUDA orders with blocking streams implicitly, nor where the use or the
 // write may touch only a part of the buffer (two streams filling and reading
-// halves of one array). A write after a write is check_overwrite's.
+// halves of one array), nor between work of a stream capture and work
+// outside it (or of another capture). A write after a write is
+// check_overwrite's.
 void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
   if (op.kind != OpKind::kUse || op.partial || contains_sorted(graph.implicitly_ordered, op.stream))
     return;
   for (const auto& [write_site, write] : buf.writes) {
     if (write_site == op.site || write.stream == op.stream || write.ordered_on(op.stream)) continue;
-    if (write.partial) continue;
+    if (write.partial || write.capture != op.capture) continue;
     if (contains_sorted(graph.implicitly_ordered, write.stream)) continue;
     sink.not_ready.emplace(std::make_pair(op.site, write_site),
                            UseBeforeReady{op.site, op.buffer, op.stream, write_site, write.stream});
@@ -167,7 +170,8 @@ void check_overwrite(const BufferFacts& buf, const Op& op, const OpGraph& graph,
     return;
   for (const auto& [use_site, use] : buf.uses) {
     if (use_site == op.site || use.stream == op.stream || use.ordered_on(op.stream)) continue;
-    if (use.partial || contains_sorted(graph.implicitly_ordered, use.stream)) continue;
+    if (use.partial || use.capture != op.capture || contains_sorted(graph.implicitly_ordered, use.stream))
+      continue;
     sink.overwritten.emplace(std::make_pair(op.site, use_site),
                              WriteAfterUse{op.site, op.buffer, op.stream, use_site, use.stream});
   }
@@ -193,6 +197,7 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       use.stream = op.stream;
       use.ordered.push_back(op.stream);
       use.partial = op.partial;
+      use.capture = op.capture;
       if (op.kind == OpKind::kWrite) buf.writes[op.site] = use;
       buf.uses[op.site] = std::move(use);
       break;

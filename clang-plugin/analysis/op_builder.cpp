@@ -1,6 +1,7 @@
 #include "analysis/op_builder.h"
 
 #include <algorithm>
+#include <map>
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
@@ -409,6 +410,7 @@ class Builder {
   }
 
   std::unique_ptr<FunctionOps> build(const CFG& cfg) {
+    find_captures(cfg);
     out_->graph.blocks.resize(cfg.getNumBlockIDs());
     out_->graph.entry = cfg.getEntry().getBlockID();
     for (const CFGBlock* block : cfg) {
@@ -713,7 +715,68 @@ class Builder {
     return static_cast<SiteId>(out_->sites.size() - 1);
   }
 
-  void emit(Op op) { current_->ops.push_back(op); }
+  void emit(Op op) {
+    if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite) && op.capture == 0)
+      op.capture = capture_at(out_->sites[op.site].loc);
+    current_->ops.push_back(op);
+  }
+
+  // --- stream captures ----------------------------------------------------------
+
+  // The source ranges between each stream capture's begin and the end of
+  // the same stream's capture in the function, in source order: the work
+  // enqueued there is captured. Captures nest (a conditional node's body
+  // captured inside the graph that holds it): the innermost one counts.
+  void find_captures(const CFG& cfg) {
+    const SourceManager& sm = ctx_.getSourceManager();
+    struct Mark {
+      SourceLocation at;
+      const CallExpr* call;
+      bool begin;
+    };
+    std::vector<Mark> marks;
+    for (const CFGBlock* block : cfg)
+      for (const CFGElement& el : *block)
+        if (auto st = el.getAs<CFGStmt>())
+          if (const auto* call = dyn_cast<CallExpr>(st->getStmt()))
+            if (const FunctionDecl* fd = call->getDirectCallee(); fd && fd->getIdentifier() && call->getNumArgs() > 0) {
+              const StringRef name = fd->getName();
+              const SourceLocation at = sm.getExpansionLoc(call->getBeginLoc());
+              if (name.starts_with("cudaStreamBeginCapture") || name.starts_with("cuStreamBeginCapture"))
+                marks.push_back({at, call, true});
+              else if (name == "cudaStreamEndCapture" || name == "cuStreamEndCapture")
+                marks.push_back({at, call, false});
+            }
+    std::sort(marks.begin(), marks.end(),
+              [&](const Mark& a, const Mark& b) { return sm.isBeforeInTranslationUnit(a.at, b.at); });
+    std::map<std::string, Mark> open;  // by the stream's text
+    for (const Mark& m : marks) {
+      const std::string stream = source_text(m.call->getArg(0));
+      if (m.begin) {
+        open.try_emplace(stream, m);
+        continue;
+      }
+      auto it = open.find(stream);
+      if (it == open.end()) continue;
+      captures_.push_back({it->second.at, m.at, reinterpret_cast<std::uintptr_t>(it->second.call)});
+      open.erase(it);
+    }
+    for (const auto& [stream, m] : open)
+      captures_.push_back({m.at, SourceLocation(), reinterpret_cast<std::uintptr_t>(m.call)});
+  }
+
+  std::uintptr_t capture_at(SourceLocation loc) const {
+    if (captures_.empty() || loc.isInvalid()) return 0;
+    const SourceManager& sm = ctx_.getSourceManager();
+    loc = sm.getExpansionLoc(loc);
+    const CaptureRange* inner = nullptr;
+    for (const CaptureRange& r : captures_)
+      if (sm.isBeforeInTranslationUnit(r.begin, loc) &&
+          (r.end.isInvalid() || sm.isBeforeInTranslationUnit(loc, r.end)) &&
+          (inner == nullptr || sm.isBeforeInTranslationUnit(inner->begin, r.begin)))
+        inner = &r;
+    return inner ? inner->id : 0;
+  }
 
   // --- arguments --------------------------------------------------------------
 
@@ -1235,6 +1298,11 @@ class Builder {
   llvm::DenseMap<const VarDecl*, bool> stream_aliases_;
   std::unique_ptr<FunctionOps> out_;
   OpBlock* current_ = nullptr;
+  struct CaptureRange {
+    SourceLocation begin, end;  // end invalid: the capture does not end in the function
+    std::uintptr_t id;
+  };
+  std::vector<CaptureRange> captures_;  // find_captures
   llvm::StringMap<KeyId> key_ids_;
 };
 

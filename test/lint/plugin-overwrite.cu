@@ -51,7 +51,35 @@ void two_copies_back(float* host, const float* a, const float* b) {
   second_copy_back(host, b); // expected-warning {{'host' is written on stream 'stream' of 'second_copy_back' while stream 'stream' of 'first_copy_back' may still be using it}}
 }
 
+// Inside one capture the graph keeps the streams' order: the captured
+// memset and the captured read on another stream have no edge.
+void captured_without_the_join(float* dev, cudaStream_t capture, cudaStream_t side, cudaEvent_t fork,
+                               cudaGraph_t* graph) {
+  cudaStreamBeginCapture(capture, cudaStreamCaptureModeGlobal);
+  cudaEventRecord(fork, capture);
+  cudaStreamWaitEvent(side, fork);
+  consume<<<1, 32, 0, side>>>(dev, 256); // expected-note {{'dev' is used on stream 'side' here}}
+  cudaMemsetAsync(dev, 0, 1024, capture); // expected-warning {{'dev' is written on stream 'capture' while stream 'side' may still be using it}}
+  cudaStreamEndCapture(capture, graph);
+}
+
 // --- silent ---------------------------------------------------------------
+
+// Captured work runs when its graph is launched, here after the reader.
+void captured_write_after_a_read(float* dev, cudaStream_t reader, cudaStream_t capture,
+                                 cudaStream_t launch, cudaEvent_t read_done) {
+  consume<<<1, 32, 0, reader>>>(dev, 256);
+  cudaEventRecord(read_done, reader);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaStreamBeginCapture(capture, cudaStreamCaptureModeGlobal);
+  cudaMemsetAsync(dev, 0, 1024, capture);
+  cudaStreamEndCapture(capture, &graph);
+  cudaGraphInstantiate(&exec, graph);
+  cudaStreamWaitEvent(launch, read_done);
+  cudaGraphLaunch(exec, launch);
+}
+
 
 void staging_loop_both_ways(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute,
                             cudaEvent_t copied, cudaEvent_t consumed, int rounds) {
