@@ -127,41 +127,42 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
       out.push_back(std::move(f));
     }
   }
-  // One warning per use, for the first write it is not ordered after.
-  std::map<SiteId, std::vector<const UseBeforeReady*>> by_use;
-  for (const UseBeforeReady& nr : flow.not_ready) by_use[nr.use_site].push_back(&nr);
-  for (const auto& [use_site, entries] : by_use) {
-    const UseBeforeReady& nr = *entries.front();
-    const std::string& buf = d.key(nr.buffer);
-    const std::string use = d.stream_beside(nr.use_stream, nr.write_stream);
-    const std::string write = d.stream_beside(nr.write_stream, nr.use_stream);
-    Finding f = finding_at(d, kRuleUseBeforeReady, use_site, function, buf, nr.write_stream, nr.use_stream);
-    f.message = buf + " is used on " + use + " before its write on " +
-                write + " is ordered before this use; nothing makes " +
-                use + " wait for " + write + " after the write";
-    f.notes.push_back({d.loc(nr.write_site), buf + " is written on " + write +
-                                                 " here; record an event on " + write +
-                                                 " after this write and make " + use +
-                                                 " wait on it before the use"});
-    out.push_back(std::move(f));
-  }
-  // One warning per write, for the first use it is not ordered after.
-  std::map<SiteId, std::vector<const WriteAfterUse*>> by_write;
-  for (const WriteAfterUse& wu : flow.overwritten) by_write[wu.write_site].push_back(&wu);
-  for (const auto& [write_site, entries] : by_write) {
-    const WriteAfterUse& wu = *entries.front();
-    const std::string& buf = d.key(wu.buffer);
-    const std::string use = d.stream_beside(wu.use_stream, wu.write_stream);
-    const std::string write = d.stream_beside(wu.write_stream, wu.use_stream);
-    Finding f = finding_at(d, kRuleWriteAfterRead, write_site, function, buf, wu.write_stream, wu.use_stream);
-    f.message = buf + " is written on " + write + " while " + use +
-                " may still be using it; nothing orders " + write + " after that use";
-    f.notes.push_back({d.loc(wu.use_site), buf + " is used on " + use +
-                                               " here; record an event on " + use +
-                                               " after this use and make " + write +
-                                               " wait on it before the write"});
-    out.push_back(std::move(f));
-  }
+  // One warning per access, for the first earlier access it is not ordered
+  // after; `word(finding, access, later stream, earlier stream)` words it.
+  // The finding's identity names the writing stream first.
+  auto each_first = [&](const std::vector<UnorderedAccess>& found, llvm::StringRef rule, bool later_writes,
+                        auto&& word) {
+    std::map<SiteId, const UnorderedAccess*> first;
+    for (const UnorderedAccess& a : found) first.try_emplace(a.site, &a);
+    for (const auto& [site, a] : first) {
+      const std::string later = d.stream_beside(a->stream, a->earlier_stream);
+      const std::string earlier = d.stream_beside(a->earlier_stream, a->stream);
+      const KeyId writing = later_writes ? a->stream : a->earlier_stream;
+      const KeyId using_stream = later_writes ? a->earlier_stream : a->stream;
+      Finding f = finding_at(d, rule, site, function, d.key(a->buffer), writing, using_stream);
+      word(f, *a, later, earlier);
+      out.push_back(std::move(f));
+    }
+  };
+  each_first(flow.not_ready, kRuleUseBeforeReady, /*later_writes=*/false,
+             [&](Finding& f, const UnorderedAccess& a, const std::string& use, const std::string& write) {
+               f.message = f.buffer + " is used on " + use + " before its write on " + write +
+                           " is ordered before this use; nothing makes " + use + " wait for " + write +
+                           " after the write";
+               f.notes.push_back({d.loc(a.earlier_site), f.buffer + " is written on " + write +
+                                                             " here; record an event on " + write +
+                                                             " after this write and make " + use +
+                                                             " wait on it before the use"});
+             });
+  each_first(flow.overwritten, kRuleWriteAfterRead, /*later_writes=*/true,
+             [&](Finding& f, const UnorderedAccess& a, const std::string& write, const std::string& use) {
+               f.message = f.buffer + " is written on " + write + " while " + use +
+                           " may still be using it; nothing orders " + write + " after that use";
+               f.notes.push_back({d.loc(a.earlier_site), f.buffer + " is used on " + use +
+                                                             " here; record an event on " + use +
+                                                             " after this use and make " + write +
+                                                             " wait on it before the write"});
+             });
   return out;
 }
 

@@ -131,8 +131,8 @@ void join_state(State& into, const State& from) {
 // Where findings go during the reporting pass; null while iterating.
 struct Sink {
   std::map<std::tuple<SiteId, SiteId, KeyId>, UnorderedFree> found;
-  std::map<std::pair<SiteId, SiteId>, UseBeforeReady> not_ready;
-  std::map<std::pair<SiteId, SiteId>, WriteAfterUse> overwritten;
+  std::map<std::pair<SiteId, SiteId>, UnorderedAccess> not_ready;
+  std::map<std::pair<SiteId, SiteId>, UnorderedAccess> overwritten;
 };
 
 template <typename F>
@@ -158,7 +158,7 @@ void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sin
     if (write.partial || write.capture != op.capture) continue;
     if (contains_sorted(graph.implicitly_ordered, write.stream)) continue;
     sink.not_ready.emplace(std::make_pair(op.site, write_site),
-                           UseBeforeReady{op.site, op.buffer, op.stream, write_site, write.stream});
+                           UnorderedAccess{op.site, op.buffer, op.stream, write_site, write.stream});
   }
 }
 
@@ -173,7 +173,7 @@ void check_overwrite(const BufferFacts& buf, const Op& op, const OpGraph& graph,
     if (use.partial || use.capture != op.capture || contains_sorted(graph.implicitly_ordered, use.stream))
       continue;
     sink.overwritten.emplace(std::make_pair(op.site, use_site),
-                             WriteAfterUse{op.site, op.buffer, op.stream, use_site, use.stream});
+                             UnorderedAccess{op.site, op.buffer, op.stream, use_site, use.stream});
   }
 }
 
@@ -374,8 +374,8 @@ DataflowResult run_stream_order_dataflow(const OpGraph& graph) {
     }
   }
   for (auto& [key, uf] : sink.found) result.unordered.push_back(uf);
-  for (auto& [key, nr] : sink.not_ready) result.not_ready.push_back(nr);
-  for (auto& [key, wu] : sink.overwritten) result.overwritten.push_back(wu);
+  for (auto& [key, access] : sink.not_ready) result.not_ready.push_back(access);
+  for (auto& [key, access] : sink.overwritten) result.overwritten.push_back(access);
   return result;
 }
 

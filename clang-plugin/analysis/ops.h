@@ -68,30 +68,22 @@ struct UnorderedFree {
   SiteId late_wait_site = 0;
 };
 
-// A use on a stream that nothing orders after an earlier write of the buffer
-// on another stream, on some path.
-struct UseBeforeReady {
-  SiteId use_site = 0;
+// An access of a buffer at `site` on `stream` that nothing orders after an
+// earlier access at `earlier_site` on `earlier_stream`, on some path: a use
+// after a known write (DataflowResult::not_ready), or a known write after a
+// use (DataflowResult::overwritten).
+struct UnorderedAccess {
+  SiteId site = 0;
   KeyId buffer = kNoKey;
-  KeyId use_stream = kNoKey;
-  SiteId write_site = 0;
-  KeyId write_stream = kNoKey;
-};
-
-// A known write on a stream that nothing orders after an earlier use of the
-// buffer on another stream, on some path.
-struct WriteAfterUse {
-  SiteId write_site = 0;
-  KeyId buffer = kNoKey;
-  KeyId write_stream = kNoKey;
-  SiteId use_site = 0;
-  KeyId use_stream = kNoKey;
+  KeyId stream = kNoKey;
+  SiteId earlier_site = 0;
+  KeyId earlier_stream = kNoKey;
 };
 
 struct DataflowResult {
   std::vector<UnorderedFree> unordered;  // sorted by (free_site, use_site)
-  std::vector<UseBeforeReady> not_ready;  // sorted by (use_site, write_site)
-  std::vector<WriteAfterUse> overwritten;  // sorted by (write_site, use_site)
+  std::vector<UnorderedAccess> not_ready;    // uses after writes, by (site, earlier_site)
+  std::vector<UnorderedAccess> overwritten;  // writes after uses, by (site, earlier_site)
   bool gave_up = false;                  // no fixpoint within the step budget
 };
 
