@@ -220,7 +220,7 @@ Analyzer::~Analyzer() = default;
 std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
   const Stmt* body = fd ? fd->getBody() : nullptr;
   if (!body || fd->isDependentContext()) return {};
-  if (!model_->body_may_free(body) && !model_->body_may_write(body)) return {};
+  if (!model_->body_may_find(body)) return {};
 
   CFG::BuildOptions options;
   options.AddImplicitDtors = true;

@@ -316,28 +316,15 @@ bool writes_first_argument(const FunctionDecl* fd) {
           name.starts_with("cuMemcpy") || name.starts_with("cuMemsetD"));
 }
 
-bool ApiModel::body_may_write(const Stmt* body, int depth) {
+bool ApiModel::body_may_find(const Stmt* body, int depth) {
   if (!body) return false;
   if (const auto* call = dyn_cast<CallExpr>(body)) {
-    if (role_of(call->getDirectCallee()) == ApiRole::kUse && writes_first_argument(call->getDirectCallee()))
-      return true;
+    const FunctionDecl* callee = call->getDirectCallee();
+    const ApiRole role = role_of(callee);
+    if (role == ApiRole::kFree || (role == ApiRole::kUse && writes_first_argument(callee))) return true;
     if (depth > 0)
-      if (const FunctionDecl* def = inlinable_definition(call->getDirectCallee()))
-        if (body_may_write(def->getBody(), depth - 1)) return true;
-  }
-  for (const Stmt* child : body->children())
-    if (child && body_may_write(child, depth)) return true;
-  return false;
-}
-
-bool ApiModel::body_may_free(const Stmt* body, int depth) {
-  if (!body) return false;
-  if (const auto* call = dyn_cast<CallExpr>(body)) {
-    ApiRole role = role_of(call->getDirectCallee());
-    if (role == ApiRole::kFree) return true;
-    if (depth > 0)
-      if (const FunctionDecl* def = inlinable_definition(call->getDirectCallee()))
-        if (body_may_free(def->getBody(), depth - 1)) return true;
+      if (const FunctionDecl* def = inlinable_definition(callee))
+        if (body_may_find(def->getBody(), depth - 1)) return true;
   }
   if (const auto* ds = dyn_cast<DeclStmt>(body)) {
     for (const Decl* d : ds->decls())
@@ -345,7 +332,7 @@ bool ApiModel::body_may_free(const Stmt* body, int depth) {
         if (destructor_frees(vd->getType()->getAsCXXRecordDecl())) return true;
   }
   for (const Stmt* child : body->children())
-    if (child && body_may_free(child, depth)) return true;
+    if (child && body_may_find(child, depth)) return true;
   return false;
 }
 

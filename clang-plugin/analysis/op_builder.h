@@ -51,12 +51,10 @@ class ApiModel {
   bool constructor_allocates(const clang::CXXConstructorDecl* cd);
 
   // Whether the function body could produce a finding at all: it frees
-  // something stream-ordered. Most functions are skipped by this.
-  bool body_may_free(const clang::Stmt* body, int depth = kMaxInlineDepth);
-  // Whether a body may enqueue a known write (an async copy or memset),
-  // directly or in an inlinable helper: a later use on another stream must
-  // be ordered after it.
-  bool body_may_write(const clang::Stmt* body, int depth = kMaxInlineDepth);
+  // something stream-ordered, or enqueues a known write (an async copy or
+  // memset), directly or in an inlinable helper. Most functions are
+  // skipped by this.
+  bool body_may_find(const clang::Stmt* body, int depth = kMaxInlineDepth);
 
   // Small helpers defined in the project (a launch wrapper, an event helper)
   // are inlined at their call sites, so that wrapping a kernel launch in a
