@@ -206,31 +206,26 @@ def pending_for(analysis, loc, path):
         seen.add((line, col))
         buf = "'%s'" % p.buffer
         us, fs = stream_name(p.use_stream), stream_name(p.alloc_stream)
+        cupy = speaks_cupy(analysis)
+        # A pending write is waited for; a pending use is waited for or, in
+        # PyTorch, recorded (CuPy has no record_stream).
+        fix = "make %s wait for %s (%s)" % (fs, us, wait_expr(p.alloc_stream, p.use_stream, cupy))
         if p.write:
             f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
                         "%s is written on %s here and handed back when '%s' returns, with nothing making %s wait "
                         "for this write; its next reader on %s may read it before it is written" % (
                             buf, us, analysis.func.name, fs, fs), [], analysis.qualname, buf, us, fs)
-            f.notes.append(Note(path, *loc(p.exit_site),
-                                "'%s' returns here; make %s wait for %s (%s) before returning" % (
-                                    analysis.func.name, fs, us,
-                                    wait_expr(p.alloc_stream, p.use_stream, speaks_cupy(analysis)))))
-            out.append(f)
-            continue
-        f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
-                    "%s is used on %s here and is still held when '%s' returns, with nothing ordering %s (where "
-                    "it was allocated) after this use; whoever frees it later frees it while %s may still be "
-                    "using it" % (buf, us, analysis.func.name, fs, us), [],
-                    analysis.qualname, buf, fs, us)
-        if speaks_cupy(analysis):
-            f.notes.append(Note(path, *loc(p.exit_site),
-                                "'%s' returns here; make %s wait for %s (%s) before returning" % (
-                                    analysis.func.name, fs, us, wait_expr(p.alloc_stream, p.use_stream, True))))
         else:
-            f.notes.append(Note(path, *loc(p.exit_site),
-                                "'%s' returns here; call %s.record_stream(%s) after the use, or make %s wait for "
-                                "%s before returning" % (analysis.func.name, p.buffer, stream_expr(p.use_stream),
-                                                         fs, us)))
+            f = Finding(RULE_PENDING_AT_RETURN, path, line, col,
+                        "%s is used on %s here and is still held when '%s' returns, with nothing ordering %s "
+                        "(where it was allocated) after this use; whoever frees it later frees it while %s may "
+                        "still be using it" % (buf, us, analysis.func.name, fs, us), [],
+                        analysis.qualname, buf, fs, us)
+            if not cupy:
+                fix = "call %s.record_stream(%s) after the use, or make %s wait for %s" % (
+                    p.buffer, stream_expr(p.use_stream), fs, us)
+        f.notes.append(Note(path, *loc(p.exit_site),
+                            "'%s' returns here; %s before returning" % (analysis.func.name, fix)))
         out.append(f)
     return out
 

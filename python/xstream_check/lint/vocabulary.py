@@ -299,11 +299,9 @@ CUPY_AS_TORCH = {"cupy.cuda.ExternalStream": "torch.cuda.ExternalStream",
                  "cupy.cuda.runtime.deviceSynchronize": "torch.cuda.synchronize"}
 
 
-# CuPy's stream constructors. A stream made without non_blocking=True
-# synchronizes with the legacy default stream, CuPy's current stream unless
-# the program makes another current: such a stream is taken as the current
-# stream (two of them are not ordered with each other, and races between
-# them are not seen).
+# CuPy's stream constructors. A stream made without non_blocking=True is a
+# blocking stream, ordered with the legacy default stream (CuPy's current
+# stream unless the program makes another current) as lint/legacy.py says.
 CUPY_STREAM_FACTORIES = {"cupy.cuda.Stream", "cupy.cuda.stream.Stream"}
 
 
