@@ -74,8 +74,10 @@ CallCalibration* calibration_of(CUpti_CallbackId cbid) {
   return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? &call_calibrations[cbid] : nullptr;
 }
 
+}  // namespace
+
 // The calls calibrated one id at a time.
-bool is_calibrated_call(CUpti_CallbackId cbid) {
+bool calibrated_call(CUpti_CallbackId cbid) {
   switch (cbid) {
     case RT(cudaMemcpy_v3020): case RT(cudaMemcpy_ptds_v7000):
     case RT(cudaMemcpyAsync_v3020): case RT(cudaMemcpyAsync_ptsz_v7000):
@@ -90,6 +92,8 @@ bool is_calibrated_call(CUpti_CallbackId cbid) {
       return false;
   }
 }
+
+namespace {
 
 // What a checked call in progress on this thread has shown so far: the
 // runtime call's effect (taken at its entry, where every parameter of
@@ -185,15 +189,13 @@ void start_calibration(const Options& options) {
   // A subscription made again (after the application gave CUPTI back)
   // starts with every callback on: each function is calibrated anew.
   for (CUpti_CallbackId cbid : kRuntimeCallbacks) {
-    CallCalibration* cal = is_calibrated_call(cbid) ? calibration_of(cbid) : nullptr;
+    CallCalibration* cal = calibrated_call(cbid) ? calibration_of(cbid) : nullptr;
     if (cal == nullptr) continue;
     cal->agreeing.store(0);
     cal->callbacks_off.store(false);
     cal->mode.store(calls);
   }
 }
-
-bool calibrated_call(CUpti_CallbackId cbid) { return is_calibrated_call(cbid); }
 
 bool driver_only_launches() { return launch_mode.load(std::memory_order_relaxed) == kDriverOnly; }
 
@@ -226,7 +228,7 @@ void calibrate_launch(bool agreed, const char* function) {
 
 bool runtime_call_observed(ThreadState& thread, CUpti_CallbackId cbid,
                            const CUpti_CallbackData* data) {
-  if (!is_calibrated_call(cbid)) return true;
+  if (!calibrated_call(cbid)) return true;
   CallCalibration* cal = calibration_of(cbid);
   if (cal == nullptr) return true;
   if (data->callbackSite == CUPTI_API_EXIT) {
