@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "analysis/nolint.h"
 #include "analysis/op_builder.h"
@@ -28,7 +29,7 @@ struct Describer {
   }
   // "stream 'name'", or a description such as "the legacy default stream".
   std::string stream(KeyId k) const {
-    if (k < ops.keys.size() && ops.keys[k].is_legacy) return ops.keys[k].display;
+    if (k < ops.keys.size() && (ops.keys[k].is_legacy || ops.keys[k].is_host)) return ops.keys[k].display;
     return "stream " + key(k);
   }
   // stream(k), told apart from stream(other) when the two read the same:
@@ -129,12 +130,23 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
   }
   // One warning per access, for the first earlier access it is not ordered
   // after; `word(finding, access, later stream, earlier stream)` words it.
-  // The finding's identity names the writing stream first.
+  // The finding's identity names the writing stream first. The host's
+  // accesses are many (a loop checking each element): one warning per
+  // stream access it is not ordered after, at the first.
+  // How `later` (a stream, or the host) is ordered after `earlier`'s access.
+  auto fix = [&](KeyId later_key, const std::string& earlier, const char* access, const std::string& later) {
+    if (later_key == ops.graph.host)
+      return "synchronize the host with " + earlier + " (cudaStreamSynchronize, or cudaEventSynchronize on an " +
+             "event recorded after this " + access + ")";
+    return "record an event on " + earlier + " after this " + access + " and make " + later + " wait on it";
+  };
   auto each_first = [&](const std::vector<UnorderedAccess>& found, llvm::StringRef rule, bool later_writes,
                         auto&& word) {
     std::map<SiteId, const UnorderedAccess*> first;
+    std::set<std::pair<KeyId, SiteId>> host_warned;  // (buffer, earlier site)
     for (const UnorderedAccess& a : found) first.try_emplace(a.site, &a);
     for (const auto& [site, a] : first) {
+      if (a->stream == ops.graph.host && !host_warned.emplace(a->buffer, a->earlier_site).second) continue;
       const std::string later = d.stream_beside(a->stream, a->earlier_stream);
       const std::string earlier = d.stream_beside(a->earlier_stream, a->stream);
       const KeyId writing = later_writes ? a->stream : a->earlier_stream;
@@ -149,19 +161,17 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
                f.message = f.buffer + " is used on " + use + " before its write on " + write +
                            " is ordered before this use; nothing makes " + use + " wait for " + write +
                            " after the write";
-               f.notes.push_back({d.loc(a.earlier_site), f.buffer + " is written on " + write +
-                                                             " here; record an event on " + write +
-                                                             " after this write and make " + use +
-                                                             " wait on it before the use"});
+               f.notes.push_back({d.loc(a.earlier_site), f.buffer + " is written on " + write + " here; " +
+                                                             fix(a.stream, write, "write", use) +
+                                                             " before the use"});
              });
   each_first(flow.overwritten, kRuleWriteAfterRead, /*later_writes=*/true,
              [&](Finding& f, const UnorderedAccess& a, const std::string& write, const std::string& use) {
                f.message = f.buffer + " is written on " + write + " while " + use +
                            " may still be using it; nothing orders " + write + " after that use";
-               f.notes.push_back({d.loc(a.earlier_site), f.buffer + " is used on " + use +
-                                                             " here; record an event on " + use +
-                                                             " after this use and make " + write +
-                                                             " wait on it before the write"});
+               f.notes.push_back({d.loc(a.earlier_site), f.buffer + " is used on " + use + " here; " +
+                                                             fix(a.stream, use, "use", write) +
+                                                             " before the write"});
              });
   return out;
 }
@@ -230,8 +240,11 @@ std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
   if (!cfg) return {};
 
   std::unique_ptr<FunctionOps> ops = build_function_ops(ctx_, *model_, *cfg);
-  for (KeyId k = 0; k < ops->keys.size(); ++k)
+  for (KeyId k = 0; k < ops->keys.size(); ++k) {
     if (ops->keys[k].is_legacy) ops->graph.implicitly_ordered.push_back(k);
+    if (ops->keys[k].is_host) ops->graph.host = k;
+    if (ops->key_ids[k] == "legacy") ops->graph.legacy = k;
+  }
   DataflowResult flow = run_stream_order_dataflow(ops->graph);
   if (flow.gave_up) return {};
   std::vector<Finding> findings = findings_from(*ops, flow, fd->getQualifiedNameAsString());

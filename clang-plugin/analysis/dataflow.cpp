@@ -150,13 +150,20 @@ void for_each_use(State& s, F&& f) {
 // halves of one array), nor between work of a stream capture and work
 // outside it (or of another capture). A write after a write is
 // check_overwrite's.
+//
+// The host's reads of pinned memory are judged against the default streams'
+// writes too: their copies are as asynchronous to the host as any other
+// stream's. A write through a pointer offset is left out here as well (the
+// host may read only the part a synchronized stream wrote), but a host
+// access through an offset is judged against a whole buffer's write.
 void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
-  if (op.kind != OpKind::kUse || op.partial || contains_sorted(graph.implicitly_ordered, op.stream))
+  const bool host = op.stream == graph.host;
+  if (op.kind != OpKind::kUse || (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))))
     return;
   for (const auto& [write_site, write] : buf.writes) {
     if (write_site == op.site || write.stream == op.stream || write.ordered_on(op.stream)) continue;
     if (write.partial || write.capture != op.capture) continue;
-    if (contains_sorted(graph.implicitly_ordered, write.stream)) continue;
+    if (!host && contains_sorted(graph.implicitly_ordered, write.stream)) continue;
     sink.not_ready.emplace(std::make_pair(op.site, write_site),
                            UnorderedAccess{op.site, op.buffer, op.stream, write_site, write.stream});
   }
@@ -166,12 +173,13 @@ void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sin
 // it on another stream (a read it would overwrite, or another write), under
 // the same exceptions as check_ready.
 void check_overwrite(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
-  if (op.kind != OpKind::kWrite || op.partial || contains_sorted(graph.implicitly_ordered, op.stream))
+  const bool host = op.stream == graph.host;
+  if (op.kind != OpKind::kWrite || (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))))
     return;
   for (const auto& [use_site, use] : buf.uses) {
     if (use_site == op.site || use.stream == op.stream || use.ordered_on(op.stream)) continue;
-    if (use.partial || use.capture != op.capture || contains_sorted(graph.implicitly_ordered, use.stream))
-      continue;
+    if (use.partial || use.capture != op.capture) continue;
+    if (!host && contains_sorted(graph.implicitly_ordered, use.stream)) continue;
     sink.overwritten.emplace(std::make_pair(op.site, use_site),
                              UnorderedAccess{op.site, op.buffer, op.stream, use_site, use.stream});
   }
@@ -198,6 +206,8 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       use.ordered.push_back(op.stream);
       use.partial = op.partial;
       use.capture = op.capture;
+      // The host's own access is over before it enqueues anything after it.
+      use.host = op.stream == graph.host;
       if (op.kind == OpKind::kWrite) buf.writes[op.site] = use;
       buf.uses[op.site] = std::move(use);
       break;
@@ -205,8 +215,13 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
     case OpKind::kRecord: {
       if (op.event == kNoKey || op.stream == kNoKey) break;
       s.events[op.event] = {op.site};
+      // A record on the legacy stream comes after the earlier work of every
+      // blocking stream, which a stream the function is handed may be:
+      // taken to capture everything, so that nothing it may order is
+      // reported.
+      const bool implicit = op.stream == graph.legacy;
       auto capture = [&](UseFacts& u) {
-        if (u.ordered_on(op.stream))
+        if (implicit || u.ordered_on(op.stream))
           insert_sorted(u.captures, op.site);
         else
           erase_sorted(u.captures, op.site);  // this record replaces an older one
@@ -255,7 +270,9 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       }
       auto synced = [&](const UseFacts& u) {
         if (op.kind == OpKind::kDeviceSync) return true;
-        if (op.kind == OpKind::kStreamSync) return op.stream != kNoKey && u.ordered_on(op.stream);
+        // The legacy stream's work comes after every blocking stream's (above).
+        if (op.kind == OpKind::kStreamSync)
+          return op.stream != kNoKey && (u.ordered_on(op.stream) || op.stream == graph.legacy);
         return std::all_of(records->begin(), records->end(),
                            [&](SiteId r) { return contains_sorted(u.captures, r); });
       };
@@ -321,6 +338,12 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
     }
     case OpKind::kRecordStream:
       if (op.stream != kNoKey) insert_sorted(s.buffers[op.buffer].recorded, op.stream);
+      break;
+    case OpKind::kHostMayWait:
+      // Only the host's accesses count it as a wait: a query may have
+      // answered "not ready", and a synchronous copy on the legacy stream
+      // does not wait for non-blocking streams.
+      if (op.stream != kNoKey) for_each_use(s, [&](UseFacts& u) { insert_sorted(u.ordered, op.stream); });
       break;
   }
 }

@@ -196,6 +196,14 @@ static ApiRole cuda_api_role(llvm::StringRef name) {
                      .Cases({"cudaEventSynchronize", "cuEventSynchronize"}, ApiRole::kEventSync)
                      .Cases({"cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize"},
                             ApiRole::kDeviceSync)
+                     // Synchronous copies and memsets, and queries: the host may
+                     // have waited (a query polled until it answers "done").
+                     .Cases({"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyToSymbol",
+                             "cudaMemcpyFromSymbol", "cudaMemcpyPeer", "cudaMemset", "cudaMemset2D",
+                             "cudaMemset3D", "cudaEventQuery", "cudaStreamQuery", "cuMemcpy",
+                             "cuMemcpyDtoH", "cuMemcpyHtoD", "cuMemcpyDtoD", "cuMemsetD8", "cuMemsetD32",
+                             "cuEventQuery", "cuStreamQuery"},
+                            ApiRole::kHostMayWait)
                      .Cases({"ncclAllGather", "ncclAllReduce", "ncclReduceScatter", "ncclBroadcast",
                              "ncclBcast", "ncclReduce", "ncclSend", "ncclRecv", "ncclAlltoAll",
                              "ncclAllToAll"},
@@ -322,6 +330,7 @@ bool ApiModel::body_may_find(const Stmt* body, int depth) {
     const FunctionDecl* callee = call->getDirectCallee();
     const ApiRole role = role_of(callee);
     if (role == ApiRole::kFree || (role == ApiRole::kUse && writes_first_argument(callee))) return true;
+    if (isa<CUDAKernelCallExpr>(call) && param_effects_.writes_some_param(callee)) return true;
     if (depth > 0)
       if (const FunctionDecl* def = inlinable_definition(callee))
         if (body_may_find(def->getBody(), depth - 1)) return true;
@@ -398,6 +407,7 @@ class Builder {
 
   std::unique_ptr<FunctionOps> build(const CFG& cfg) {
     find_captures(cfg);
+    find_host_memory(cfg);
     out_->graph.blocks.resize(cfg.getNumBlockIDs());
     out_->graph.entry = cfg.getEntry().getBlockID();
     for (const CFGBlock* block : cfg) {
@@ -703,7 +713,7 @@ class Builder {
   }
 
   void emit(Op op) {
-    if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite) && op.capture == 0)
+    if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite) && op.capture == 0 && op.stream != host_)
       op.capture = capture_at(out_->sites[op.site].loc);
     current_->ops.push_back(op);
   }
@@ -767,6 +777,103 @@ class Builder {
 
   // --- arguments --------------------------------------------------------------
 
+  // --- the host's accesses of pinned memory ---------------------------------
+
+  // Only memory the function pins itself is judged: a copy into pageable
+  // memory returns once it has landed, and one from it once the memory is
+  // staged, so the host may touch pageable memory at once.
+  void find_host_memory(const CFG& cfg) {
+    for (const CFGBlock* block : cfg)
+      for (const CFGElement& el : *block) {
+        auto stmt = el.getAs<CFGStmt>();
+        if (!stmt) continue;
+        const Stmt* s = stmt->getStmt();
+        if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
+          written_lvalues_.insert(accessed_memory(bo->getLHS()));
+        } else if (const auto* uo = dyn_cast<UnaryOperator>(s)) {
+          if (uo->isIncrementDecrementOp()) written_lvalues_.insert(accessed_memory(uo->getSubExpr()));
+          if (uo->getOpcode() == UO_AddrOf) address_taken_.insert(accessed_memory(uo->getSubExpr()));
+        } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s); op && op->isAssignmentOp()) {
+          written_lvalues_.insert(accessed_memory(op->getArg(0)));
+        } else if (const auto* call = dyn_cast<CallExpr>(s)) {
+          note_pinning(call);
+        }
+      }
+  }
+
+  // The subscript, dereference or `->` through which an lvalue reaches
+  // memory: `h[i].x` -> `h[i]`.
+  static const Expr* accessed_memory(const Expr* e) {
+    for (;;) {
+      e = e->IgnoreParenImpCasts();
+      const auto* me = dyn_cast<MemberExpr>(e);
+      if (!me || me->isArrow()) return e;
+      e = me->getBase();
+    }
+  }
+
+  // cudaMallocHost(&h, n), cudaHostAlloc(&h, n, flags), cuMemAllocHost,
+  // cuMemHostAlloc; cudaHostRegister(h, n, flags), cuMemHostRegister.
+  void note_pinning(const CallExpr* call) {
+    const FunctionDecl* fd = call->getDirectCallee();
+    if (!fd || !fd->getIdentifier() || call->getNumArgs() == 0) return;
+    llvm::StringRef name = fd->getName();
+    name.consume_back("_v2");
+    const Expr* pinned = call->getArg(0);
+    if (name == "cudaMallocHost" || name == "cudaHostAlloc" || name == "cuMemAllocHost" ||
+        name == "cuMemHostAlloc") {
+      const auto* uo = dyn_cast<UnaryOperator>(strip(pinned));
+      if (!uo || uo->getOpcode() != UO_AddrOf) return;
+      pinned = uo->getSubExpr();
+    } else if (name != "cudaHostRegister" && name != "cuMemHostRegister") {
+      return;
+    }
+    if (KeyId k = buffer_key(pinned); k != kNoKey) pinned_.insert(k);
+  }
+
+  KeyId host_key() {
+    if (host_ == kNoKey) host_ = intern_with_display("host", KeyInfo{"the host", false, true});
+    return host_;
+  }
+
+  // `h[i]`, `*h`, `h->field` on pinned `h`: a read, or a write where it is
+  // assigned to or incremented (`&h[i]` touches nothing).
+  void visit_host_access(const Stmt* s) {
+    const Expr* pointer = nullptr;
+    if (const auto* sub = dyn_cast<ArraySubscriptExpr>(s))
+      pointer = sub->getBase();
+    else if (const auto* uo = dyn_cast<UnaryOperator>(s); uo && uo->getOpcode() == UO_Deref)
+      pointer = uo->getSubExpr();
+    else if (const auto* me = dyn_cast<MemberExpr>(s); me && me->isArrow() && !isa<CXXMethodDecl>(me->getMemberDecl()))
+      pointer = me->getBase();
+    const auto* access = cast<Expr>(s);
+    if (!pointer || !pointer->getType()->isPointerType() || address_taken_.contains(access)) return;
+    const KeyId k = buffer_key(pointer);
+    if (k == kNoKey || !pinned_.contains(k)) return;
+    const OpKind kind = written_lvalues_.contains(access) ? OpKind::kWrite : OpKind::kUse;
+    emit(Op{kind, k, host_key(), kNoKey, kNoKey, site(access->getExprLoc())});
+  }
+
+  // A host function given pinned memory (a checker, memcmp, memcpy): what
+  // its body, or its name, says it does with the argument. A function
+  // whose effect is unknown is not taken to touch the memory.
+  void visit_host_call(const CallExpr* call) {
+    const FunctionDecl* fd = call->getDirectCallee();
+    const unsigned first = object_arg_count(call);
+    for (unsigned i = first; i < call->getNumArgs(); ++i) {
+      const Expr* arg = call->getArg(i);
+      if (!strip(arg)->getType()->isPointerType()) continue;
+      const KeyId k = buffer_key(arg);
+      if (k == kNoKey || !pinned_.contains(k)) continue;
+      const ParamEffect effect = model_.param_effects().effect_of_argument(fd, i - first);
+      if (effect != ParamEffect::kRead && effect != ParamEffect::kWrite) continue;
+      Op op{effect == ParamEffect::kWrite ? OpKind::kWrite : OpKind::kUse, k, host_key(), kNoKey, kNoKey,
+            site(call->getBeginLoc())};
+      op.partial = offset_pointer(arg);
+      emit(op);
+    }
+  }
+
   QualType param_type(const FunctionDecl* fd, unsigned i, const Expr* arg) {
     if (fd && i < fd->getNumParams()) return fd->getParamDecl(i)->getType();
     return arg->getType();
@@ -824,6 +931,7 @@ class Builder {
   // --- statements -------------------------------------------------------------
 
   void visit(const Stmt* s) {
+    if (!pinned_.empty()) visit_host_access(s);
     if (const auto* launch = dyn_cast<CUDAKernelCallExpr>(s)) return visit_launch(launch);
     if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s)) {
       if (op->getOperator() == OO_Equal && op->getNumArgs() == 2)
@@ -877,12 +985,16 @@ class Builder {
     if (const CallExpr* config = launch->getConfig(); config && config->getNumArgs() >= 4)
       stream = stream_key(config->getArg(3));
     const FunctionDecl* kernel = launch->getDirectCallee();
+    // A kernel whose body the translation unit has says which arguments it
+    // writes through; any other argument is a use.
+    const std::vector<ParamEffect>& effects = model_.param_effects().effects_of(kernel);
     SiteId at = site(launch->getBeginLoc());
     for (unsigned i = 0; i < launch->getNumArgs(); ++i) {
       const Expr* arg = launch->getArg(i);
       if (!buffer_like(param_type(kernel, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
       if (KeyId k = buffer_key(arg); k != kNoKey) {
-        Op op{OpKind::kUse, k, stream, kNoKey, kNoKey, at};
+        const bool writes = i < effects.size() && effects[i] == ParamEffect::kWrite;
+        Op op{writes ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
         op.partial = offset_pointer(arg);
         emit(op);
       }
@@ -912,6 +1024,7 @@ class Builder {
     const FunctionDecl* fd = call->getDirectCallee();
     ApiRole role = model_.role_of(fd);
     if (role == ApiRole::kNone) {
+      if (!pinned_.empty()) visit_host_call(call);
       if (inline_call(call)) return;
       // An opaque function outside PyTorch given a tensor may keep a
       // reference to it (push_back, a member): the block may outlive the name.
@@ -990,6 +1103,9 @@ class Builder {
         return;
       case ApiRole::kDeviceSync:
         emit(Op{OpKind::kDeviceSync, kNoKey, kNoKey, kNoKey, kNoKey, site(loc)});
+        return;
+      case ApiRole::kHostMayWait:
+        if (!pinned_.empty()) emit(Op{OpKind::kHostMayWait, kNoKey, host_key(), kNoKey, kNoKey, site(loc)});
         return;
       case ApiRole::kRecordStream: {
         KeyId stream = stream_arg(call);
@@ -1291,6 +1407,12 @@ class Builder {
   };
   std::vector<CaptureRange> captures_;  // find_captures
   llvm::StringMap<KeyId> key_ids_;
+  // find_host_memory: the buffers the function pins, and the lvalues its
+  // host code writes or takes the address of.
+  llvm::DenseSet<KeyId> pinned_;
+  llvm::DenseSet<const Expr*> written_lvalues_;
+  llvm::DenseSet<const Expr*> address_taken_;
+  KeyId host_ = kNoKey;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/config.h"
+#include "analysis/param_effects.h"
 #include "analysis/ops.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -33,6 +34,7 @@ enum class ApiRole : std::uint8_t {
   kEventSync,     // cudaEventSynchronize(event)
   kDeviceSync,    // cudaDeviceSynchronize()
   kRecordStream,  // allocator-level record_stream(buffer, stream)
+  kHostMayWait,   // may block the host until work is done: a synchronous copy or memset, a query
 };
 
 struct InlineSummary;
@@ -52,8 +54,8 @@ class ApiModel {
 
   // Whether the function body could produce a finding at all: it frees
   // something stream-ordered, or enqueues a known write (an async copy or
-  // memset), directly or in an inlinable helper. Most functions are
-  // skipped by this.
+  // memset, a kernel whose body writes through a parameter), directly or
+  // in an inlinable helper. Most functions are skipped by this.
   bool body_may_find(const clang::Stmt* body, int depth = kMaxInlineDepth);
 
   // Small helpers defined in the project (a launch wrapper, an event helper)
@@ -62,6 +64,9 @@ class ApiModel {
   static constexpr int kMaxInlineDepth = 4;
   const clang::FunctionDecl* inlinable_definition(const clang::FunctionDecl* fd);
   const InlineSummary* summary_of(clang::ASTContext& ctx, const clang::FunctionDecl* def);
+
+  // What functions' bodies do through their parameters (param_effects.h).
+  ParamEffects& param_effects() { return param_effects_; }
 
  private:
   ApiRole classify(const clang::FunctionDecl* fd);
@@ -73,6 +78,7 @@ class ApiModel {
   llvm::DenseMap<const clang::CXXConstructorDecl*, bool> allocating_ctors_;
   llvm::DenseMap<const clang::FunctionDecl*, std::unique_ptr<InlineSummary>> summaries_;
   int inline_depth_ = 0;
+  ParamEffects param_effects_;
 };
 
 bool is_stream_type(clang::QualType t);
@@ -87,6 +93,7 @@ struct SiteInfo {
 struct KeyInfo {
   std::string display;       // source text, or a description
   bool is_legacy = false;    // the legacy default stream
+  bool is_host = false;      // the host, as the agent of its own accesses of pinned memory
 };
 
 // Whether `fd` is an async copy or memset, whose first argument is the

@@ -26,6 +26,8 @@ enum class OpKind : std::uint8_t {
   kKill,          // `buffer` no longer names a tracked allocation
   kEventCopy,     // `event` now names what `source` names
   kRecordStream,  // the allocator defers the buffer's free until `stream` is done
+  kHostMayWait,   // the host may have waited for all work so far (`stream`: the host's key);
+                  // orders it for the host's accesses only
 };
 
 struct Op {
@@ -55,6 +57,14 @@ struct OpGraph {
   // Keys of the legacy and per-thread default streams, sorted: CUDA orders
   // them with the blocking streams implicitly, which the graph does not show.
   std::vector<KeyId> implicitly_ordered;
+  // The host's key: kUse and kWrite ops on it are the host's own reads and
+  // writes of pinned memory, done before anything enqueued after them. The
+  // default streams are not ordered with it: their copies into pinned
+  // memory are asynchronous to the host.
+  KeyId host = kNoKey;
+  // The legacy default stream's key: its work comes after the earlier work
+  // of every blocking stream.
+  KeyId legacy = kNoKey;
 };
 
 // A free that is not ordered after a use on another stream, on some path.

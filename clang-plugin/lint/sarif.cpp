@@ -35,16 +35,18 @@ constexpr RuleInfo kRules[] = {
      "wait later, synchronize the host, or free on the using stream)."},
     {"xstream-use-before-ready", "UseBeforeReady",
      "Buffer used on a stream before another stream's write of it is ordered before the use",
-     "The buffer is written by a copy or memset on one stream and then used by work on another "
-     "stream with nothing ordering the using stream after the write: the use may read the memory "
-     "before the write lands. Record an event on the writing stream after the write and make the "
-     "using stream wait on it before the use (or synchronize the host with the writing stream)."},
+     "The buffer is written by a copy, a memset or a kernel on one stream and then used by work on "
+     "another stream, or read by the host (pinned memory), with nothing ordering the use after the "
+     "write: the use may read the memory before the write lands. Record an event on the writing "
+     "stream after the write and make the using stream wait on it before the use (or synchronize "
+     "the host with the writing stream)."},
     {"xstream-write-after-read", "WriteAfterRead",
-     "Buffer overwritten by a copy or memset while another stream may still use it",
-     "A copy or memset on one stream writes the buffer while work on another stream that used it "
-     "may still be running, with nothing ordering the writing stream after that use: the use may "
-     "read the new contents, or its own writes may land after the copy. Record an event on the "
-     "using stream after the use and make the writing stream wait on it before the write."},
+     "Buffer overwritten by a copy, memset or kernel while another stream may still use it",
+     "A copy, a memset or a kernel on one stream, or the host (pinned memory), writes the buffer "
+     "while work on another stream that used it may still be running, with nothing ordering the "
+     "write after that use: the use may read the new contents, or its own writes may land after "
+     "the write. Record an event on the using stream after the use and make the writing stream "
+     "wait on it before the write (or synchronize the host with the using stream)."},
 };
 
 // Notification descriptors (tool.driver.notifications).

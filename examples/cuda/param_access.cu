@@ -6,9 +6,10 @@
 //                             nothing ordering them (correct: two reads)
 //   param_access writer       one stream scales the weights in place through
 //                             scale(float*, float) while the other reads them,
-//                             unordered (a race the checker does not report:
+//                             unordered (a race the runtime does not report:
 //                             a kernel's plain pointer argument is of unknown
-//                             direction, never a known write)
+//                             direction to it, never a known write; the
+//                             static check reads scale's body and does)
 //   param_access copy         the two reads, then new weights are copied in
 //                             with cudaMemcpyAsync on a third stream that
 //                             waited for neither (a write after each read)
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
   if (args.mode == "writer") {
     scale<<<int((kWeights + 255) / 256), 256, 0, a>>>(w, 0.5f);  // scale-site
     XSC_EXAMPLE_CHECK(cudaGetLastError());
-    read_weights(w, out_b, b);
+    read_weights(w, out_b, b);  // writer-read
   } else {
     read_weights(w, out_a, a);
     read_weights(w, out_b, b);

@@ -14,7 +14,7 @@ typedef struct CUmemPoolHandle_st* cudaMemPool_t;
 typedef unsigned long long CUdeviceptr;
 typedef struct CUstream_st* CUstream;
 
-enum cudaError_t { cudaSuccess = 0 };
+enum cudaError_t { cudaSuccess = 0, cudaErrorNotReady = 600 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
 
 #define cudaStreamLegacy ((cudaStream_t)0x1)
@@ -29,6 +29,10 @@ struct uint3 { unsigned x, y, z; };
 extern const __device__ uint3 threadIdx;
 extern const __device__ uint3 blockIdx;
 extern const __device__ dim3 blockDim;
+
+// Device built-ins a kernel writes memory through.
+__device__ float atomicAdd(float* address, float value);
+__device__ int atomicCAS(int* address, int compare, int value);
 
 // Launch configuration hooks: older toolkits use the first, newer the second.
 extern "C" cudaError_t cudaConfigureCall(dim3 grid, dim3 block, size_t shmem = 0, cudaStream_t stream = 0);
@@ -54,6 +58,15 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMallocHost(void** ptr, size_t bytes);
+cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags);
+cudaError_t cudaHostRegister(void* ptr, size_t bytes, unsigned flags);
+cudaError_t cudaFreeHost(void* ptr);
+int memcmp(const void* a, const void* b, size_t bytes);
+void* memcpy(void* dst, const void* src, size_t bytes);
 typedef struct CUgraph_st* cudaGraph_t;
 typedef struct CUgraphExec_st* cudaGraphExec_t;
 enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeRelaxed = 2 };
@@ -64,6 +77,11 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
 int cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 int cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 int cuMemsetD32Async(CUdeviceptr dptr, unsigned value, size_t count, CUstream stream);
+}
+
+template <typename T>
+cudaError_t cudaMallocHost(T** ptr, size_t bytes) {
+  return ::cudaMallocHost(reinterpret_cast<void**>(ptr), bytes);
 }
 
 template <typename T>

@@ -1,0 +1,161 @@
+// REQUIRES: clang-plugin
+// RUN: %clangxx %cuda_stub_flags -fsyntax-only -fplugin=%plugin -Xclang -verify %s
+//
+// The host's own reads and writes of pinned memory the function pins
+// (cudaMallocHost, cudaHostAlloc, cudaHostRegister) are judged against the
+// async copies that write or read it: a read before a copy into it is
+// known to have landed (use-before-ready), a write while a copy may still
+// read or write it (write-after-read). Pageable memory is not judged: CUDA
+// returns from a copy into it only once the copy has landed, and from one
+// out of it once it is staged. One function per case, flagged first.
+#include <cuda_runtime.h>
+
+float verify(const float* values, int n) {
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += values[i];
+  return sum;
+}
+
+void fill(float* values, int n) {
+  for (int i = 0; i < n; ++i) values[i] = 1.0f;
+}
+
+// Keeps the pointer; touches nothing.
+void remember(float* values);
+
+// --- flagged --------------------------------------------------------------
+
+float read_before_copy_back(const float* dev, cudaStream_t s) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{'host' is written on stream 's' here; synchronize the host with stream 's' (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after this write) before the use}}
+  float first = host[0]; // expected-warning {{'host' is used on the host before its write on stream 's' is ordered before this use; nothing makes the host wait for stream 's' after the write [xstream-use-before-ready]}}
+  cudaFreeHost(host);
+  return first;
+}
+
+// The default stream's copies are as asynchronous to the host as any.
+float legacy_stream_copy(const float* dev) {
+  float* host = nullptr;
+  cudaMallocHost((void**)&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, 0); // expected-note {{written on the legacy default stream here}}
+  return verify(host, 256); // expected-warning {{'host' is used on the host before its write on the legacy default stream is ordered}}
+}
+
+// A staging buffer refilled while the last round's upload may still read it.
+void refill_staging(float* dev, cudaStream_t s, int rounds) {
+  float* staging = nullptr;
+  cudaHostAlloc((void**)&staging, 1024, 0);
+  for (int r = 0; r < rounds; ++r) {
+    staging[0] = float(r); // expected-warning {{'staging' is written on the host while stream 's' may still be using it; nothing orders the host after that use [xstream-write-after-read]}}
+    cudaMemcpyAsync(dev, staging, 1024, cudaMemcpyHostToDevice, s); // expected-note {{'staging' is used on stream 's' here; synchronize the host with stream 's' (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after this use) before the write}}
+  }
+}
+
+void refill_through_helper(float* dev, float* registered, cudaStream_t s) {
+  cudaHostRegister(registered, 1024, 0);
+  cudaMemcpyAsync(dev, registered, 1024, cudaMemcpyHostToDevice, s); // expected-note {{'registered' is used on stream 's' here}}
+  fill(registered, 256); // expected-warning {{'registered' is written on the host while stream 's' may still be using it}}
+}
+
+int compared_too_early(const float* dev, const float* expected, cudaStream_t s, cudaEvent_t done) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaEventRecord(done, s);  // before the copy: does not cover it
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{written on stream 's' here}}
+  cudaEventSynchronize(done);
+  return memcmp(host, expected, 1024); // expected-warning {{'host' is used on the host before its write on stream 's'}}
+}
+
+// Two reads of one copy's result: one warning, at the first.
+float read_twice(const float* dev, cudaStream_t s) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{written on stream 's' here}}
+  float a = host[0]; // expected-warning {{[xstream-use-before-ready]}}
+  float b = host[1];
+  return a + b;
+}
+
+// --- silent ---------------------------------------------------------------
+
+float stream_synchronized(const float* dev, cudaStream_t s) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  cudaStreamSynchronize(s);
+  return host[0];
+}
+
+float event_synchronized(const float* dev, cudaStream_t s, cudaEvent_t done) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  cudaEventRecord(done, s);
+  cudaEventSynchronize(done);
+  return verify(host, 256);
+}
+
+// An event on the legacy stream comes after the blocking streams' work.
+float legacy_event_after_stream_copies(const float* dev, cudaStream_t s, cudaEvent_t done) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  cudaEventRecord(done, 0);
+  cudaEventSynchronize(done);
+  return host[0];
+}
+
+float polled(const float* dev, cudaStream_t s, cudaEvent_t done) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  cudaEventRecord(done, s);
+  while (cudaEventQuery(done) == cudaErrorNotReady) {
+  }
+  return host[0];
+}
+
+float after_a_synchronous_copy(const float* dev, float* other, cudaStream_t s) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  cudaMemcpy(other, dev, 4, cudaMemcpyDeviceToHost);
+  return host[0];
+}
+
+// Pageable memory: the copy has landed when cudaMemcpyAsync returns.
+float pageable(const float* dev, float* host, cudaStream_t s) {
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  return host[0];
+}
+
+// Addresses of pinned memory are not accesses.
+void addresses_only(const float* dev, cudaStream_t a, cudaStream_t b) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 2048);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, a);
+  cudaMemcpyAsync(&host[256], dev, 1024, cudaMemcpyDeviceToHost, a);
+  remember(host);
+  cudaStreamSynchronize(a);
+}
+
+// Two streams copy back halves; the host reads the half it synchronized.
+float halves(const float* dev, cudaStream_t a, cudaStream_t b) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 2048);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, a);
+  cudaMemcpyAsync(host + 256, dev + 256, 1024, cudaMemcpyDeviceToHost, b);
+  cudaStreamSynchronize(a);
+  return verify(host, 256);
+}
+
+void refill_after_synchronizing(float* dev, cudaStream_t s, int rounds) {
+  float* staging = nullptr;
+  cudaMallocHost(&staging, 1024);
+  for (int r = 0; r < rounds; ++r) {
+    staging[0] = float(r);
+    cudaMemcpyAsync(dev, staging, 1024, cudaMemcpyHostToDevice, s);
+    cudaStreamSynchronize(s);
+  }
+}
