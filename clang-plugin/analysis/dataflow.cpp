@@ -54,22 +54,35 @@ struct UseFacts {
   std::vector<KeyId> ordered;    // streams whose later work runs after the use
   std::vector<SiteId> captures;  // record sites whose event completes after it
   bool host = false;             // the host has waited for it
+  // The host may have waited for it, on some path: by a query or a
+  // synchronous copy (kHostMayWait), or a wait made under no condition but
+  // the copy's own (Op::guard). The host's own accesses are judged by this
+  // and by `host`.
+  bool host_may = false;
+  std::uint32_t guard = 0;       // Op::guard
   bool partial = false;          // made through a pointer offset (Op::partial), on some path
   std::uintptr_t capture = 0;    // Op::capture
+  bool copy = false;             // Op::copy
 
   bool operator==(const UseFacts&) const = default;
 
   // A use the host has waited for is ordered before everything that follows,
   // so joining it with another path keeps that path's facts.
   void join(const UseFacts& o) {
-    if (o.host) return;
+    const bool may = host_may || o.host_may;
+    if (o.host) {
+      host_may = may;
+      return;
+    }
     if (host) {
       *this = o;
+      host_may = may;
       return;
     }
     ordered = intersect(ordered, o.ordered);
     captures = intersect(captures, o.captures);
     partial = partial || o.partial;
+    host_may = may;
   }
   bool ordered_on(KeyId s) const { return host || contains_sorted(ordered, s); }
 };
@@ -161,7 +174,8 @@ void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sin
   if (op.kind != OpKind::kUse || (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))))
     return;
   for (const auto& [write_site, write] : buf.writes) {
-    if (write_site == op.site || write.stream == op.stream || write.ordered_on(op.stream)) continue;
+    if (write_site == op.site || write.stream == op.stream) continue;
+    if (host ? write.host || write.host_may || !write.copy : write.ordered_on(op.stream)) continue;
     if (write.partial || write.capture != op.capture) continue;
     if (!host && contains_sorted(graph.implicitly_ordered, write.stream)) continue;
     sink.not_ready.emplace(std::make_pair(op.site, write_site),
@@ -177,7 +191,8 @@ void check_overwrite(const BufferFacts& buf, const Op& op, const OpGraph& graph,
   if (op.kind != OpKind::kWrite || (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))))
     return;
   for (const auto& [use_site, use] : buf.uses) {
-    if (use_site == op.site || use.stream == op.stream || use.ordered_on(op.stream)) continue;
+    if (use_site == op.site || use.stream == op.stream) continue;
+    if (host ? use.host || use.host_may || !use.copy : use.ordered_on(op.stream)) continue;
     if (use.partial || use.capture != op.capture) continue;
     if (!host && contains_sorted(graph.implicitly_ordered, use.stream)) continue;
     sink.overwritten.emplace(std::make_pair(op.site, use_site),
@@ -206,8 +221,11 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       use.ordered.push_back(op.stream);
       use.partial = op.partial;
       use.capture = op.capture;
+      use.copy = op.copy;
+      use.guard = op.guard;
       // The host's own access is over before it enqueues anything after it.
       use.host = op.stream == graph.host;
+      use.host_may = use.host;
       if (op.kind == OpKind::kWrite) buf.writes[op.site] = use;
       buf.uses[op.site] = std::move(use);
       break;
@@ -276,8 +294,13 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
         return std::all_of(records->begin(), records->end(),
                            [&](SiteId r) { return contains_sorted(u.captures, r); });
       };
+      const std::vector<std::uintptr_t>& wait_guards = graph.guard_sets[op.guard];
       for_each_use(s, [&](UseFacts& u) {
-        if (synced(u)) u.host = true;
+        if (!synced(u)) return;
+        u.host = true;
+        const std::vector<std::uintptr_t>& use_guards = graph.guard_sets[u.guard];
+        if (std::includes(use_guards.begin(), use_guards.end(), wait_guards.begin(), wait_guards.end()))
+          u.host_may = true;
       });
       // A host wait after the free ends the hazard but is not "the wait".
       for (auto it = s.open.begin(); it != s.open.end();)
@@ -343,7 +366,7 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       // Only the host's accesses count it as a wait: a query may have
       // answered "not ready", and a synchronous copy on the legacy stream
       // does not wait for non-blocking streams.
-      if (op.stream != kNoKey) for_each_use(s, [&](UseFacts& u) { insert_sorted(u.ordered, op.stream); });
+      for_each_use(s, [&](UseFacts& u) { u.host_may = true; });
       break;
   }
 }

@@ -415,10 +415,13 @@ class Builder {
       for (const CFGBlock::AdjacentBlock& succ : block->succs())
         if (const CFGBlock* s = succ.getReachableBlock()) current_->succs.push_back(s->getBlockID());
       for (const CFGElement& el : *block) {
-        if (auto s = el.getAs<CFGStmt>())
+        if (auto s = el.getAs<CFGStmt>()) {
+          current_stmt_ = s->getStmt();
           visit(s->getStmt());
-        else if (auto d = el.getAs<CFGAutomaticObjDtor>())
+        } else if (auto d = el.getAs<CFGAutomaticObjDtor>()) {
+          current_stmt_ = d->getTriggerStmt();
           visit_destructor(d->getVarDecl(), d->getTriggerStmt());
+        }
       }
     }
     return std::move(out_);
@@ -715,7 +718,48 @@ class Builder {
   void emit(Op op) {
     if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite) && op.capture == 0 && op.stream != host_)
       op.capture = capture_at(out_->sites[op.site].loc);
+    // Guards matter only to the host's accesses: copies and host waits.
+    const bool host_relevant = (op.copy && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite)) ||
+                               op.kind == OpKind::kStreamSync || op.kind == OpKind::kEventSync ||
+                               op.kind == OpKind::kDeviceSync;
+    if (!pinned_.empty() && host_relevant && op.guard == 0 && current_stmt_) op.guard = guard_of(current_stmt_);
     current_->ops.push_back(op);
+  }
+
+  // The variables of the `if` conditions `at` is made under, as a set of
+  // OpGraph::guard_sets (an inlined helper's ops take their call's).
+  std::uint32_t guard_of(const Stmt* at) {
+    auto cached = guards_.find(at);
+    if (cached != guards_.end()) return cached->second;
+    std::vector<std::uintptr_t> vars;
+    DynTypedNode node = DynTypedNode::create(*at);
+    for (int depth = 0; depth < 256; ++depth) {
+      DynTypedNodeList parents = ctx_.getParents(node);
+      if (parents.empty()) break;
+      const DynTypedNode& parent = parents[0];
+      if (parent.get<FunctionDecl>() || parent.get<LambdaExpr>()) break;
+      if (const auto* is = parent.get<IfStmt>(); is && node.get<Stmt>() != is->getCond())
+        collect_vars(is->getCond(), vars);
+      node = parent;
+    }
+    llvm::sort(vars);
+    vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+    std::uint32_t id = 0;
+    if (!vars.empty()) {
+      auto& sets = out_->graph.guard_sets;
+      auto same = std::find(sets.begin(), sets.end(), vars);
+      id = static_cast<std::uint32_t>(same - sets.begin());
+      if (same == sets.end()) sets.push_back(std::move(vars));
+    }
+    guards_[at] = id;
+    return id;
+  }
+
+  static void collect_vars(const Stmt* s, std::vector<std::uintptr_t>& out) {
+    if (!s) return;
+    if (const auto* ref = dyn_cast<DeclRefExpr>(s))
+      if (isa<VarDecl>(ref->getDecl())) out.push_back(reinterpret_cast<std::uintptr_t>(ref->getDecl()));
+    for (const Stmt* child : s->children()) collect_vars(child, out);
   }
 
   // --- stream captures ----------------------------------------------------------
@@ -1069,8 +1113,8 @@ class Builder {
         KeyId stream = stream_arg(call);
         if (stream == kNoKey) return;
         SiteId at = site(loc);
-        const KeyId written =
-            writes_first_argument(fd) && call->getNumArgs() > 0 ? buffer_key(call->getArg(0)) : kNoKey;
+        const bool copy = writes_first_argument(fd);
+        const KeyId written = copy && call->getNumArgs() > 0 ? buffer_key(call->getArg(0)) : kNoKey;
         llvm::DenseSet<KeyId> partial;
         for (const Expr* arg : call->arguments())
           if (offset_pointer(arg))
@@ -1078,6 +1122,7 @@ class Builder {
         for (KeyId b : buffer_args(call, /*all=*/true)) {
           Op op{b == written ? OpKind::kWrite : OpKind::kUse, b, stream, kNoKey, kNoKey, at};
           op.partial = partial.contains(b);
+          op.copy = copy;
           emit(op);
         }
         return;
@@ -1105,7 +1150,7 @@ class Builder {
         emit(Op{OpKind::kDeviceSync, kNoKey, kNoKey, kNoKey, kNoKey, site(loc)});
         return;
       case ApiRole::kHostMayWait:
-        if (!pinned_.empty()) emit(Op{OpKind::kHostMayWait, kNoKey, host_key(), kNoKey, kNoKey, site(loc)});
+        if (!pinned_.empty()) emit(Op{OpKind::kHostMayWait, kNoKey, kNoKey, kNoKey, kNoKey, site(loc)});
         return;
       case ApiRole::kRecordStream: {
         KeyId stream = stream_arg(call);
@@ -1356,6 +1401,7 @@ class Builder {
     for (const Op& in : sum->ops) {
       Op op = in;
       op.site = site(loc);
+      op.guard = 0;  // the helper's own sets; the call's guards are taken at emit()
       if (offset_arg && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite)) op.partial = true;
       bool lost = false;
       auto map = [&](KeyId& k) {
@@ -1413,6 +1459,8 @@ class Builder {
   llvm::DenseSet<const Expr*> written_lvalues_;
   llvm::DenseSet<const Expr*> address_taken_;
   KeyId host_ = kNoKey;
+  const Stmt* current_stmt_ = nullptr;  // the CFG element being visited
+  llvm::DenseMap<const Stmt*, std::uint32_t> guards_;
 };
 
 }  // namespace

@@ -26,8 +26,8 @@ enum class OpKind : std::uint8_t {
   kKill,          // `buffer` no longer names a tracked allocation
   kEventCopy,     // `event` now names what `source` names
   kRecordStream,  // the allocator defers the buffer's free until `stream` is done
-  kHostMayWait,   // the host may have waited for all work so far (`stream`: the host's key);
-                  // orders it for the host's accesses only
+  kHostMayWait,   // the host may have waited for all work so far; orders it for the host's
+                  // accesses only
 };
 
 struct Op {
@@ -44,6 +44,18 @@ struct Op {
   // end (the begin call's identity): captured work runs when its graph is
   // launched, so it is ordered only with work of the same capture here.
   std::uintptr_t capture = 0;
+  // kUse, kWrite: made by an async copy or memset. Only these are judged
+  // against the host's accesses: a kernel given pinned memory often talks
+  // with the host through it on purpose (a flag it spins on), and a
+  // prefetch moves pages without touching their contents.
+  bool copy = false;
+  // kUse, kWrite, kStreamSync, kEventSync, kDeviceSync: the variables of the
+  // `if` conditions the op is made under (OpGraph::guard_sets; 0: none),
+  // asked only for the host's accesses. A host synchronization made under
+  // no condition but the copy's own (`if (async) copy; ... if (async)
+  // sync;`) is taken to cover it on every path, since the analysis does
+  // not correlate the two branches.
+  std::uint32_t guard = 0;
 };
 
 struct OpBlock {
@@ -65,6 +77,8 @@ struct OpGraph {
   // The legacy default stream's key: its work comes after the earlier work
   // of every blocking stream.
   KeyId legacy = kNoKey;
+  // Op::guard's sets, each sorted; the first is empty.
+  std::vector<std::vector<std::uintptr_t>> guard_sets{{}};
 };
 
 // A free that is not ordered after a use on another stream, on some path.

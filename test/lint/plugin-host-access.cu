@@ -77,7 +77,66 @@ float read_twice(const float* dev, cudaStream_t s) {
   return a + b;
 }
 
+// The synchronization comes after the read.
+float synchronized_too_late(const float* dev, cudaStream_t s) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{written on stream 's' here}}
+  float first = host[0]; // expected-warning {{[xstream-use-before-ready]}}
+  cudaStreamSynchronize(s);
+  return first;
+}
+
+// Synchronized on one path only, under a condition the copy does not have.
+float synchronized_on_one_path(const float* dev, cudaStream_t s, bool wait) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{written on stream 's' here}}
+  if (wait) cudaStreamSynchronize(s);
+  return host[0]; // expected-warning {{[xstream-use-before-ready]}}
+}
+
+// Each round's read waits only for the round before.
+float pipelined_one_round_late(const float* dev, cudaStream_t s, int rounds) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  float sum = 0.0f;
+  for (int r = 0; r < rounds; ++r) {
+    cudaMemcpyAsync(host, dev + r, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{written on stream 's' here}}
+    sum += host[0]; // expected-warning {{[xstream-use-before-ready]}}
+    cudaStreamSynchronize(s);
+  }
+  return sum;
+}
+
 // --- silent ---------------------------------------------------------------
+
+// The synchronization's condition is the copy's: on the path with the
+// copy the host waits. Not told apart from a real miss, so not reported.
+float synchronized_when_copied(const float* dev, cudaStream_t s, bool async) {
+  float* host = nullptr;
+  cudaMallocHost(&host, 1024);
+  if (async) cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s);
+  else cudaMemcpy(host, dev, 1024, cudaMemcpyDeviceToHost);
+  if (async) cudaStreamSynchronize(s);
+  return host[0];
+}
+
+// A kernel spinning on a pinned flag the host sets: talking on purpose.
+__global__ void wait_for(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
+void release_a_kernel(float* dev, cudaStream_t s) {
+  int* flag = nullptr;
+  cudaHostAlloc((void**)&flag, sizeof(int), 0);
+  *flag = 0;
+  wait_for<<<1, 1, 0, s>>>(flag);
+  cudaMemsetAsync(dev, 0, 1024, s);
+  *flag = 1;
+  cudaStreamSynchronize(s);
+}
 
 float stream_synchronized(const float* dev, cudaStream_t s) {
   float* host = nullptr;
