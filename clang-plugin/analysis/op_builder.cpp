@@ -268,6 +268,51 @@ ApiRole ApiModel::classify(const FunctionDecl* fd) {
   return ApiRole::kNone;
 }
 
+// cudaMallocHost(&h, n), cudaHostAlloc(&h, n, flags), cuMemAllocHost,
+// cuMemHostAlloc pin the memory their first argument points to (kPointee);
+// cudaHostRegister(h, n, flags) and cuMemHostRegister their first
+// argument (kArgument).
+static ApiModel::Pins pinning_of(const FunctionDecl* fd) {
+  if (!fd || !fd->getIdentifier()) return ApiModel::Pins::kNothing;
+  llvm::StringRef name = fd->getName();
+  name.consume_back("_v2");
+  if (name == "cudaMallocHost" || name == "cudaHostAlloc" || name == "cuMemAllocHost" || name == "cuMemHostAlloc")
+    return ApiModel::Pins::kPointee;
+  if (name == "cudaHostRegister" || name == "cuMemHostRegister") return ApiModel::Pins::kArgument;
+  return ApiModel::Pins::kNothing;
+}
+
+static void find_pinned_params(const Stmt* s, const FunctionDecl* fd, std::vector<ApiModel::Pins>& out) {
+  if (!s) return;
+  if (const auto* call = dyn_cast<CallExpr>(s); call && call->getNumArgs() > 0) {
+    ApiModel::Pins pins = pinning_of(call->getDirectCallee());
+    const Expr* arg = call->getArg(0)->IgnoreParenCasts();
+    // cudaHostRegister(*pp, ...) pins what the parameter points to.
+    if (pins == ApiModel::Pins::kArgument)
+      if (const auto* uo = dyn_cast<UnaryOperator>(arg); uo && uo->getOpcode() == UO_Deref) {
+        arg = uo->getSubExpr()->IgnoreParenCasts();
+        pins = ApiModel::Pins::kPointee;
+      }
+    if (pins != ApiModel::Pins::kNothing)
+      if (const auto* ref = dyn_cast<DeclRefExpr>(arg))
+        if (const auto* p = dyn_cast<ParmVarDecl>(ref->getDecl());
+            p && p->getDeclContext() == fd && p->getFunctionScopeIndex() < out.size())
+          out[p->getFunctionScopeIndex()] = pins;
+  }
+  for (const Stmt* child : s->children()) find_pinned_params(child, fd, out);
+}
+
+ApiModel::Pins ApiModel::pins_through_param(const FunctionDecl* fd, unsigned i) {
+  const FunctionDecl* def = nullptr;
+  if (!fd || role_of(fd) != ApiRole::kNone || !fd->hasBody(def) || !def) return Pins::kNothing;
+  auto [it, fresh] = pinning_params_.try_emplace(def);
+  if (fresh) {
+    it->second.assign(def->getNumParams(), Pins::kNothing);
+    find_pinned_params(def->getBody(), def, it->second);
+  }
+  return i < it->second.size() ? it->second[i] : Pins::kNothing;
+}
+
 bool ApiModel::body_calls(const Stmt* body, ApiRole wanted, int depth) {
   if (!body) return false;
   if (const auto* call = dyn_cast<CallExpr>(body)) {
@@ -856,23 +901,25 @@ class Builder {
     }
   }
 
-  // cudaMallocHost(&h, n), cudaHostAlloc(&h, n, flags), cuMemAllocHost,
-  // cuMemHostAlloc; cudaHostRegister(h, n, flags), cuMemHostRegister.
+  // What a call pins: the memory of `&h` given to cudaMallocHost and its
+  // kin, `h` given to cudaHostRegister, or either given to a function of
+  // the program whose body pins it (ApiModel::pins_through_param).
   void note_pinning(const CallExpr* call) {
     const FunctionDecl* fd = call->getDirectCallee();
-    if (!fd || !fd->getIdentifier() || call->getNumArgs() == 0) return;
-    llvm::StringRef name = fd->getName();
-    name.consume_back("_v2");
-    const Expr* pinned = call->getArg(0);
-    if (name == "cudaMallocHost" || name == "cudaHostAlloc" || name == "cuMemAllocHost" ||
-        name == "cuMemHostAlloc") {
-      const auto* uo = dyn_cast<UnaryOperator>(strip(pinned));
-      if (!uo || uo->getOpcode() != UO_AddrOf) return;
-      pinned = uo->getSubExpr();
-    } else if (name != "cudaHostRegister" && name != "cuMemHostRegister") {
-      return;
-    }
-    if (KeyId k = buffer_key(pinned); k != kNoKey) pinned_.insert(k);
+    if (!fd || call->getNumArgs() == 0) return;
+    auto pin = [&](const Expr* arg, ApiModel::Pins pins) {
+      if (pins == ApiModel::Pins::kNothing) return;
+      if (pins == ApiModel::Pins::kPointee) {
+        const auto* uo = dyn_cast<UnaryOperator>(strip(arg));
+        if (!uo || uo->getOpcode() != UO_AddrOf) return;
+        arg = uo->getSubExpr();
+      }
+      if (KeyId k = buffer_key(arg); k != kNoKey) pinned_.insert(k);
+    };
+    if (const ApiModel::Pins pins = pinning_of(fd); pins != ApiModel::Pins::kNothing) return pin(call->getArg(0), pins);
+    const unsigned first = object_arg_count(call);
+    for (unsigned i = first; i < call->getNumArgs(); ++i)
+      pin(call->getArg(i), model_.pins_through_param(fd, i - first));
   }
 
   KeyId host_key() {

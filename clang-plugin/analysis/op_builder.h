@@ -65,6 +65,13 @@ class ApiModel {
   const clang::FunctionDecl* inlinable_definition(const clang::FunctionDecl* fd);
   const InlineSummary* summary_of(clang::ASTContext& ctx, const clang::FunctionDecl* def);
 
+  // What a call of `fd` pins through its `i`th argument, when its body
+  // pins what a parameter points to: kPointee for `cudaMallocHost(pp, n)`
+  // or `cudaHostRegister(*pp, n, 0)` (`alloc_pinned(&h, n)` pins `h`),
+  // kArgument for `cudaHostRegister(p, n, 0)` (`pin(h, n)` pins `h`).
+  enum class Pins : std::uint8_t { kNothing, kPointee, kArgument };
+  Pins pins_through_param(const clang::FunctionDecl* fd, unsigned i);
+
   // What functions' bodies do through their parameters (param_effects.h).
   ParamEffects& param_effects() { return param_effects_; }
 
@@ -76,6 +83,7 @@ class ApiModel {
   llvm::DenseMap<const clang::FunctionDecl*, ApiRole> roles_;
   llvm::DenseMap<const clang::CXXRecordDecl*, bool> freeing_dtors_;
   llvm::DenseMap<const clang::CXXConstructorDecl*, bool> allocating_ctors_;
+  llvm::DenseMap<const clang::FunctionDecl*, std::vector<Pins>> pinning_params_;
   llvm::DenseMap<const clang::FunctionDecl*, std::unique_ptr<InlineSummary>> summaries_;
   int inline_depth_ = 0;
   ParamEffects param_effects_;

@@ -67,6 +67,20 @@ int compared_too_early(const float* dev, const float* expected, cudaStream_t s, 
   return memcmp(host, expected, 1024); // expected-warning {{'host' is used on the host before its write on stream 's'}}
 }
 
+// Pinned by helpers of the program: through a pointer to the pointer, and
+// by registering what it is given.
+void allocate_pinned(float** out, size_t bytes) { cudaMallocHost((void**)out, bytes); }
+void pin(float* memory, size_t bytes) { cudaHostRegister(memory, bytes, 0); }
+
+float pinned_by_a_helper(const float* dev, float* pageable, cudaStream_t s) {
+  float* host = nullptr;
+  allocate_pinned(&host, 1024);
+  pin(pageable, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{'host' is written on stream 's' here}}
+  cudaMemcpyAsync(pageable, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{'pageable' is written on stream 's' here}}
+  return host[0] + pageable[0]; // expected-warning {{'host' is used on the host before}} expected-warning {{'pageable' is used on the host before}}
+}
+
 // Two reads of one copy's result: one warning, at the first.
 float read_twice(const float* dev, cudaStream_t s) {
   float* host = nullptr;
