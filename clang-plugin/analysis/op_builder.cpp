@@ -661,27 +661,38 @@ class Builder {
   // scoped, so this is lexical), else the current stream the function
   // started with.
   KeyId current_stream_at(const Stmt* at) {
+    KeyId found = kNoKey;
+    each_enclosing(at, [&](const DynTypedNode& parent, const DynTypedNode& node) {
+      const auto* cs = parent.get<CompoundStmt>();
+      if (!cs) return false;
+      const Stmt* child = node.get<Stmt>();
+      bool before = false;
+      for (const Stmt* sibling : llvm::reverse(cs->body())) {
+        if (sibling == child) {
+          before = true;
+          continue;
+        }
+        if (!before) continue;
+        if (found = guard_stream(sibling); found != kNoKey) return true;
+      }
+      return false;
+    });
+    return found != kNoKey ? found : ambient_current_stream();
+  }
+
+  // Calls `visit(parent, child)` for each node enclosing `at` in its
+  // function (or lambda), innermost first, until it returns true.
+  template <typename F>
+  void each_enclosing(const Stmt* at, F&& visit) {
     DynTypedNode node = DynTypedNode::create(*at);
     for (int depth = 0; depth < 256; ++depth) {
       DynTypedNodeList parents = ctx_.getParents(node);
-      if (parents.empty()) break;
+      if (parents.empty()) return;
       const DynTypedNode& parent = parents[0];
-      if (parent.get<FunctionDecl>() || parent.get<LambdaExpr>()) break;
-      if (const auto* cs = parent.get<CompoundStmt>()) {
-        const Stmt* child = node.get<Stmt>();
-        bool before = false;
-        for (const Stmt* sibling : llvm::reverse(cs->body())) {
-          if (sibling == child) {
-            before = true;
-            continue;
-          }
-          if (!before) continue;
-          if (KeyId k = guard_stream(sibling); k != kNoKey) return k;
-        }
-      }
+      if (parent.get<FunctionDecl>() || parent.get<LambdaExpr>()) return;
+      if (visit(parent, node)) return;
       node = parent;
     }
-    return ambient_current_stream();
   }
 
   // A local stream that only ever names what it was initialized with
@@ -777,16 +788,11 @@ class Builder {
     auto cached = guards_.find(at);
     if (cached != guards_.end()) return cached->second;
     std::vector<std::uintptr_t> vars;
-    DynTypedNode node = DynTypedNode::create(*at);
-    for (int depth = 0; depth < 256; ++depth) {
-      DynTypedNodeList parents = ctx_.getParents(node);
-      if (parents.empty()) break;
-      const DynTypedNode& parent = parents[0];
-      if (parent.get<FunctionDecl>() || parent.get<LambdaExpr>()) break;
+    each_enclosing(at, [&](const DynTypedNode& parent, const DynTypedNode& node) {
       if (const auto* is = parent.get<IfStmt>(); is && node.get<Stmt>() != is->getCond())
         collect_vars(is->getCond(), vars);
-      node = parent;
-    }
+      return false;
+    });
     llvm::sort(vars);
     vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
     std::uint32_t id = 0;

@@ -202,18 +202,22 @@ class BodyScan {
     }
   }
 
-  const Stmt* parent(const Stmt* s) const { return parents_.getParent(const_cast<Stmt*>(s)); }
+  // What consumes `at`, past parentheses (`at` becomes the outermost of
+  // them); null at the top of the body.
+  const Stmt* consumer(const Stmt*& at) const {
+    for (;;) {
+      const Stmt* up = parents_.getParent(const_cast<Stmt*>(at));
+      if (!up || !isa<ParenExpr>(up)) return up;
+      at = up;
+    }
+  }
 
   // `at` is a pointer value that may point into the roots' memory: walk up
   // to what consumes it.
   void follow_pointer(const Stmt* at, Roots roots) {
     for (int steps = 0; steps < 64; ++steps) {
-      const Stmt* up = parent(at);
+      const Stmt* up = consumer(at);
       if (!up) return;
-      if (isa<ParenExpr>(up)) {
-        at = up;
-        continue;
-      }
       if (const auto* cast = dyn_cast<CastExpr>(up)) {
         const QualType to = cast->getType();
         if (to->isPointerType() || cast->getCastKind() == CK_LValueToRValue || cast->getCastKind() == CK_NoOp) {
@@ -274,12 +278,8 @@ class BodyScan {
   // `at` is an lvalue in the roots' memory: walk up to what it does there.
   void follow_memory(const Stmt* at, Roots roots) {
     for (int steps = 0; steps < 64; ++steps) {
-      const Stmt* up = parent(at);
+      const Stmt* up = consumer(at);
       if (!up) return;
-      if (isa<ParenExpr>(up)) {
-        at = up;
-        continue;
-      }
       if (const auto* cast = dyn_cast<CastExpr>(up)) {
         switch (cast->getCastKind()) {
           case CK_LValueToRValue:
