@@ -128,11 +128,6 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
       out.push_back(std::move(f));
     }
   }
-  // One warning per access, for the first earlier access it is not ordered
-  // after; `word(finding, access, later stream, earlier stream)` words it.
-  // The finding's identity names the writing stream first. The host's
-  // accesses are many (a loop checking each element): one warning per
-  // stream access it is not ordered after, at the first.
   // How `later` (a stream, or the host) is ordered after `earlier`'s access.
   auto fix = [&](KeyId later_key, const std::string& earlier, const char* access, const std::string& later) {
     if (later_key == ops.graph.host)
@@ -140,6 +135,11 @@ std::vector<Finding> findings_from(const FunctionOps& ops, const DataflowResult&
              "event recorded after this " + access + ")";
     return "record an event on " + earlier + " after this " + access + " and make " + later + " wait on it";
   };
+  // One warning per access, for the first earlier access it is not ordered
+  // after; `word(finding, access, later stream, earlier stream)` words it.
+  // The finding's identity names the writing stream first. The host's
+  // accesses are many (a loop checking each element): one warning per
+  // stream access it is not ordered after, at the first.
   auto each_first = [&](const std::vector<UnorderedAccess>& found, llvm::StringRef rule, bool later_writes,
                         auto&& word) {
     std::map<SiteId, const UnorderedAccess*> first;

@@ -870,13 +870,12 @@ class Builder {
     return inner ? inner->id : 0;
   }
 
-  // --- arguments --------------------------------------------------------------
-
   // --- the host's accesses of pinned memory ---------------------------------
 
-  // Only memory the function pins itself is judged: a copy into pageable
-  // memory returns once it has landed, and one from it once the memory is
-  // staged, so the host may touch pageable memory at once.
+  // Only memory the function pins (itself, or through a helper it calls) is
+  // judged: a copy into pageable memory returns once it has landed, and one
+  // from it once the memory is staged, so the host may touch pageable
+  // memory at once.
   void find_host_memory(const CFG& cfg) {
     for (const CFGBlock* block : cfg)
       for (const CFGElement& el : *block) {
@@ -970,6 +969,8 @@ class Builder {
       emit(op);
     }
   }
+
+  // --- arguments --------------------------------------------------------------
 
   QualType param_type(const FunctionDecl* fd, unsigned i, const Expr* arg) {
     if (fd && i < fd->getNumParams()) return fd->getParamDecl(i)->getType();
