@@ -115,6 +115,25 @@ void stall(cudaStream_t producer, cudaStream_t consumer, cudaEvent_t done) {
   cudaFreeAsync(p, producer);
 }
 
+// The legacy default stream's work comes after every blocking stream's
+// earlier work: an event recorded on it covers the consumer's use.
+void legacy_event(cudaStream_t producer, cudaStream_t consumer, cudaEvent_t done) {
+  float* p;
+  cudaMallocAsync(&p, 1024, producer);
+  consume<<<1, 32, 0, consumer>>>(p, 256);
+  cudaEventRecord(done, 0);
+  cudaStreamWaitEvent(producer, done);
+  cudaFreeAsync(p, producer);
+}
+
+void legacy_stream_synchronized(cudaStream_t producer, cudaStream_t consumer) {
+  float* p;
+  cudaMallocAsync(&p, 1024, producer);
+  consume<<<1, 32, 0, consumer>>>(p, 256);
+  cudaStreamSynchronize(0);
+  cudaFreeAsync(p, producer);
+}
+
 void free_on_consumer(cudaStream_t producer, cudaStream_t consumer, cudaEvent_t ready) {
   float* p;
   cudaMallocAsync(&p, 1024, producer);
