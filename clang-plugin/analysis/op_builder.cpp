@@ -962,10 +962,10 @@ class Builder {
       const KeyId k = buffer_key(arg);
       if (k == kNoKey || !pinned_.contains(k)) continue;
       const ParamEffect effect = model_.param_effects().effect_of_argument(fd, i - first);
-      if (effect != ParamEffect::kRead && effect != ParamEffect::kWrite) continue;
-      Op op{effect == ParamEffect::kWrite ? OpKind::kWrite : OpKind::kUse, k, host_key(), kNoKey, kNoKey,
-            site(call->getBeginLoc())};
-      op.partial = offset_pointer(arg);
+      const bool writes = effect == ParamEffect::kWrite || effect == ParamEffect::kWritePart;
+      if (effect != ParamEffect::kRead && !writes) continue;
+      Op op{writes ? OpKind::kWrite : OpKind::kUse, k, host_key(), kNoKey, kNoKey, site(call->getBeginLoc())};
+      op.partial = offset_pointer(arg) || effect == ParamEffect::kWritePart;
       emit(op);
     }
   }
@@ -1091,9 +1091,10 @@ class Builder {
       const Expr* arg = launch->getArg(i);
       if (!buffer_like(param_type(kernel, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
       if (KeyId k = buffer_key(arg); k != kNoKey) {
-        const bool writes = i < effects.size() && effects[i] == ParamEffect::kWrite;
+        const ParamEffect effect = i < effects.size() ? effects[i] : ParamEffect::kUnknown;
+        const bool writes = effect == ParamEffect::kWrite || effect == ParamEffect::kWritePart;
         Op op{writes ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
-        op.partial = offset_pointer(arg);
+        op.partial = offset_pointer(arg) || effect == ParamEffect::kWritePart;
         emit(op);
       }
     }

@@ -7,6 +7,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMap.h"
 #include "clang/AST/Stmt.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace clang;
 
@@ -142,13 +143,21 @@ class BodyScan {
     } else if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
       if (const auto* ref = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParens()))
         if (const auto* vd = dyn_cast<VarDecl>(ref->getDecl()); vd && vd->hasLocalStorage())
-          give(vd, bo->getRHS(), changed);
+          give(vd, bo->getRHS(), changed);  // `i += step` adds the step's terms to `i`'s
     }
     for (const Stmt* child : s->children()) gather(child, changed);
   }
 
   void give(const VarDecl* vd, const Expr* value, bool* changed) {
     const QualType t = vd->getType();
+    if (t->isIntegralOrEnumerationType()) {
+      if (value && definitions_[vd].insert(value).second) *changed = true;
+      return;
+    }
+    if (t->isPointerType() && value && !offset_locals_.contains(vd) && offset_pointer_value(value)) {
+      offset_locals_.insert(vd);
+      *changed = true;
+    }
     llvm::DenseMap<const ValueDecl*, Roots>* into = nullptr;
     Roots roots = 0;
     if (t->isPointerType()) {
@@ -168,6 +177,79 @@ class BodyScan {
     }
   }
 
+  // --- offsets a scalar parameter picks ---------------------------------------
+
+  // Whether the integer `e` adds a term that only scalar parameters make:
+  // `offset + i`, `chunk * size + threadIdx.x`, a loop index started at a
+  // parameter. A term that also depends on the thread's index (`y * width`
+  // with `y` from blockIdx and threadIdx) covers the threads' range, not
+  // an offset.
+  bool parameter_offset(const Expr* e) const {
+    llvm::SmallPtrSet<const VarDecl*, 8> seen;
+    std::vector<const Expr*> terms;
+    additive_terms(e, seen, terms);
+    for (const Expr* term : terms) {
+      llvm::SmallPtrSet<const VarDecl*, 8> visited;
+      bool param = false, thread = false;
+      mentions(term, visited, param, thread);
+      if (param && !thread) return true;
+    }
+    return false;
+  }
+
+  void additive_terms(const Expr* e, llvm::SmallPtrSet<const VarDecl*, 8>& seen,
+                      std::vector<const Expr*>& out) const {
+    e = e->IgnoreParenImpCasts();
+    if (const auto* bo = dyn_cast<BinaryOperator>(e); bo && (bo->getOpcode() == BO_Add || bo->getOpcode() == BO_Sub)) {
+      additive_terms(bo->getLHS(), seen, out);
+      additive_terms(bo->getRHS(), seen, out);
+      return;
+    }
+    if (const auto* ref = dyn_cast<DeclRefExpr>(e))
+      if (const auto* vd = dyn_cast<VarDecl>(ref->getDecl()); vd && definitions_.count(vd)) {
+        if (seen.insert(vd).second)
+          for (const Expr* def : definitions_.find(vd)->second) additive_terms(def, seen, out);
+        return;
+      }
+    out.push_back(e);
+  }
+
+  void mentions(const Stmt* s, llvm::SmallPtrSet<const VarDecl*, 8>& visited, bool& param, bool& thread) const {
+    if (!s) return;
+    if (isa<CallExpr>(s)) thread = true;  // a rank or an index from a function: not a parameter's alone
+    if (const auto* ref = dyn_cast<DeclRefExpr>(s)) {
+      if (const auto* p = dyn_cast<ParmVarDecl>(ref->getDecl());
+          p && p->getDeclContext() == def_ && p->getType()->isIntegralOrEnumerationType())
+        param = true;
+      if (const auto* vd = dyn_cast<VarDecl>(ref->getDecl())) {
+        // threadIdx, blockIdx, blockDim, gridDim
+        if (!vd->hasLocalStorage() && vd->getIdentifier() &&
+            (vd->getName().ends_with("Idx") || vd->getName().ends_with("Dim")))
+          thread = true;
+        auto defs = definitions_.find(vd);
+        if (defs != definitions_.end() && visited.insert(vd).second)
+          for (const Expr* def : defs->second) mentions(def, visited, param, thread);
+      }
+    }
+    for (const Stmt* child : s->children()) mentions(child, visited, param, thread);
+  }
+
+  // A pointer value at an offset a scalar parameter picks: `p + offset`,
+  // `&p[offset]`, or a local pointer set so.
+  bool offset_pointer_value(const Expr* e) const {
+    e = e->IgnoreParenCasts();
+    if (const auto* bo = dyn_cast<BinaryOperator>(e); bo && bo->getType()->isPointerType()) {
+      const Expr* pointer = bo->getLHS()->getType()->isPointerType() ? bo->getLHS() : bo->getRHS();
+      const Expr* offset = pointer == bo->getLHS() ? bo->getRHS() : bo->getLHS();
+      return parameter_offset(offset) || offset_pointer_value(pointer);
+    }
+    if (const auto* uo = dyn_cast<UnaryOperator>(e); uo && uo->getOpcode() == UO_AddrOf)
+      if (const auto* sub = dyn_cast<ArraySubscriptExpr>(uo->getSubExpr()->IgnoreParens()))
+        return parameter_offset(sub->getIdx()) || offset_pointer_value(sub->getBase());
+    if (const auto* ref = dyn_cast<DeclRefExpr>(e)) return offset_locals_.contains(ref->getDecl());
+    return false;
+  }
+
   // --- what each mention of one does ----------------------------------------
 
   void classify(const Stmt* s) {
@@ -178,6 +260,7 @@ class BodyScan {
       return;
     }
     if (const auto* ref = dyn_cast<DeclRefExpr>(s)) {
+      offset_ = offset_locals_.contains(ref->getDecl());
       if (Roots r = lookup(pointers_, ref->getDecl()) & ~kElsewhere) follow_pointer(ref, r);
       if (Roots r = lookup(references_, ref->getDecl()) & ~kElsewhere) follow_memory(ref, r);
       return;
@@ -195,6 +278,7 @@ class BodyScan {
   }
 
   void mark(Roots roots, ParamEffect effect) {
+    if (effect == ParamEffect::kWrite && offset_) effect = ParamEffect::kWritePart;
     roots &= ~kElsewhere;
     for (unsigned i = 0; roots != 0 && i < effects_.size(); ++i, roots >>= 1) {
       if (!(roots & 1)) continue;
@@ -241,6 +325,7 @@ class BodyScan {
           return mark(roots, ParamEffect::kUnknown);  // stored elsewhere
         }
         if (bo->getType()->isPointerType()) {
+          offset_ |= parameter_offset(bo->getLHS() == at ? bo->getRHS() : bo->getLHS());
           at = up;
           continue;
         }
@@ -257,8 +342,9 @@ class BodyScan {
         return mark(roots, ParamEffect::kUnknown);
       }
       if (const auto* sub = dyn_cast<ArraySubscriptExpr>(up)) {
-        if (sub->getBase() == at) return follow_memory(up, roots);
-        return;  // used as an index
+        if (sub->getBase() != at) return;  // used as an index
+        offset_ |= parameter_offset(sub->getIdx());
+        return follow_memory(up, roots);
       }
       if (const auto* me = dyn_cast<MemberExpr>(up)) {
         if (!me->isArrow()) return mark(roots, ParamEffect::kUnknown);
@@ -306,11 +392,10 @@ class BodyScan {
         continue;
       }
       if (const auto* sub = dyn_cast<ArraySubscriptExpr>(up)) {
-        if (sub->getBase() == at) {
-          at = up;
-          continue;
-        }
-        return mark(roots, ParamEffect::kRead);  // used as an index
+        if (sub->getBase() != at) return mark(roots, ParamEffect::kRead);  // used as an index
+        offset_ |= parameter_offset(sub->getIdx());
+        at = up;
+        continue;
       }
       if (const auto* bo = dyn_cast<BinaryOperator>(up)) {
         if (bo->isAssignmentOp() && bo->getLHS() == at) return mark(roots, ParamEffect::kWrite);
@@ -403,6 +488,13 @@ class BodyScan {
   llvm::DenseMap<const ValueDecl*, Roots> pointers_;    // parameters and local pointers
   llvm::DenseMap<const ValueDecl*, Roots> references_;  // reference parameters and locals
   std::vector<ParamEffect> effects_;
+  // Partial writes (ParamEffect::kWritePart): each integer local's values
+  // (its initializer, what it is assigned, what is added to it), the local
+  // pointers set at a parameter's offset, and whether the walk under way
+  // passed an offset a scalar parameter picks.
+  llvm::DenseMap<const VarDecl*, llvm::SmallPtrSet<const Expr*, 2>> definitions_;
+  llvm::SmallPtrSet<const ValueDecl*, 4> offset_locals_;
+  bool offset_ = false;
 };
 
 }  // namespace
@@ -428,7 +520,7 @@ ParamEffect ParamEffects::effect_of_argument(const FunctionDecl* callee, unsigne
 
 bool ParamEffects::writes_some_param(const FunctionDecl* kernel) {
   for (ParamEffect e : effects_of(kernel))
-    if (e == ParamEffect::kWrite) return true;
+    if (e == ParamEffect::kWrite || e == ParamEffect::kWritePart) return true;
   return false;
 }
 

@@ -27,6 +27,10 @@ enum class ParamEffect : std::uint8_t {
   kNone,     // the body never reaches the memory it points to
   kRead,     // the body only reads it
   kUnknown,  // the body does something with it that is not followed
+  // The body writes through it only at an offset a scalar parameter picks
+  // (`p[offset + i]`, `p + chunk * size`): two launches given other
+  // offsets may write apart, so the write is taken as partial.
+  kWritePart,
   kWrite,    // the body writes through it on some path
 };
 
@@ -44,7 +48,7 @@ class ParamEffects {
   // atomics, stores and the C library's memory functions by name, a
   // pointer to const as a read, else the body's effect or unknown.
   ParamEffect effect_of_argument(const clang::FunctionDecl* callee, unsigned arg);
-  // Whether a launch of `kernel` writes some argument.
+  // Whether a launch of `kernel` writes some argument (wholly or in part).
   bool writes_some_param(const clang::FunctionDecl* kernel);
 
  private:

@@ -37,6 +37,27 @@ __global__ void set_through_helper(float* p) { set(p[0], 1.0f); }
 __global__ void accumulate(float* total, const float* in) { atomicAdd(total, in[threadIdx.x]); }
 __global__ void write_member(Pair* pairs) { pairs[0].data = nullptr; }
 
+// Write at an offset a scalar parameter picks: launches given other
+// offsets may write apart, so these writes are partial.
+__global__ void fill_at(float* out, int offset) { out[offset + threadIdx.x] = 0.0f; }
+__global__ void fill_chunk(float* out, int chunk, int size) {
+  const int i = chunk * size + threadIdx.x;
+  out[i] = 0.0f;
+}
+__global__ void fill_from(float* out, int start, int end) {
+  for (int i = start; i < end; ++i) out[i] = 0.0f;
+}
+__global__ void fill_tail(float* out, int skip) {
+  float* tail = out + skip;
+  tail[threadIdx.x] = 0.0f;
+}
+// A row stride is not an offset: every thread's row is covered.
+__global__ void fill_image(float* out, int width) {
+  const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+  out[y * width + x] = 1.0f;
+}
+
 // Reads only, though its parameters are not const.
 __global__ void sum_into_local(float* in, int n) {
   float s = 0.0f;
@@ -105,7 +126,26 @@ void struct_field_written(Pair* pairs, Pair* host, cudaStream_t a, cudaStream_t 
   cudaMemcpyAsync(host, pairs, sizeof(Pair), cudaMemcpyDeviceToHost, b); // expected-warning {{[xstream-use-before-ready]}}
 }
 
+void image_then_copy_out(float* image, float* host, cudaStream_t a, cudaStream_t b) {
+  fill_image<<<dim3(4, 4), dim3(8, 8), 0, a>>>(image, 32); // expected-note {{'image' is written on stream 'a' here}}
+  cudaMemcpyAsync(host, image, 4096, cudaMemcpyDeviceToHost, b); // expected-warning {{[xstream-use-before-ready]}}
+}
+
 // --- silent ---------------------------------------------------------------
+
+// Two streams each write their own part of one buffer, at offsets the
+// launches pass.
+void offsets_on_two_streams(float* dev, float* host, cudaStream_t a, cudaStream_t b) {
+  fill_at<<<1, 32, 0, a>>>(dev, 0);
+  fill_at<<<1, 32, 0, b>>>(dev, 32);
+  fill_chunk<<<1, 32, 0, a>>>(dev, 0, 32);
+  fill_chunk<<<1, 32, 0, b>>>(dev, 1, 32);
+  fill_from<<<1, 1, 0, a>>>(dev, 0, 32);
+  fill_from<<<1, 1, 0, b>>>(dev, 32, 64);
+  fill_tail<<<1, 32, 0, a>>>(dev, 0);
+  fill_tail<<<1, 32, 0, b>>>(dev, 32);
+  cudaMemcpyAsync(host, dev, 128, cudaMemcpyDeviceToHost, a);
+}
 
 void waited(float* dev, float* host, cudaStream_t compute, cudaStream_t copy, cudaEvent_t e) {
   fill<<<1, 32, 0, compute>>>(dev, 32);
