@@ -142,8 +142,17 @@ class BodyScan {
           give(vd, vd->getInit(), changed);
     } else if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
       if (const auto* ref = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParens()))
-        if (const auto* vd = dyn_cast<VarDecl>(ref->getDecl()); vd && vd->hasLocalStorage())
-          give(vd, bo->getRHS(), changed);  // `i += step` adds the step's terms to `i`'s
+        if (const auto* vd = dyn_cast<VarDecl>(ref->getDecl()); vd && vd->hasLocalStorage()) {
+          // `p += offset` moves a pointer; `i += step` adds the step's terms to `i`'s.
+          if (bo->isCompoundAssignmentOp() && vd->getType()->isPointerType()) {
+            if (!offset_locals_.contains(vd) && parameter_offset(bo->getRHS())) {
+              offset_locals_.insert(vd);
+              *changed = true;
+            }
+          } else {
+            give(vd, bo->getRHS(), changed);
+          }
+        }
     }
     for (const Stmt* child : s->children()) gather(child, changed);
   }

@@ -51,6 +51,10 @@ __global__ void fill_tail(float* out, int skip) {
   float* tail = out + skip;
   tail[threadIdx.x] = 0.0f;
 }
+__global__ void fill_moved(float* out, int skip) {
+  out += skip;
+  out[threadIdx.x] = 0.0f;
+}
 // A row stride is not an offset: every thread's row is covered.
 __global__ void fill_image(float* out, int width) {
   const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -144,6 +148,8 @@ void offsets_on_two_streams(float* dev, float* host, cudaStream_t a, cudaStream_
   fill_from<<<1, 1, 0, b>>>(dev, 32, 64);
   fill_tail<<<1, 32, 0, a>>>(dev, 0);
   fill_tail<<<1, 32, 0, b>>>(dev, 32);
+  fill_moved<<<1, 32, 0, a>>>(dev, 0);
+  fill_moved<<<1, 32, 0, b>>>(dev, 32);
   cudaMemcpyAsync(host, dev, 128, cudaMemcpyDeviceToHost, a);
 }
 
