@@ -156,48 +156,48 @@ void for_each_use(State& s, F&& f) {
   }
 }
 
-// A use of `buf` on `op.stream` must come after every earlier write of it on
-// another stream. Not judged where either stream is a default stream, which
-// CUDA orders with blocking streams implicitly, nor where the use or the
-// write may touch only a part of the buffer (two streams filling and reading
-// halves of one array), nor between work of a stream capture and work
-// outside it (or of another capture). A write after a write is
-// check_overwrite's.
+// The earlier accesses (`earlier`: a buffer's writes or its uses) that
+// `op`, an access on another stream, is not ordered after, each given to
+// `found(site, facts)`. Not judged where either stream is a default stream,
+// which CUDA orders with blocking streams implicitly, nor where either
+// access may touch only a part of the buffer (two streams filling and
+// reading halves of one array), nor between work of a stream capture and
+// work outside it (or of another capture).
 //
-// The host's reads of pinned memory are judged against the default streams'
-// writes too: their copies are as asynchronous to the host as any other
-// stream's. A write through a pointer offset is left out here as well (the
-// host may read only the part a synchronized stream wrote), but a host
-// access through an offset is judged against a whole buffer's write.
-void check_ready(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
+// The host's accesses of pinned memory are judged against copies and
+// memsets only, on the default streams too (their copies are as
+// asynchronous to the host as any other stream's), and ordered by the
+// host's waits (`host`, `host_may`). An earlier write through a pointer
+// offset is left out here as well (the host may read only the part a
+// synchronized stream wrote), but a host access through an offset is
+// judged against a whole buffer's access.
+template <typename F>
+void each_unordered(const std::map<SiteId, UseFacts>& earlier, const Op& op, const OpGraph& graph, F&& found) {
   const bool host = op.stream == graph.host;
-  if (op.kind != OpKind::kUse || (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))))
-    return;
-  for (const auto& [write_site, write] : buf.writes) {
-    if (write_site == op.site || write.stream == op.stream) continue;
-    if (host ? write.host || write.host_may || !write.copy : write.ordered_on(op.stream)) continue;
-    if (write.partial || write.capture != op.capture) continue;
-    if (!host && contains_sorted(graph.implicitly_ordered, write.stream)) continue;
-    sink.not_ready.emplace(std::make_pair(op.site, write_site),
-                           UnorderedAccess{op.site, op.buffer, op.stream, write_site, write.stream});
+  if (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))) return;
+  for (const auto& [site, e] : earlier) {
+    if (site == op.site || e.stream == op.stream) continue;
+    if (host ? e.host || e.host_may || !e.copy : e.ordered_on(op.stream)) continue;
+    if (e.partial || e.capture != op.capture) continue;
+    if (!host && contains_sorted(graph.implicitly_ordered, e.stream)) continue;
+    found(site, e);
   }
 }
 
-// A known write of `buf` on `op.stream` must come after every earlier use of
-// it on another stream (a read it would overwrite, or another write), under
-// the same exceptions as check_ready.
-void check_overwrite(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
-  const bool host = op.stream == graph.host;
-  if (op.kind != OpKind::kWrite || (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))))
-    return;
-  for (const auto& [use_site, use] : buf.uses) {
-    if (use_site == op.site || use.stream == op.stream) continue;
-    if (host ? use.host || use.host_may || !use.copy : use.ordered_on(op.stream)) continue;
-    if (use.partial || use.capture != op.capture) continue;
-    if (!host && contains_sorted(graph.implicitly_ordered, use.stream)) continue;
-    sink.overwritten.emplace(std::make_pair(op.site, use_site),
-                             UnorderedAccess{op.site, op.buffer, op.stream, use_site, use.stream});
-  }
+// A use must come after every earlier write on another stream
+// (use-before-ready); a known write after every earlier use on another
+// stream, a read it would overwrite or another write (write-after-read).
+void check_accesses(const BufferFacts& buf, const Op& op, const OpGraph& graph, Sink& sink) {
+  if (op.kind == OpKind::kUse)
+    each_unordered(buf.writes, op, graph, [&](SiteId site, const UseFacts& write) {
+      sink.not_ready.emplace(std::make_pair(op.site, site),
+                             UnorderedAccess{op.site, op.buffer, op.stream, site, write.stream});
+    });
+  else
+    each_unordered(buf.uses, op, graph, [&](SiteId site, const UseFacts& use) {
+      sink.overwritten.emplace(std::make_pair(op.site, site),
+                               UnorderedAccess{op.site, op.buffer, op.stream, site, use.stream});
+    });
 }
 
 void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
@@ -212,10 +212,7 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
     case OpKind::kWrite: {
       if (op.stream == kNoKey) break;
       BufferFacts& buf = s.buffers[op.buffer];
-      if (sink) {
-        check_ready(buf, op, graph, *sink);
-        check_overwrite(buf, op, graph, *sink);
-      }
+      if (sink) check_accesses(buf, op, graph, *sink);
       UseFacts use;
       use.stream = op.stream;
       use.ordered.push_back(op.stream);
