@@ -962,7 +962,7 @@ class Builder {
       const KeyId k = buffer_key(arg);
       if (k == kNoKey || !pinned_.contains(k)) continue;
       const ParamEffect effect = model_.param_effects().effect_of_argument(fd, i - first);
-      const bool writes = effect == ParamEffect::kWrite || effect == ParamEffect::kWritePart;
+      const bool writes = is_write(effect);
       if (effect != ParamEffect::kRead && !writes) continue;
       Op op{writes ? OpKind::kWrite : OpKind::kUse, k, host_key(), kNoKey, kNoKey, site(call->getBeginLoc())};
       op.partial = offset_pointer(arg) || effect == ParamEffect::kWritePart;
@@ -1092,7 +1092,7 @@ class Builder {
       if (!buffer_like(param_type(kernel, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
       if (KeyId k = buffer_key(arg); k != kNoKey) {
         const ParamEffect effect = i < effects.size() ? effects[i] : ParamEffect::kUnknown;
-        const bool writes = effect == ParamEffect::kWrite || effect == ParamEffect::kWritePart;
+        const bool writes = is_write(effect);
         Op op{writes ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
         op.partial = offset_pointer(arg) || effect == ParamEffect::kWritePart;
         emit(op);

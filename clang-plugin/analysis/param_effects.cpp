@@ -529,7 +529,7 @@ ParamEffect ParamEffects::effect_of_argument(const FunctionDecl* callee, unsigne
 
 bool ParamEffects::writes_some_param(const FunctionDecl* kernel) {
   for (ParamEffect e : effects_of(kernel))
-    if (e == ParamEffect::kWrite || e == ParamEffect::kWritePart) return true;
+    if (is_write(e)) return true;
   return false;
 }
 

@@ -34,6 +34,9 @@ enum class ParamEffect : std::uint8_t {
   kWrite,    // the body writes through it on some path
 };
 
+// Whether the body writes through the parameter, wholly or in part.
+inline bool is_write(ParamEffect e) { return e == ParamEffect::kWrite || e == ParamEffect::kWritePart; }
+
 // Per function, cached; one instance per translation unit (ApiModel's).
 class ParamEffects {
  public:
