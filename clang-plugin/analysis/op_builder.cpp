@@ -451,8 +451,7 @@ class Builder {
   }
 
   std::unique_ptr<FunctionOps> build(const CFG& cfg) {
-    find_captures(cfg);
-    find_host_memory(cfg);
+    find_captures_and_host_memory(cfg);
     out_->graph.blocks.resize(cfg.getNumBlockIDs());
     out_->graph.entry = cfg.getEntry().getBlockID();
     for (const CFGBlock* block : cfg) {
@@ -815,34 +814,48 @@ class Builder {
 
   // --- stream captures ----------------------------------------------------------
 
+  // A stream capture's begin or end call.
+  struct CaptureMark {
+    SourceLocation at;
+    const CallExpr* call;
+    bool begin;
+  };
+
+  // One walk over the function's CFG elements before its ops are made:
+  // the captures' begins and ends, the memory it pins, and the lvalues its
+  // host code writes or takes the address of (find_host_memory).
+  void find_captures_and_host_memory(const CFG& cfg) {
+    std::vector<CaptureMark> marks;
+    for (const CFGBlock* block : cfg)
+      for (const CFGElement& el : *block)
+        if (auto stmt = el.getAs<CFGStmt>()) {
+          if (const auto* call = dyn_cast<CallExpr>(stmt->getStmt())) note_capture_mark(call, marks);
+          find_host_memory(stmt->getStmt());
+        }
+    pair_captures(marks);
+  }
+
+  void note_capture_mark(const CallExpr* call, std::vector<CaptureMark>& marks) {
+    const FunctionDecl* fd = call->getDirectCallee();
+    if (!fd || !fd->getIdentifier() || call->getNumArgs() == 0) return;
+    const StringRef name = fd->getName();
+    const SourceLocation at = ctx_.getSourceManager().getExpansionLoc(call->getBeginLoc());
+    if (name.starts_with("cudaStreamBeginCapture") || name.starts_with("cuStreamBeginCapture"))
+      marks.push_back({at, call, true});
+    else if (name == "cudaStreamEndCapture" || name == "cuStreamEndCapture")
+      marks.push_back({at, call, false});
+  }
+
   // The source ranges between each stream capture's begin and the end of
   // the same stream's capture in the function, in source order: the work
   // enqueued there is captured. Captures nest (a conditional node's body
   // captured inside the graph that holds it): the innermost one counts.
-  void find_captures(const CFG& cfg) {
+  void pair_captures(std::vector<CaptureMark>& marks) {
     const SourceManager& sm = ctx_.getSourceManager();
-    struct Mark {
-      SourceLocation at;
-      const CallExpr* call;
-      bool begin;
-    };
-    std::vector<Mark> marks;
-    for (const CFGBlock* block : cfg)
-      for (const CFGElement& el : *block)
-        if (auto st = el.getAs<CFGStmt>())
-          if (const auto* call = dyn_cast<CallExpr>(st->getStmt()))
-            if (const FunctionDecl* fd = call->getDirectCallee(); fd && fd->getIdentifier() && call->getNumArgs() > 0) {
-              const StringRef name = fd->getName();
-              const SourceLocation at = sm.getExpansionLoc(call->getBeginLoc());
-              if (name.starts_with("cudaStreamBeginCapture") || name.starts_with("cuStreamBeginCapture"))
-                marks.push_back({at, call, true});
-              else if (name == "cudaStreamEndCapture" || name == "cuStreamEndCapture")
-                marks.push_back({at, call, false});
-            }
     std::sort(marks.begin(), marks.end(),
-              [&](const Mark& a, const Mark& b) { return sm.isBeforeInTranslationUnit(a.at, b.at); });
-    std::map<std::string, Mark> open;  // by the stream's text
-    for (const Mark& m : marks) {
+              [&](const CaptureMark& a, const CaptureMark& b) { return sm.isBeforeInTranslationUnit(a.at, b.at); });
+    std::map<std::string, CaptureMark> open;  // by the stream's text
+    for (const CaptureMark& m : marks) {
       const std::string stream = source_text(m.call->getArg(0));
       if (m.begin) {
         open.try_emplace(stream, m);
@@ -876,23 +889,17 @@ class Builder {
   // judged: a copy into pageable memory returns once it has landed, and one
   // from it once the memory is staged, so the host may touch pageable
   // memory at once.
-  void find_host_memory(const CFG& cfg) {
-    for (const CFGBlock* block : cfg)
-      for (const CFGElement& el : *block) {
-        auto stmt = el.getAs<CFGStmt>();
-        if (!stmt) continue;
-        const Stmt* s = stmt->getStmt();
-        if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
-          written_lvalues_.insert(accessed_memory(bo->getLHS()));
-        } else if (const auto* uo = dyn_cast<UnaryOperator>(s)) {
-          if (uo->isIncrementDecrementOp()) written_lvalues_.insert(accessed_memory(uo->getSubExpr()));
-          if (uo->getOpcode() == UO_AddrOf) address_taken_.insert(accessed_memory(uo->getSubExpr()));
-        } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s); op && op->isAssignmentOp()) {
-          written_lvalues_.insert(accessed_memory(op->getArg(0)));
-        } else if (const auto* call = dyn_cast<CallExpr>(s)) {
-          note_pinning(call);
-        }
-      }
+  void find_host_memory(const Stmt* s) {
+    if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->isAssignmentOp()) {
+      written_lvalues_.insert(accessed_memory(bo->getLHS()));
+    } else if (const auto* uo = dyn_cast<UnaryOperator>(s)) {
+      if (uo->isIncrementDecrementOp()) written_lvalues_.insert(accessed_memory(uo->getSubExpr()));
+      if (uo->getOpcode() == UO_AddrOf) address_taken_.insert(accessed_memory(uo->getSubExpr()));
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s); op && op->isAssignmentOp()) {
+      written_lvalues_.insert(accessed_memory(op->getArg(0)));
+    } else if (const auto* call = dyn_cast<CallExpr>(s)) {
+      note_pinning(call);
+    }
   }
 
   // The subscript, dereference or `->` through which an lvalue reaches
@@ -1506,7 +1513,7 @@ class Builder {
     SourceLocation begin, end;  // end invalid: the capture does not end in the function
     std::uintptr_t id;
   };
-  std::vector<CaptureRange> captures_;  // find_captures
+  std::vector<CaptureRange> captures_;  // pair_captures
   llvm::StringMap<KeyId> key_ids_;
   // find_host_memory: the buffers the function pins, and the lvalues its
   // host code writes or takes the address of.
