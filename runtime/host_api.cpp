@@ -225,6 +225,21 @@ std::uint32_t api_backward_stack(const char* node, std::uint32_t forward_stack) 
   return session->stacks().intern_frames(std::move(frames));
 }
 
+void api_kernel_params(std::uint64_t function, const xsc_kernel_param* params, size_t n) {
+  if (params == nullptr || n > 4096) return;
+  std::vector<DeclaredParam> declared(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (params[i].access == XSC_PARAM_READ) {
+      declared[i].access = DeclaredAccess::kRead;
+    } else if (params[i].access == XSC_PARAM_WRITES_ARRAY) {
+      declared[i].access = DeclaredAccess::kWritesArray;
+      declared[i].itemsize = params[i].itemsize;
+      declared[i].ndim = params[i].ndim;
+    }
+  }
+  declare_kernel_params(function, declared.data(), declared.size());
+}
+
 int api_parts_timed() { return callback_timing_on.load(std::memory_order_relaxed) ? 1 : 0; }
 
 int api_part_enter(int part) {
@@ -262,6 +277,7 @@ const xsc_host_api kHostApi = {
     api_part_enter,
     api_part_leave,
     api_set_pinned_pending_hook,
+    api_kernel_params,
 };
 
 std::string own_directory() {

@@ -15,6 +15,7 @@
 #include "checker/engine/event.h"
 #include "checker/options.h"
 #include "checker/session.h"
+#include "runtime/cuda/param_access/declared_params.h"
 #include "runtime/cuda/param_access/param_fill.h"
 #include "runtime/tracked_pages.h"
 
@@ -380,6 +381,13 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
 void on_runtime_launch(const void* host_func, bool is_kernel_handle, void** args,
                        const LaunchGrid& grid, StreamId stream);
 
+// What the source of kernel `func` declares of its parameters, one entry
+// per parameter in order, from a front end that compiled it (the host API's
+// kernel_params: CuPy). Read when the kernel is first described, at its
+// first launch; a declaration that comes later, or whose count is not the
+// kernel's, changes nothing.
+void declare_kernel_params(std::uint64_t func, const DeclaredParam* params, std::size_t n);
+
 // ---- host functions (host_funcs.cpp) ----------------------------------------
 
 // At a cuLaunchHostFunc / cuStreamAddCallback entry: wrap the function its
@@ -404,6 +412,10 @@ struct OperatorUse {
 // operator_uses.cpp). `uses` is rewritten in place. Never under the
 // session lock on entry.
 void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, std::size_t n);
+// The same under the session lock, with the stack the caller took: a
+// launch's declared writes (launch.cpp), fed after its uses.
+void feed_operator_uses_locked(Locked& locked, NameId name, StreamId stream, OperatorUse* uses,
+                               std::size_t n, StackId stack);
 
 // Called under the lock for each use of a kernel, copy or memset this
 // thread enqueues (captured ones included).

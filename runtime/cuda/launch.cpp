@@ -3,8 +3,10 @@
 // Each launch handle (CUfunction or CUkernel) is described once, on its
 // first launch: parameter layout from cuFuncGetParamInfo (cuKernelGetParamInfo
 // for CUkernel handles), demangled name, and which parameters its mangled
-// name declares as pointers to const (param_access.h): a use made only
-// through those is a read. Later launches cost a lookup in
+// name declares as pointers to const (param_access.h), or that the front
+// end that compiled it declared read or written whole (declared_params.h):
+// a use made only through the first is a read, and the second are known
+// writes. Later launches cost a lookup in
 // a per-thread cache (no lock), a scan of the argument words and, under the
 // session lock, one checker lookup per word that could be an address; no
 // allocation on that path. A launch whose words all lie on pages whose live
@@ -13,6 +15,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,6 +42,13 @@ struct KernelInfo {
   // Per slot, which words a scan reads (param_fill.h); empty when every
   // parameter is scanned whole.
   std::vector<ParamFill> fills;
+  // Parameters its source declares written whole, as array descriptors
+  // (declared_params.h); empty for every kernel no front end declared.
+  struct DeclaredWrite {
+    std::size_t slot = 0;
+    DeclaredParam param;
+  };
+  std::vector<DeclaredWrite> writes;
   NameId name = kNoName;
 
   const ParamFill* fills_or_null() const { return fills.empty() ? nullptr : fills.data(); }
@@ -67,6 +77,8 @@ struct KernelCache {
   std::mutex mu;
   std::unordered_map<std::uint64_t, const KernelInfo*> by_handle;
   std::unordered_map<const void*, std::uint64_t> by_stub;  // host stub -> CUfunction
+  // What front ends declared of kernels' parameters (declare_kernel_params).
+  std::unordered_map<std::uint64_t, std::vector<DeclaredParam>> declared;
 };
 
 KernelCache& cache() {
@@ -110,6 +122,33 @@ void note_param_fills(const char* mangled, const std::vector<ParamFill>& fills) 
   notice("kernel parameters filled in part (" + kinds + ") in " + demangle(mangled));
 }
 
+// What a front end declared of the kernel's parameters, when it declared
+// one entry per parameter of the layout: reads, and the array descriptors
+// written whole, whose size must be a descriptor's.
+void apply_declared_params(std::uint64_t handle, KernelInfo* info) {
+  std::vector<DeclaredParam> declared;
+  {
+    KernelCache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.declared.find(handle);
+    if (it == c.declared.end()) return;
+    declared = it->second;
+  }
+  if (declared.size() != info->slots.size()) return;
+  std::vector<std::uint8_t> read_only(declared.size(), 0);
+  bool any_read = false;
+  for (std::size_t i = 0; i < declared.size(); ++i) {
+    if (declared[i].access == DeclaredAccess::kRead) {
+      read_only[i] = 1;
+      any_read = true;
+    } else if (declared[i].access == DeclaredAccess::kWritesArray &&
+               info->slots[i].size == array_descriptor_size(declared[i].ndim)) {
+      info->writes.push_back({i, declared[i]});
+    }
+  }
+  if (any_read) info->read_only = std::move(read_only);
+}
+
 const KernelInfo* describe(std::uint64_t handle) {
   auto* info = new KernelInfo;
   const DriverApi& api = driver();
@@ -135,6 +174,7 @@ const KernelInfo* describe(std::uint64_t handle) {
     info->read_only = read_only_slots(access, info->slots.size());
     if (!info->fills.empty() && options().verbosity >= 1) note_param_fills(raw_name, info->fills);
   }
+  apply_declared_params(handle, info);
   return info;
 }
 
@@ -262,7 +302,42 @@ Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stac
   return pinned;
 }
 
+// Feeds the bytes the launch writes through its declared array
+// descriptors, as known writes named by the kernel, after its uses and with
+// their stack.
+void emit_declared_writes(Locked& locked, const KernelInfo& info, void** kernel_params,
+                          const void* packed, std::size_t packed_size, StreamId stream,
+                          StackId stack) {
+  OperatorUse writes[8];
+  std::size_t n = 0;
+  for (const KernelInfo::DeclaredWrite& w : info.writes) {
+    const ParamSlot& slot = info.slots[w.slot];
+    const unsigned char* bytes = nullptr;
+    if (packed != nullptr) {
+      if (std::size_t{slot.offset} + slot.size <= packed_size)
+        bytes = static_cast<const unsigned char*>(packed) + slot.offset;
+    } else if (kernel_params != nullptr) {
+      bytes = static_cast<const unsigned char*>(kernel_params[w.slot]);
+    }
+    ArrayWrite extent;
+    if (!array_write_extent(bytes, slot.size, w.param, &extent)) continue;
+    writes[n++] = {extent.addr, extent.size, Access::kWrite};
+    if (n == std::size(writes)) {
+      feed_operator_uses_locked(locked, info.name, stream, writes, n, stack);
+      n = 0;
+    }
+  }
+  if (n > 0) feed_operator_uses_locked(locked, info.name, stream, writes, n, stack);
+}
+
 }  // namespace
+
+void declare_kernel_params(std::uint64_t func, const DeclaredParam* params, std::size_t n) {
+  if (func == 0 || params == nullptr) return;
+  KernelCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.declared[func].assign(params, params + n);
+}
 
 void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
                       const LaunchGrid& grid, StreamId stream) {
@@ -333,7 +408,10 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   // Python stack takes the GIL, which must never be waited for while
   // holding it), so a launch that does need one releases the lock,
   // captures, and looks its words up again.
-  if (!overflow && caching_blocks_seen()) {
+  // A launch with declared writes takes the stack: the write is reported
+  // by its launch site, as a copy is.
+  const bool declares_writes = !info->writes.empty();
+  if (!overflow && caching_blocks_seen() && !declares_writes) {
     Locked locked;
     if (!locked) return;
     const bool keep_own_stream = captures_underway(locked);
@@ -383,6 +461,9 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
                        : emit_launch_uses(locked, stream, info->name, stack, &pinned_may_write,
                                           &counts, scan);
     count_launch_words(counts);
+    if (declares_writes)
+      emit_declared_writes(locked, *info, kernel_params, has_packed ? packed : nullptr,
+                           packed_size, stream, stack);
     if (pinned != 0) {
       pinned_use_fed(locked, pinned_may_write);
       if (!pinned_device_use_seen() || options().verbosity >= 2)

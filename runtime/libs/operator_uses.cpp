@@ -77,14 +77,14 @@ bool keep_tracked(Locked& locked, StreamId stream, OperatorUse* uses, std::size_
   return stack;
 }
 
-void emit_uses(Locked& locked, const char* name, StreamId stream, const OperatorUse* uses,
+void emit_uses(Locked& locked, NameId name, StreamId stream, const OperatorUse* uses,
                std::size_t n, StackId stack) {
   Event event;
   event.kind = EventKind::kUse;
   event.stream = stream;
   event.what = UseWhat::kOperator;
   event.stack = stack;
-  event.name = locked.names().intern(name != nullptr ? name : "");
+  event.name = name;
   for (std::size_t i = 0; i < n; ++i) {
     event.addr = uses[i].addr;
     event.size = uses[i].bytes;
@@ -93,7 +93,19 @@ void emit_uses(Locked& locked, const char* name, StreamId stream, const Operator
   }
 }
 
+NameId name_id(Locked& locked, const char* name) {
+  return locked.names().intern(name != nullptr ? name : "");
+}
+
 }  // namespace
+
+void feed_operator_uses_locked(Locked& locked, NameId name, StreamId stream, OperatorUse* uses,
+                               std::size_t n, StackId stack) {
+  Addr pinned = 0;  // a launch's words into pinned memory are noted by the launch
+  bool pinned_may_write = false;
+  keep_tracked(locked, stream, uses, &n, &pinned, &pinned_may_write);
+  emit_uses(locked, name, stream, uses, n, stack);
+}
 
 void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, std::size_t n) {
   if (n == 0) return;
@@ -105,7 +117,7 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
     const bool wants_stack = keep_tracked(locked, stream, uses, &n, &pinned, &pinned_may_write);
     if (n == 0) return;
     if (!wants_stack) {
-      emit_uses(locked, name, stream, uses, n, kNoStack);
+      emit_uses(locked, name_id(locked, name), stream, uses, n, kNoStack);
       return;
     }
   }
@@ -119,7 +131,7 @@ void feed_operator_uses(const char* name, StreamId stream, OperatorUse* uses, st
     // The lock was let go meanwhile: only what still lies in a tracked
     // allocation is fed.
     keep_tracked(locked, stream, uses, &n, &pinned, &pinned_may_write);
-    emit_uses(locked, name, stream, uses, n, stack);
+    emit_uses(locked, name_id(locked, name), stream, uses, n, stack);
     if (pinned != 0) pinned_use_fed(locked, pinned_may_write);
   }
   if (pinned != 0)

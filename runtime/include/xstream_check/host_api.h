@@ -16,8 +16,9 @@ extern "C" {
 /* Version 2 added the operator fields at the end of xsc_host_api, version 3
  * the host accesses of pinned memory, version 4 the thread-start and
  * pinned-memory hooks and backward stacks, version 5 the timing of an
- * adapter's own parts, version 6 the pinned-memory hook that turns off. */
-#define XSC_HOST_API_VERSION 6
+ * adapter's own parts, version 6 the pinned-memory hook that turns off,
+ * version 7 kernels' declared parameters. */
+#define XSC_HOST_API_VERSION 7
 
 /* The parts of an adapter's own work the runtime times (part_enter). */
 #define XSC_PART_OPERATOR_HOOK 7
@@ -49,6 +50,14 @@ enum {
   XSC_FREE_PINNED_HOST = 3
 };
 enum { XSC_ACCESS_READ = 0, XSC_ACCESS_WRITE = 1, XSC_ACCESS_UNKNOWN = 2 };
+
+/* What a kernel's source declares of one parameter (kernel_params). */
+enum { XSC_PARAM_UNKNOWN = 0, XSC_PARAM_READ = 1, XSC_PARAM_WRITES_ARRAY = 2 };
+typedef struct xsc_kernel_param {
+  int32_t access;    /* XSC_PARAM_* */
+  uint32_t itemsize; /* XSC_PARAM_WRITES_ARRAY: bytes per element */
+  uint32_t ndim;     /* XSC_PARAM_WRITES_ARRAY: the descriptor's dimensions */
+} xsc_kernel_param;
 
 /* Bytes an operator wrote: [addr, addr + size). */
 typedef struct xsc_operator_write {
@@ -150,6 +159,18 @@ typedef struct xsc_host_api {
    * pending. An adapter that takes 2 for 1 follows more than it needs. An
    * adapter that registers it leaves set_pinned_memory_hook unset. */
   void (*set_pinned_pending_hook)(void (*hook)(int pending));
+  /* Version 7 (read only when version >= 7). */
+  /* What the source of kernel `function` (a CUfunction or CUkernel handle)
+   * declares of its `n` parameters, in order, from a front end that compiled
+   * it and saw the source (CuPy). XSC_PARAM_READ: the kernel only reads
+   * through the pointer the parameter is or begins with. XSC_PARAM_WRITES_ARRAY:
+   * the parameter is an array descriptor passed by value (a data pointer, an
+   * element count, `ndim` extents, `ndim` byte strides, 8 bytes each) and
+   * the kernel writes every element it describes: each launch feeds those
+   * bytes as a known write named by the kernel. Read at the kernel's first
+   * launch: a later call, or one whose count is not the kernel's, changes
+   * nothing. */
+  void (*kernel_params)(uint64_t function, const xsc_kernel_param* params, size_t n);
 } xsc_host_api;
 
 /* Exported by libxstream_check.so, for measurement: each part's own time
