@@ -65,6 +65,8 @@ bool apply_one(std::string_view name, std::string_view value, Options* o, std::s
     if (!parse_bool(value, &o->reuse_race)) return bad_value("0 or 1");
   } else if (name == "write_after_read") {
     if (!parse_bool(value, &o->write_after_read)) return bad_value("0 or 1");
+  } else if (name == "first_use_writes") {
+    if (!parse_bool(value, &o->first_use_writes)) return bad_value("0 or 1");
   } else if (name == "strict") {
     if (!parse_bool(value, &o->strict)) return bad_value("0 or 1");
   } else if (name == "torch_op_access") {

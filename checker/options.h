@@ -39,6 +39,10 @@ struct Options {
   bool use_before_ready = true;   // use_before_ready=0|1
   bool reuse_race = true;         // reuse_race=0|1
   bool write_after_read = true;   // write_after_read=0|1
+  // first_use_writes=0|1: a new caching block's first use by a kernel of
+  // unknown direction on its allocation stream counts as the write that
+  // fills it, for use before ready (CheckerConfig::first_use_writes).
+  bool first_use_writes = true;
   bool strict = false;            // strict=0|1: every free before a wait is
                                   // a finding (CheckerConfig::strict)
   LaunchCallbacks launch_callbacks = LaunchCallbacks::kAuto;  // launch_callbacks=auto|runtime|driver

@@ -23,6 +23,7 @@ CheckerConfig checker_config(const Options& options) {
   config.check_use_before_ready = options.use_before_ready;
   config.check_reuse_race = options.reuse_race;
   config.check_write_after_read = options.write_after_read;
+  config.first_use_writes = options.first_use_writes;
   config.strict = options.strict;
   return config;
 }

@@ -67,6 +67,19 @@ bool known_write(const UseInfo& u) {
   return false;
 }
 
+// Whether a use is judged against a new block's first use, taken as the
+// write that fills it: only a use that surely touches the bytes it names.
+// A kernel's argument of unknown direction may be a word the kernel never
+// reads: a table of pointers passed by value holds stale entries past
+// those the launch filled, where no layout says how many it did
+// (param_fill.h), and judged so it would be a race the program does not
+// have. A copy's, a library call's, a collective's or a `const T*`
+// parameter's bytes are the ones it touches. A known write is left out
+// too: over a use it is a write after read already.
+bool judged_against_first_use(const UseInfo& u) {
+  return (u.what != UseWhat::kKernel || u.access == Access::kRead) && !known_write(u);
+}
+
 }  // namespace
 
 void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch,
@@ -76,6 +89,7 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
     for (const Allocation::KnownWrite& w : a.known_writes) {
       if (w.agent == agent || clock.get(w.agent) >= w.epoch || !overlap({w.begin, w.end}, bytes))
         continue;
+      if (w.first_use && !judged_against_first_use(use)) continue;
       // A host thread's write is ordered before what follows it by the
       // host's own synchronization (a queue, a lock: a DataLoader's pinning
       // thread hands its batches over), which no CUDA call shows; a host
@@ -89,6 +103,7 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
         f.use = use;
         f.has_earlier = true;
         f.earlier = w.use;
+        f.earlier_first_use = w.first_use;
       }
     }
   }

@@ -36,6 +36,8 @@ constexpr const char* kUsage =
     "  report=text|json|sarif  suppressions=FILE  log_path=PREFIX  record=TRACE\n"
     "  exitcode=N  advisory=0|1  stack_depth=N  verbosity=N\n"
     "  use_after_free=0|1  use_before_ready=0|1  reuse_race=0|1  write_after_read=0|1\n"
+    "  first_use_writes=0|1 (a new caching block's first kernel on its allocation\n"
+    "                       stream fills it, for use before ready; default 1)\n"
     "  builtin_suppressions=0|1 (races inside libraries no user can fix, counted\n"
     "                           as suppressed; default 1)\n"
     "  strict=0|1 (every free before a wait is a finding, not only those whose\n"

@@ -156,6 +156,11 @@ struct alignas(64) Allocation {
     Epoch epoch = 0;
     Addr begin = 0, end = 0;
     UseInfo use;
+    // Not a known write but a caching block's first use, by a kernel on its
+    // allocation stream, taken as the write that fills the new block
+    // (check_use_before_ready.cpp): judged only as the write a later use
+    // must be ordered after.
+    bool first_use = false;
   };
 
   // The first two cache lines hold what every use and every lookup read.

@@ -250,8 +250,10 @@ void Checker::Impl::on_use(const Event& e, AgentId thread) {
       note_pinned_device_use(agent, epoch, use.access != Access::kRead);
     check_ready(a, agent, clock, e);
     if (!a.inherited.empty()) check_past_uses(a.inherited, &a, /*report=*/true, agent, clock, use);
+    const bool fills = fills_new_block(a, agent, use);
     if (use.access == Access::kWrite || !a.known_writes.empty())
       check_known_writes(a, agent, epoch, clock, use);
+    if (fills) note_first_use_write(a, agent, epoch, use);
     a.record_use(agent, epoch, use);
   };
 

@@ -19,6 +19,10 @@ struct CheckerConfig {
   bool check_use_before_ready = true;
   bool check_reuse_race = true;
   bool check_write_after_read = true;
+  // A new caching block's first use by a kernel of unknown direction on its
+  // allocation stream counts, for use before ready, as the write that
+  // fills it (check_use_before_ready.cpp).
+  bool first_use_writes = true;
   // The checklist rule: every free must be ordered after every use, whether
   // or not this run hands the memory out again while a use may still run.
   // Off: such a free is a finding only when it does (a reuse hazard), and

@@ -176,6 +176,12 @@ struct Checker::Impl {
   // Then a known write is remembered.
   void check_known_writes(Allocation& a, AgentId agent, Epoch epoch, const VectorClock& clock,
                           const UseInfo& use);
+  // Whether this use of `a`, not yet recorded, is the first use of a new
+  // caching block by a kernel of unknown direction on its allocation
+  // stream `agent`: then it is remembered as the write that fills it
+  // (note_first_use_write).
+  bool fills_new_block(const Allocation& a, AgentId agent, const UseInfo& use) const;
+  void note_first_use_write(Allocation& a, AgentId agent, Epoch epoch, const UseInfo& use);
 
   // ---- check_use_after_free.cpp --------------------------------------------
   void use_after_free(const Event& e, FreedRange& freed, AgentId agent, const VectorClock& clock);

@@ -94,6 +94,10 @@ struct Finding {
   // pending use the write lands on.
   bool has_earlier = false;
   UseInfo earlier;
+  // kUseBeforeReady: `earlier` is no known write but the new block's first
+  // use on its allocation stream, by a kernel of unknown direction, taken as
+  // the write that fills it (Allocation::KnownWrite::first_use).
+  bool earlier_first_use = false;
   // kUnorderedFree only: a latent free-before-wait, that is an unordered
   // free whose memory this run never reused while the use could still run.
   // Reported as a finding only under strict=1; otherwise counted and

@@ -122,6 +122,9 @@ void write_json_report(const std::vector<Finding>& findings, const ReportContext
     }
     if (f.has_earlier) {
       j["earlier"] = use_json(f.earlier, names, stacks);
+      // use before ready: the earlier use is a new block's first use on its
+      // allocation stream, taken as the write that fills it.
+      j["earlier"]["first_use"] = f.earlier_first_use;
     } else {
       j["earlier"] = nullptr;
     }

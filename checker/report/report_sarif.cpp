@@ -149,8 +149,9 @@ void write_sarif_report(const std::vector<Finding>& findings, const ReportContex
         f.kind != FindingKind::kWriteAfterRead)
       add_related(f.free.stack, "free on " + describe_stream(f.free.stream));
     if (f.has_earlier)
-      add_related(f.earlier.stack, std::string(f.kind == FindingKind::kUseBeforeReady ? "the write: "
-                                                                                     : "the earlier use: ") +
+      add_related(f.earlier.stack, std::string(f.kind != FindingKind::kUseBeforeReady ? "the earlier use: "
+                                               : f.earlier_first_use ? "the new block's first use (its fill): "
+                                                                     : "the write: ") +
                                        describe_use(f.earlier, names) + " on " +
                                        describe_stream(f.earlier.stream));
     if (f.kind == FindingKind::kUnorderedFree || f.kind == FindingKind::kReuseRace)
