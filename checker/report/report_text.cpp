@@ -151,7 +151,7 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
       if (f.has_earlier && f.earlier_first_use) {
         // No known write: the new block's first use, which fills it.
         out << "  is not ordered after the first use of the new block " << hex(f.alloc.addr)
-            << " on its allocation stream " << describe_stream(f.earlier.stream) << " by "
+            << " on " << describe_stream(f.earlier.stream) << ", its allocation stream, by "
             << describe_use(f.earlier, names) << " by thread " << thread_name(f.earlier.thread)
             << ", the work that fills it:\n";
         print_stack(out, stacks, f.earlier.stack);

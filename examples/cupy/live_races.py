@@ -13,8 +13,9 @@ overwrite       A write over a pending read. The consumer waits for each
 overwrite-wait  The producer waits on the consumer's event before the fill.
 
 Both streams are non-blocking. Every array a stream used is kept until the
-device is synchronized at the end, so that no free races; each round's
-result is checked then. Prints how many rounds came out wrong and exits 0
+device is synchronized at the end, so that no free races, and each y is
+memory no array held before, so that the read races with nothing but y's
+own write; each round's result is checked at the end. Prints how many rounds came out wrong and exits 0
 either way (the checker decides). Lines tagged "# xsc:" are found by the
 tests.
 """
@@ -29,24 +30,21 @@ BUSY = 4096          # the long work: BUSY x BUSY float32 matmuls
 BUSY_STEPS = 2
 
 
-def busy(a):
-    """A few milliseconds of work on the current stream."""
-    for _ in range(BUSY_STEPS):
-        a = a @ a
-    return a
+def busy(big, out):
+    """A few milliseconds of work on the current stream, written into the
+    two buffers of `out`: it frees nothing whose memory a later array of
+    the fixture could get."""
+    for step in range(BUSY_STEPS):
+        cp.matmul(big if step == 0 else out[(step + 1) % 2], big, out=out[step % 2])
 
 
-def ready(producer, consumer, big, rounds, wait):
+def ready(producer, consumer, big, out, rounds, wait):
     x = cp.full(N, 1.0, dtype=cp.float32)
     cp.cuda.Device().synchronize()
     kept, results = [], []
     for _ in range(rounds):
         with producer:
-            # A block holding -1s goes back to the producer's arena, and y
-            # gets it: a read that runs before the write sees -1s.
-            poison = cp.full(N, -1.0, dtype=cp.float32)
-            del poison
-            kept.append(busy(big))
+            busy(big, out)
             y = x * 2  # xsc: ready write
         if wait:
             consumer.wait_event(producer.record())
@@ -57,17 +55,17 @@ def ready(producer, consumer, big, rounds, wait):
     return sum(bool((r != 2).any()) for r in results)
 
 
-def overwrite(producer, consumer, big, rounds, wait):
+def overwrite(producer, consumer, big, out, rounds, wait):
     with producer:
         w = cp.full(N, 1.0, dtype=cp.float32)
     cp.cuda.Device().synchronize()
-    kept, results = [], []
+    results = []
     for round_ in range(rounds):
         # The consumer reads this round's weights only once their fill
         # landed (the first fill was synchronized above).
         consumer.wait_event(producer.record())
         with consumer:
-            kept.append(busy(big))
+            busy(big, out)
             results.append((w * 1, round_ + 1))  # xsc: overwrite read
         if wait:
             producer.wait_event(consumer.record())
@@ -90,9 +88,10 @@ def main(argv=None) -> int:
     producer = cp.cuda.Stream(non_blocking=True)
     consumer = cp.cuda.Stream(non_blocking=True)
     big = cp.full((BUSY, BUSY), 1.0 / BUSY, dtype=cp.float32)
+    out = [cp.empty((BUSY, BUSY), dtype=cp.float32) for _ in range(2)]
     cp.cuda.Device().synchronize()
     run = ready if args.mode.startswith("ready") else overwrite
-    wrong = run(producer, consumer, big, args.rounds, args.mode.endswith("-wait"))
+    wrong = run(producer, consumer, big, out, args.rounds, args.mode.endswith("-wait"))
     print(f"cupy live_races {args.mode}: {wrong}/{args.rounds} rounds wrong")
     return 0
 
