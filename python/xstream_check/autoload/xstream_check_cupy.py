@@ -329,11 +329,14 @@ def kernel_declarations(source):
         params = _split_top(source[match.end():close - 1], ",")
         body_loop = None
         brace = source.find("{", close)
-        if brace >= 0 and not source[close:brace].strip():
-            body = source[brace:_matching(source, brace)]
+        body_end = _matching(source, brace) if brace >= 0 else -1
+        if body_end > 0 and not source[close:brace].strip():
+            body = source[brace:body_end]
             loop = _LOOP.search(body)
-            if loop and any(re.fullmatch(r'CIndexer\s*<.*>\s*_ind', _words(p)) for p in params):
-                block = body[loop.end() - 1:_matching(body, loop.end() - 1)]
+            loop_end = _matching(body, loop.end() - 1) if loop else -1
+            if loop_end > 0 and any(re.fullmatch(r'CIndexer\s*<.*>\s*_ind', _words(p))
+                                    for p in params):
+                block = body[loop.end() - 1:loop_end]
                 if not _JUMP.search(block):
                     body_loop = block[1:-1]
         declared = [_declare(p, body_loop, typedefs) for p in params if p and p != "void"]
