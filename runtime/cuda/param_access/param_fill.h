@@ -1,4 +1,5 @@
-// Kernel parameters filled only in part.
+// Kernel parameters filled only in part, and elementwise kernels' operand
+// arrays (kernel_operand_reads, below).
 //
 // Some kernels take a struct by value holding a fixed-size table of
 // pointers of which each launch fills only the first entries; the rest keep
