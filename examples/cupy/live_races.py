@@ -4,7 +4,8 @@
 
 ready           A read before the write lands. The producer stream computes
                 `y = x * 2` behind a long matmul; the consumer stream reads
-                y (`y + 0`) with no wait, and may read the block's old bytes.
+                y (`y + 0`) with no wait, and may read the new memory's old
+                bytes.
 ready-wait      The consumer waits on the producer's event first.
 overwrite       A write over a pending read. The consumer waits for each
                 round's weights, then reads them behind a long matmul; the
@@ -15,9 +16,9 @@ overwrite-wait  The producer waits on the consumer's event before the fill.
 Both streams are non-blocking. Every array a stream used is kept until the
 device is synchronized at the end, so that no free races, and each y is
 memory no array held before, so that the read races with nothing but y's
-own write; each round's result is checked at the end. Prints how many rounds came out wrong and exits 0
-either way (the checker decides). Lines tagged "# xsc:" are found by the
-tests.
+own write; each round's result is checked at the end. Prints how many
+rounds came out wrong and exits 0 either way (the checker decides). Lines
+tagged "# xsc:" are found by the tests.
 """
 import argparse
 import sys
