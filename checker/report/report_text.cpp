@@ -148,24 +148,22 @@ void print_finding(std::ostream& out, const Finding& f, const ReportContext& ctx
             << " by thread " << thread_name(f.use.thread) << ":\n";
       }
       print_stack(out, stacks, f.use.stack);
-      if (f.has_earlier && f.earlier_first_use) {
-        // No known write: the new block's first use, which fills it.
-        out << "  is not ordered after the first use of the new block " << hex(f.alloc.addr)
-            << " on " << describe_stream(f.earlier.stream) << ", its allocation stream, by "
-            << describe_use(f.earlier, names) << " by thread " << thread_name(f.earlier.thread)
-            << ", the work that fills it:\n";
-        print_stack(out, stacks, f.earlier.stack);
-        print_alloc(out, f, stacks);
-        break;
-      }
       if (f.has_earlier) {
-        out << "  is not ordered after the "
-            << (f.kind == FindingKind::kUseBeforeReady ? "write" : "earlier use") << " of "
-            << hex(f.earlier.addr);
-        if (f.earlier.size != 0) out << " (" << f.earlier.size << " bytes)";
-        out << " on " << describe_stream(f.earlier.stream) << " by "
-            << describe_use(f.earlier, names) << access_suffix(f.earlier.access) << " by thread "
-            << thread_name(f.earlier.thread) << ":\n";
+        if (f.earlier_first_use) {
+          // No known write: the new block's first use, which fills it.
+          out << "  is not ordered after the first use of the new block " << hex(f.alloc.addr)
+              << " on " << describe_stream(f.earlier.stream) << ", its allocation stream, by "
+              << describe_use(f.earlier, names) << " by thread "
+              << thread_name(f.earlier.thread) << ", the work that fills it:\n";
+        } else {
+          out << "  is not ordered after the "
+              << (f.kind == FindingKind::kUseBeforeReady ? "write" : "earlier use") << " of "
+              << hex(f.earlier.addr);
+          if (f.earlier.size != 0) out << " (" << f.earlier.size << " bytes)";
+          out << " on " << describe_stream(f.earlier.stream) << " by "
+              << describe_use(f.earlier, names) << access_suffix(f.earlier.access)
+              << " by thread " << thread_name(f.earlier.thread) << ":\n";
+        }
         print_stack(out, stacks, f.earlier.stack);
         print_alloc(out, f, stacks);
         if (f.kind == FindingKind::kUseBeforeReady && f.earlier.what == UseWhat::kMemcpy &&
