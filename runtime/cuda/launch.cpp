@@ -51,10 +51,17 @@ struct KernelInfo {
   std::vector<DeclaredWrite> writes;
   NameId name = kNoName;
 
+  // Per slot, the byte offset from which its words are only read through
+  // (an elementwise kernel's operand array: its inputs after the output,
+  // param_fill.h's kernel_operand_reads); empty when no slot has one.
+  std::vector<std::uint32_t> reads_from;
+
   const ParamFill* fills_or_null() const { return fills.empty() ? nullptr : fills.data(); }
 
-  bool reads_only(std::size_t slot) const {
-    return slot < read_only.size() && read_only[slot] != 0;
+  // Whether the word at byte `at` of parameter `slot` is only read through.
+  bool reads_at(std::size_t slot, std::uint32_t at) const {
+    return (slot < read_only.size() && read_only[slot] != 0) ||
+           (slot < reads_from.size() && at >= reads_from[slot]);
   }
 };
 
@@ -170,7 +177,7 @@ const KernelInfo* describe(std::uint64_t handle) {
     for (const ParamSlot& slot : info->slots) sizes.push_back(slot.size);
     std::vector<ParamAccess> access;
     kernel_param_layout(raw_name, sizes.data(), sizes.size(), &access,
-                        options().param_fills ? &info->fills : nullptr);
+                        options().param_fills ? &info->fills : nullptr, &info->reads_from);
     info->read_only = read_only_slots(access, info->slots.size());
     if (!info->fills.empty() && options().verbosity >= 1) note_param_fills(raw_name, info->fills);
   }
@@ -363,12 +370,12 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   // Calls fn(word, read) for each word of the arguments in the window whose
   // page ever held a tracked allocation.
   auto scan = [&](auto&& fn) {
-    auto indexed = [&](std::uint64_t word, std::size_t slot) {
+    auto indexed = [&](std::uint64_t word, std::size_t slot, std::uint32_t at) {
       if (!pages.may_hold(word)) {
         ++counts.filtered;
         return;
       }
-      fn(word, info->reads_only(slot));
+      fn(word, info->reads_at(slot, at));
     };
     if (has_packed)
       scan_packed_buffer_indexed(packed, packed_size, info->slots.data(), info->slots.size(),

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/cuda/param_access/param_fill.h"
 
@@ -57,10 +58,21 @@ inline std::uint64_t load_word(const unsigned char* p) {
   return word;
 }
 
-// Calls sink(word, i) for every 8-byte word of every parameter that sits at
-// an 8-byte-aligned offset of the parameter buffer and lies in `window`, with
-// i the index of the parameter it belongs to (the runtime maps i to what the
-// kernel's signature says about that parameter: param_access.h).
+// Hands a scanned word to a sink that takes (word, i) or (word, i, at), at
+// being the word's byte offset inside parameter i.
+template <class Sink>
+void give_word(Sink& sink, std::uint64_t word, std::size_t i, std::uint32_t at) {
+  if constexpr (std::is_invocable_v<Sink&, std::uint64_t, std::size_t, std::uint32_t>)
+    sink(word, i, at);
+  else
+    sink(word, i);
+}
+
+// Calls sink(word, i) (or sink(word, i, at), give_word) for every 8-byte
+// word of every parameter that sits at an 8-byte-aligned offset of the
+// parameter buffer and lies in `window`, with i the index of the parameter
+// it belongs to (the runtime maps i to what the kernel's signature says
+// about that parameter: param_access.h).
 // `params[i]` points to the value of parameter i (the cuLaunchKernel
 // kernelParams convention). With `fills` (one per parameter), a parameter
 // filled in part is read only where the launch of `grid` filled it
@@ -77,7 +89,7 @@ void scan_kernel_params_indexed(void* const* params, const ParamSlot* slots, std
     for_each_scanned_word(fills != nullptr ? &fills[i] : nullptr, base, slots[i].size,
                           misalign == 0 ? 0 : 8 - misalign, grid, [&](std::uint32_t at) {
                             const std::uint64_t word = load_word(base + at);
-                            if (window.contains(word)) sink(word, i);
+                            if (window.contains(word)) give_word(sink, word, i, at);
                           });
   }
 }
@@ -153,6 +165,10 @@ void scan_packed_buffer_indexed(const void* buffer, std::size_t size, const Para
     return i < n && narrows(fills, i) && slots[i].offset % 8 == 0 &&
            std::size_t(slots[i].offset) + slots[i].size <= size;
   };
+  // The word's offset inside its parameter (0 when it lies in none).
+  auto inside = [&](std::size_t i, std::size_t at) {
+    return static_cast<std::uint32_t>(i < n ? at - slots[i].offset : 0);
+  };
   for (std::size_t at = 0; at + 8 <= size; at += 8) {
     // Without fills a word's parameter is looked up only for the few words
     // in the window.
@@ -160,18 +176,20 @@ void scan_packed_buffer_indexed(const void* buffer, std::size_t size, const Para
       const std::size_t i = slot_of_word(slots, n, at);
       if (narrowed(i)) continue;
       const std::uint64_t word = load_word(base + at);
-      if (window.contains(word)) sink(word, i);
+      if (window.contains(word)) give_word(sink, word, i, inside(i, at));
       continue;
     }
     const std::uint64_t word = load_word(base + at);
-    if (window.contains(word)) sink(word, slot_of_word(slots, n, at));
+    if (!window.contains(word)) continue;
+    const std::size_t i = slot_of_word(slots, n, at);
+    give_word(sink, word, i, inside(i, at));
   }
   for (std::size_t i = 0; fills != nullptr && i < n; ++i) {
     if (!narrowed(i)) continue;
     const unsigned char* param = base + slots[i].offset;
     for_each_scanned_word(&fills[i], param, slots[i].size, 0, grid, [&](std::uint32_t at) {
       const std::uint64_t word = load_word(param + at);
-      if (window.contains(word)) sink(word, i);
+      if (window.contains(word)) give_word(sink, word, i, at);
     });
   }
 }

@@ -524,5 +524,82 @@ TEST_F(ParamFillTest, TheScanOfALaunchSkipsStaleEntries) {
   EXPECT_EQ(seen.size(), 4u);
 }
 
+// TensorIterator's single-output elementwise kernels: their operand array's
+// inputs (every entry after the first, the output) are reads. Names as
+// nvcc and g++ mangle them.
+TEST(OperandReads, ElementwiseKernelsReadTheirInputs) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  std::vector<std::uint32_t> reads;
+  // vectorized_elementwise_kernel<4, MulFunctor, std::array<char*, 2>>(int, MulFunctor, std::array<char*, 2>)
+  const std::uint32_t vectorized[] = {4, 1, 16};
+  ASSERT_TRUE(kernel_operand_reads(
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm2EEEEviT0_T1_",
+      vectorized, 3, &reads));
+  EXPECT_EQ(reads, (std::vector<std::uint32_t>{kNoReads, kNoReads, 8}));
+  // unrolled_elementwise_kernel<MulFunctor, std::array<char*, 3>, 4, Calc, Calc, Ld, St>
+  const std::uint32_t unrolled[] = {4, 1, 24, 1, 1, 1, 1};
+  ASSERT_TRUE(kernel_operand_reads(
+      "_ZN2at6native27unrolled_elementwise_kernelINS0_10MulFunctorESt5arrayIPcLm3EELi4ENS0_"
+      "4CalcES6_NS0_2LdENS0_2StEEEviT_T0_T2_T3_T4_T5_",
+      unrolled, 7, &reads));
+  EXPECT_EQ(reads[2], 8u);
+  // at::detail::Array<char*, 2> (older PyTorch) in the unrolled kernel.
+  const std::uint32_t older[] = {4, 1, 16, 1, 1, 1, 1};
+  ASSERT_TRUE(kernel_operand_reads(
+      "_ZN2at6native27unrolled_elementwise_kernelINS0_10MulFunctorENS0_6detail5ArrayIPcLi2EEELi4ENS0_"
+      "4CalcES7_NS0_2LdENS0_2StEEEviT_T0_T2_T3_T4_T5_",
+      older, 7, &reads));
+  EXPECT_EQ(reads[2], 8u);
+}
+
+TEST(OperandReads, OnlyTheseKernelsAndOnlyArraysOfCharPointers) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  std::vector<std::uint32_t> reads;
+  const std::uint32_t sizes[] = {4, 1, 16};
+  // Another kernel with the same array: its entries' roles are unknown.
+  EXPECT_FALSE(kernel_operand_reads(
+      "_ZN2at6native12other_kernelINS0_10MulFunctorESt5arrayIPcLm2EEEEviT_T0_", sizes, 3, &reads));
+  EXPECT_TRUE(reads.empty());
+  // An array of int pointers, a one-entry array (the output alone), and a
+  // size that is not the array's.
+  EXPECT_FALSE(kernel_operand_reads(
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPiLm2EEEEviT0_T1_",
+      sizes, 3, &reads));
+  const std::uint32_t one[] = {4, 1, 8};
+  EXPECT_FALSE(kernel_operand_reads(
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm1EEEEviT0_T1_",
+      one, 3, &reads));
+  const std::uint32_t wrong[] = {4, 1, 24};
+  EXPECT_FALSE(kernel_operand_reads(
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm2EEEEviT0_T1_",
+      wrong, 3, &reads));
+  EXPECT_FALSE(kernel_operand_reads("cupy_add", sizes, 3, &reads));
+}
+
+TEST(OperandReads, ScansGiveEachWordsOffsetInItsParameter) {
+  // The launch path tells an operand array's output from its inputs by
+  // the word's offset.
+  std::uint64_t out = 0x7f0000001000, in = 0x7f0000002000;
+  int n = 4;
+  unsigned char functor = 0;
+  std::uint64_t operands[2] = {out, in};
+  void* params[] = {&n, &functor, operands};
+  const ParamSlot slots[] = {{0, 4}, {4, 1}, {8, 16}};
+  std::vector<std::pair<std::size_t, std::uint32_t>> seen;
+  scan_kernel_params_indexed(params, slots, 3, AddressWindow(0, kAnyAddressHigh),
+                             [&](std::uint64_t, std::size_t i, std::uint32_t at) {
+                               seen.push_back({i, at});
+                             });
+  EXPECT_EQ(seen, (std::vector<std::pair<std::size_t, std::uint32_t>>{{2, 0}, {2, 8}}));
+  unsigned char buffer[24] = {};
+  std::memcpy(buffer + 8, operands, 16);
+  seen.clear();
+  scan_packed_buffer_indexed(buffer, sizeof buffer, slots, 3, AddressWindow(0, kAnyAddressHigh),
+                             [&](std::uint64_t, std::size_t i, std::uint32_t at) {
+                               seen.push_back({i, at});
+                             });
+  EXPECT_EQ(seen, (std::vector<std::pair<std::size_t, std::uint32_t>>{{2, 0}, {2, 8}}));
+}
+
 }  // namespace
 }  // namespace xsc::rt

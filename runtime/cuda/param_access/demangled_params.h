@@ -124,14 +124,18 @@ inline bool mangled_function_name(std::string_view name) {
 }
 
 // Parses the name `parser` was made over (it must be a
-// mangled_function_name) and lists its parameters. False, with `out` empty,
-// when the name is not a function's, does not parse, or holds a pack
-// expansion of another form. The nodes live as long as `parser`.
-inline bool function_params(Parser& parser, std::vector<Param>* out) {
+// mangled_function_name) and lists its parameters, and sets *name to the
+// function's name (with its template arguments) when `name` is given.
+// False, with `out` empty, when the name is not a function's, does not
+// parse, or holds a pack expansion of another form. The nodes live as long
+// as `parser`.
+inline bool function_params(Parser& parser, std::vector<Param>* out,
+                            const Node** name = nullptr) {
   out->clear();
   const Node* root = parser.parse();
   if (root == nullptr || root->getKind() != Node::KFunctionEncoding) return false;
   const auto* function = static_cast<const itd::FunctionEncoding*>(root);
+  if (name != nullptr) *name = function->getName();
   for (const Node* param : function->getParams()) {
     if (param->getKind() != Node::KParameterPackExpansion) {
       out->push_back({param, false});
@@ -172,6 +176,18 @@ bool with_function_params(std::string_view mangled_name, F&& f) {
   std::vector<Param> params;
   if (!function_params(parser, &params)) return false;
   f(params);
+  return true;
+}
+
+// The same, calling f(name, params) with the function's name.
+template <class F>
+bool with_function(std::string_view mangled_name, F&& f) {
+  if (!mangled_function_name(mangled_name)) return false;
+  Parser parser(mangled_name.data(), mangled_name.data() + mangled_name.size());
+  std::vector<Param> params;
+  const Node* name = nullptr;
+  if (!function_params(parser, &params, &name) || name == nullptr) return false;
+  f(name, params);
   return true;
 }
 

@@ -362,6 +362,37 @@ bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
   return false;
 }
 
+// Whether `name` (a function's, with its template arguments) is one of
+// TensorIterator's elementwise kernels with a single output: Loops.cuh's
+// vectorized_elementwise_kernel and unrolled_elementwise_kernel.
+bool single_output_elementwise_kernel(const Node* name) {
+  name = demangled::resolved(name);
+  if (name != nullptr && name->getKind() == Node::KNameWithTemplateArgs)
+    static_cast<const itd::NameWithTemplateArgs*>(name)->match(
+        [&](const Node* nm, const Node*) { name = nm; });
+  std::vector<std::string_view> parts;
+  components(name, &parts);
+  return parts.size() == 3 && parts[0] == "at" && parts[1] == "native" &&
+         (parts[2] == "vectorized_elementwise_kernel" || parts[2] == "unrolled_elementwise_kernel");
+}
+
+// Whether `type`, `size` bytes, is an array of N char pointers
+// (std::array<char*, N>, at::detail::Array<char*, N>), N >= 2.
+bool operand_pointers(const Node* type, std::uint32_t size) {
+  Specialization s;
+  if (type == nullptr || !specialization(type, &s) || s.args.size() != 2 ||
+      (s.name != "array" && s.name != "Array"))
+    return false;
+  std::uint32_t n = 0;
+  if (!integer_arg(s.args[1], &n) || n < 2 || n > 64 || size != 8 * n) return false;
+  unsigned quals = 0;
+  const Node* pointer = demangled::strip_qualifiers(s.args[0], &quals);
+  if (pointer == nullptr || pointer->getKind() != Node::KPointerType) return false;
+  const Node* pointee = demangled::resolved(static_cast<const itd::PointerType*>(pointer)->getPointee());
+  return pointee != nullptr && pointee->getKind() == Node::KNameType &&
+         pointee->getBaseName() == "char";
+}
+
 // The fills of parsed parameters; false (and `out` empty) when none is
 // filled in part or their count is not `count`.
 bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* sizes,
@@ -381,6 +412,27 @@ bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* 
   return any;
 }
 
+// The operand arrays of a single-output elementwise kernel: from byte 8 on
+// (its inputs) every word is read. False (and `out` empty) when the kernel
+// is no such kernel, has no such array, or its parameter count is not
+// `count`.
+bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& params,
+                      const std::uint32_t* sizes, std::size_t count,
+                      std::vector<std::uint32_t>* out) {
+  out->clear();
+  if (params.size() != count || !single_output_elementwise_kernel(name)) return false;
+  std::vector<std::uint32_t> reads(count, kNoReads);
+  bool any = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (params[i].type != nullptr && operand_pointers(params[i].type, sizes[i])) {
+      reads[i] = 8;
+      any = true;
+    }
+  }
+  if (any) *out = std::move(reads);
+  return any;
+}
+
 }  // namespace
 
 bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
@@ -393,14 +445,28 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
   return any;
 }
 
+bool kernel_operand_reads(std::string_view mangled_name, const std::uint32_t* sizes,
+                          std::size_t count, std::vector<std::uint32_t>* reads_from) {
+  reads_from->clear();
+  bool any = false;
+  demangled::with_function(mangled_name, [&](const Node* name,
+                                             const std::vector<demangled::Param>& params) {
+    any = operand_reads_of(name, params, sizes, count, reads_from);
+  });
+  return any;
+}
+
 void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* sizes,
                          std::size_t count, std::vector<ParamAccess>* access,
-                         std::vector<ParamFill>* fills) {
+                         std::vector<ParamFill>* fills, std::vector<std::uint32_t>* reads_from) {
   access->clear();
   if (fills != nullptr) fills->clear();
-  demangled::with_function_params(mangled_name, [&](const std::vector<demangled::Param>& params) {
+  if (reads_from != nullptr) reads_from->clear();
+  demangled::with_function(mangled_name, [&](const Node* name,
+                                             const std::vector<demangled::Param>& params) {
     for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
     if (fills != nullptr) fills_of(params, sizes, count, fills);
+    if (reads_from != nullptr) operand_reads_of(name, params, sizes, count, reads_from);
   });
 }
 
@@ -416,10 +482,18 @@ bool kernel_param_fills(std::string_view, const std::uint32_t*, std::size_t,
   return false;
 }
 
+bool kernel_operand_reads(std::string_view, const std::uint32_t*, std::size_t,
+                          std::vector<std::uint32_t>* reads_from) {
+  reads_from->clear();
+  return false;
+}
+
 void kernel_param_layout(std::string_view, const std::uint32_t*, std::size_t,
-                         std::vector<ParamAccess>* access, std::vector<ParamFill>* fills) {
+                         std::vector<ParamAccess>* access, std::vector<ParamFill>* fills,
+                         std::vector<std::uint32_t>* reads_from) {
   access->clear();
   if (fills != nullptr) fills->clear();
+  if (reads_from != nullptr) reads_from->clear();
 }
 
 }  // namespace xsc::rt

@@ -39,6 +39,16 @@
  *                               outputs; stale-reduce-calculators: two
  *                               outputs, x only in the calculator
  *
+ *   param_access operands   TensorIterator's elementwise kernels (an operand
+ *                           array, the output first): y, a new caching block
+ *                           on stream a, filled by one there (y = x * 2);
+ *                           stream b reads y through another's input
+ *                           (z = y + 1) with no wait
+ *   param_access operands-wait    the same, stream b waits for a first
+ *   param_access operands-output  stream b writes y through the output
+ *                           entry instead (an in-place y.add_ on b's operand
+ *                           array, y both output and input)
+ *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
  *                               ever covered (a thread's stack), and a word
@@ -70,7 +80,7 @@ static void* device_alloc(uintptr_t at, size_t size) {
 }
 
 /* Stand for CUfunction handles. */
-static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn;
+static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn;
 
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
  * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
@@ -129,6 +139,16 @@ static void reduce(const void* fn, float* in, float* out, cudaStream_t stream) {
   driver_launch(fn, params, stream, 1, 1);
 }
 
+/* vectorized_elementwise_kernel<4, MulFunctor, std::array<char*, 2>>(int,
+ * MulFunctor, std::array<char*, 2>): operands[0] the output, [1] the input. */
+static void elementwise(float* out, float* in, cudaStream_t stream) {
+  int n = 256;
+  unsigned char functor = 0;
+  float* operands[2] = {out, in};
+  void* params[] = {&n, &functor, operands};
+  driver_launch(&elementwise_fn, params, stream, 1, 1);
+}
+
 static void fill(float* x, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&x, &n};
@@ -184,6 +204,11 @@ int main(int argc, char** argv) {
   fake_cuda_define(&reduce_op_fn,
                    "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_6SumOpsIfEEjfLi4ELi4EEEEEvT1_",
                    1, reduce_sizes);
+
+  const size_t elementwise_sizes[] = {4, 1, 16};
+  fake_cuda_define(&elementwise_fn,
+                   "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm2EEEEviT0_T1_",
+                   3, elementwise_sizes);
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -244,6 +269,22 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "operator-copy") == 0) upload(x, a);
     const xsc_operator_write written = {(uint64_t)(uintptr_t)x, 1024};
     api->operator_writes("aten::copy_", (uint64_t)(uintptr_t)a, mark, &written, 1);
+  } else if (strncmp(mode, "operands", 8) == 0) {
+    const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+    if (api == NULL) {
+      printf("no host API\n");
+      return 1;
+    }
+    float* y = (float*)(uintptr_t)0x7f0000500000ull;
+    float* z = (float*)(uintptr_t)0x7f0000600000ull;
+    api->alloc((uint64_t)(uintptr_t)y, 4096, (uint64_t)(uintptr_t)a, XSC_ALLOC_CACHING, 0);
+    elementwise(y, x, a);  /* operand-fill */
+    api->alloc((uint64_t)(uintptr_t)z, 4096, (uint64_t)(uintptr_t)b, XSC_ALLOC_CACHING, 0);
+    if (strcmp(mode, "operands-wait") == 0) order(b, a);
+    if (strcmp(mode, "operands-output") == 0)
+      elementwise(y, y, b);
+    else
+      elementwise(z, y, b);  /* operand-read */
   } else if (strcmp(mode, "stray-words") == 0) {
     const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
     if (api == NULL || !xsc_runtime_launch_words) {
