@@ -1,6 +1,6 @@
 """An elementwise result made under a side stream, read by the default stream.
 
-    python3 fresh_side.py race|copy-race|add-race|wait [--rounds N]
+    python3 fresh_side.py race|copy-race|add-race|sum-race|wait [--rounds N]
 
 Each round the side stream runs a long matmul, then computes y = x * 2
 (an elementwise kernel: nothing in its launch says it writes y, and no
@@ -13,6 +13,8 @@ the host.
   copy-race  the same with a copy to the host (y.to("cpu"))
   add-race   the same with an elementwise kernel (y + 1), which takes y as
              an input of its operand array
+  sum-race   the same with a reduction (y.sum()), which reads y through its
+             ReduceOp's source pointer
   wait       the default stream waits for the side stream first (correct)
 
 Each y is memory no tensor held before (the matmuls write into buffers
@@ -34,7 +36,7 @@ BUSY_STEPS = 3
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["race", "copy-race", "add-race", "wait"])
+    parser.add_argument("mode", choices=["race", "copy-race", "add-race", "sum-race", "wait"])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     if args.rounds < 1:
@@ -62,6 +64,8 @@ def main(argv=None) -> int:
             results.append(y.to("cpu", non_blocking=False))  # xsc: copy y
         elif args.mode == "add-race":
             results.append((y + 1) - 1)  # xsc: add y
+        elif args.mode == "sum-race":
+            results.append(y.sum() / (N * N))  # xsc: sum y
         else:
             results.append(y @ w)  # xsc: read y
         kept.append(y)

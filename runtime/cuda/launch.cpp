@@ -51,17 +51,17 @@ struct KernelInfo {
   std::vector<DeclaredWrite> writes;
   NameId name = kNoName;
 
-  // Per slot, the byte offset from which its words are only read through
-  // (an elementwise kernel's operand array: its inputs after the output,
-  // param_fill.h's kernel_operand_reads); empty when no slot has one.
-  std::vector<std::uint32_t> reads_from;
+  // Per slot, the bytes whose words are only read through (an elementwise
+  // kernel's inputs after its output, a reduction's src: param_fill.h's
+  // kernel_operand_reads); empty when no slot has any.
+  std::vector<ReadSpan> read_spans;
 
   const ParamFill* fills_or_null() const { return fills.empty() ? nullptr : fills.data(); }
 
   // Whether the word at byte `at` of parameter `slot` is only read through.
   bool reads_at(std::size_t slot, std::uint32_t at) const {
     return (slot < read_only.size() && read_only[slot] != 0) ||
-           (slot < reads_from.size() && at >= reads_from[slot]);
+           (slot < read_spans.size() && read_spans[slot].contains(at));
   }
 };
 
@@ -177,7 +177,7 @@ const KernelInfo* describe(std::uint64_t handle) {
     for (const ParamSlot& slot : info->slots) sizes.push_back(slot.size);
     std::vector<ParamAccess> access;
     kernel_param_layout(raw_name, sizes.data(), sizes.size(), &access,
-                        options().param_fills ? &info->fills : nullptr, &info->reads_from);
+                        options().param_fills ? &info->fills : nullptr, &info->read_spans);
     info->read_only = read_only_slots(access, info->slots.size());
     if (!info->fills.empty() && options().verbosity >= 1) note_param_fills(raw_name, info->fills);
   }

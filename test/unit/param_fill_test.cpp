@@ -529,32 +529,32 @@ TEST_F(ParamFillTest, TheScanOfALaunchSkipsStaleEntries) {
 // nvcc and g++ mangle them.
 TEST(OperandReads, ElementwiseKernelsReadTheirInputs) {
   if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
-  std::vector<std::uint32_t> reads;
+  std::vector<ReadSpan> reads;
   // vectorized_elementwise_kernel<4, MulFunctor, std::array<char*, 2>>(int, MulFunctor, std::array<char*, 2>)
   const std::uint32_t vectorized[] = {4, 1, 16};
   ASSERT_TRUE(kernel_operand_reads(
       "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm2EEEEviT0_T1_",
       vectorized, 3, &reads));
-  EXPECT_EQ(reads, (std::vector<std::uint32_t>{kNoReads, kNoReads, 8}));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{}, {}, {8, 16}}));
   // unrolled_elementwise_kernel<MulFunctor, std::array<char*, 3>, 4, Calc, Calc, Ld, St>
   const std::uint32_t unrolled[] = {4, 1, 24, 1, 1, 1, 1};
   ASSERT_TRUE(kernel_operand_reads(
       "_ZN2at6native27unrolled_elementwise_kernelINS0_10MulFunctorESt5arrayIPcLm3EELi4ENS0_"
       "4CalcES6_NS0_2LdENS0_2StEEEviT_T0_T2_T3_T4_T5_",
       unrolled, 7, &reads));
-  EXPECT_EQ(reads[2], 8u);
+  EXPECT_EQ(reads[2], (ReadSpan{8, 24}));
   // at::detail::Array<char*, 2> (older PyTorch) in the unrolled kernel.
   const std::uint32_t older[] = {4, 1, 16, 1, 1, 1, 1};
   ASSERT_TRUE(kernel_operand_reads(
       "_ZN2at6native27unrolled_elementwise_kernelINS0_10MulFunctorENS0_6detail5ArrayIPcLi2EEELi4ENS0_"
       "4CalcES7_NS0_2LdENS0_2StEEEviT_T0_T2_T3_T4_T5_",
       older, 7, &reads));
-  EXPECT_EQ(reads[2], 8u);
+  EXPECT_EQ(reads[2], (ReadSpan{8, 16}));
 }
 
 TEST(OperandReads, OnlyTheseKernelsAndOnlyArraysOfCharPointers) {
   if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
-  std::vector<std::uint32_t> reads;
+  std::vector<ReadSpan> reads;
   const std::uint32_t sizes[] = {4, 1, 16};
   // Another kernel with the same array: its entries' roles are unknown.
   EXPECT_FALSE(kernel_operand_reads(
@@ -574,6 +574,29 @@ TEST(OperandReads, OnlyTheseKernelsAndOnlyArraysOfCharPointers) {
       "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm2EEEEviT0_T1_",
       wrong, 3, &reads));
   EXPECT_FALSE(kernel_operand_reads("cupy_add", sizes, 3, &reads));
+}
+
+// A reduction reads its input through ReduceOp's src, the first word of
+// the struct's tail, at the offset the mirror of torch 2.11's layout puts
+// it; no other word of the struct is a read.
+TEST(OperandReads, AReductionReadsItsSource) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  std::vector<ReadSpan> reads;
+  const std::uint32_t size = sizeof(ReduceOpFloat);
+  const auto src = static_cast<std::uint32_t>(offsetof(ReduceOpFloat, src));
+  ASSERT_TRUE(kernel_operand_reads(kReduceFloat, &size, 1, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{src, src + 8}}));
+  const std::uint32_t size64 = sizeof(ReduceOpFloat64);
+  const auto src64 = static_cast<std::uint32_t>(offsetof(ReduceOpFloat64, src));
+  ASSERT_TRUE(kernel_operand_reads(kReduceFloat64, &size64, 1, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{src64, src64 + 8}}));
+  // Where the fill has no rule, neither is src known: a complex<double>
+  // may pad the tail, and a size that is not the layout's says it is not.
+  const std::uint32_t complex_size = 1072;
+  EXPECT_FALSE(kernel_operand_reads(kReduceComplexDouble, &complex_size, 1, &reads));
+  EXPECT_TRUE(reads.empty());
+  const std::uint32_t small = 64;
+  EXPECT_FALSE(kernel_operand_reads(kReduceFloat, &small, 1, &reads));
 }
 
 TEST(OperandReads, ScansGiveEachWordsOffsetInItsParameter) {

@@ -412,22 +412,32 @@ bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* 
   return any;
 }
 
-// The operand arrays of a single-output elementwise kernel: from byte 8 on
-// (its inputs) every word is read. False (and `out` empty) when the kernel
-// is no such kernel, has no such array, or its parameter count is not
-// `count`.
+// The words only read through: a single-output elementwise kernel's
+// operand array from byte 8 on (its inputs), and a ReduceOp's `src`, the
+// first word of its tail (kReduceTail bytes from its end), wherever
+// reduction() accepts its layout. False (and `out` empty) when there is no
+// such parameter or the parameter count is not `count`.
 bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& params,
-                      const std::uint32_t* sizes, std::size_t count,
-                      std::vector<std::uint32_t>* out) {
+                      const std::uint32_t* sizes, std::size_t count, std::vector<ReadSpan>* out) {
   out->clear();
-  if (params.size() != count || !single_output_elementwise_kernel(name)) return false;
-  std::vector<std::uint32_t> reads(count, kNoReads);
+  if (params.size() != count) return false;
+  const bool elementwise = single_output_elementwise_kernel(name);
+  std::vector<ReadSpan> reads(count);
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
-    if (params[i].type != nullptr && operand_pointers(params[i].type, sizes[i])) {
-      reads[i] = 8;
-      any = true;
+    const Node* type = params[i].type;
+    if (type == nullptr) continue;
+    Specialization s;
+    ParamFill layout;
+    if (elementwise && operand_pointers(type, sizes[i])) {
+      reads[i] = ReadSpan{8, sizes[i]};
+    } else if (specialization(type, &s) && s.in_at_native && s.name == "ReduceOp" &&
+               reduction(s, sizes[i], &layout)) {
+      reads[i] = ReadSpan{sizes[i] - kReduceTail, sizes[i] - kReduceTail + 8};
+    } else {
+      continue;
     }
+    any = true;
   }
   if (any) *out = std::move(reads);
   return any;
@@ -446,27 +456,27 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
 }
 
 bool kernel_operand_reads(std::string_view mangled_name, const std::uint32_t* sizes,
-                          std::size_t count, std::vector<std::uint32_t>* reads_from) {
-  reads_from->clear();
+                          std::size_t count, std::vector<ReadSpan>* reads) {
+  reads->clear();
   bool any = false;
   demangled::with_function(mangled_name, [&](const Node* name,
                                              const std::vector<demangled::Param>& params) {
-    any = operand_reads_of(name, params, sizes, count, reads_from);
+    any = operand_reads_of(name, params, sizes, count, reads);
   });
   return any;
 }
 
 void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* sizes,
                          std::size_t count, std::vector<ParamAccess>* access,
-                         std::vector<ParamFill>* fills, std::vector<std::uint32_t>* reads_from) {
+                         std::vector<ParamFill>* fills, std::vector<ReadSpan>* reads) {
   access->clear();
   if (fills != nullptr) fills->clear();
-  if (reads_from != nullptr) reads_from->clear();
+  if (reads != nullptr) reads->clear();
   demangled::with_function(mangled_name, [&](const Node* name,
                                              const std::vector<demangled::Param>& params) {
     for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
     if (fills != nullptr) fills_of(params, sizes, count, fills);
-    if (reads_from != nullptr) operand_reads_of(name, params, sizes, count, reads_from);
+    if (reads != nullptr) operand_reads_of(name, params, sizes, count, reads);
   });
 }
 
@@ -483,17 +493,17 @@ bool kernel_param_fills(std::string_view, const std::uint32_t*, std::size_t,
 }
 
 bool kernel_operand_reads(std::string_view, const std::uint32_t*, std::size_t,
-                          std::vector<std::uint32_t>* reads_from) {
-  reads_from->clear();
+                          std::vector<ReadSpan>* reads) {
+  reads->clear();
   return false;
 }
 
 void kernel_param_layout(std::string_view, const std::uint32_t*, std::size_t,
                          std::vector<ParamAccess>* access, std::vector<ParamFill>* fills,
-                         std::vector<std::uint32_t>* reads_from) {
+                         std::vector<ReadSpan>* reads) {
   access->clear();
   if (fills != nullptr) fills->clear();
-  if (reads_from != nullptr) reads_from->clear();
+  if (reads != nullptr) reads->clear();
 }
 
 }  // namespace xsc::rt

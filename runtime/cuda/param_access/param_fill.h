@@ -1,5 +1,6 @@
-// Kernel parameters filled only in part, and elementwise kernels' operand
-// arrays (kernel_operand_reads, below).
+// Kernel parameters filled only in part, and the words of elementwise
+// kernels' and reductions' parameters that are only read
+// (kernel_operand_reads, below).
 //
 // Some kernels take a struct by value holding a fixed-size table of
 // pointers of which each launch fills only the first entries; the rest keep
@@ -78,26 +79,36 @@ struct ParamFill {
 bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* sizes,
                         std::size_t count, std::vector<ParamFill>* out);
 
-// Operand arrays: TensorIterator's single-output elementwise kernels
-// (vectorized_elementwise_kernel, unrolled_elementwise_kernel) take their
-// tensors' data pointers as one array of char*, sized by the operands and
-// every entry set, the output first and the inputs after it; the kernel
-// only reads through the inputs. Per declared parameter, the byte offset
-// from which each word is such a read (8 in an operand array), kNoReads for
-// the others. False (and `out` empty) when the kernel has no operand array
-// or its parameter count is not `count`.
-inline constexpr std::uint32_t kNoReads = ~std::uint32_t{0};
+// The words of a parameter that the kernel only reads through, where the
+// mangled name says which they are (kernel_operand_reads):
+//   - operand arrays: TensorIterator's single-output elementwise kernels
+//     (vectorized_elementwise_kernel, unrolled_elementwise_kernel) take
+//     their tensors' data pointers as one array of char*, sized by the
+//     operands and every entry set, the output first and the inputs after
+//     it: the bytes from 8 on;
+//   - a reduction's input: ReduceOp's `const void* src`, the first word of
+//     its tail (ReduceOp's layout, as its fill reads it).
+// Per declared parameter, the bytes [begin, end) whose words are such
+// reads; an empty span for the others. False (and `out` empty) when the
+// kernel has no such parameter or its parameter count is not `count`.
+struct ReadSpan {
+  std::uint32_t begin = 0, end = 0;
+  bool contains(std::uint32_t at) const { return at >= begin && at < end; }
+  friend bool operator==(const ReadSpan& a, const ReadSpan& b) {
+    return a.begin == b.begin && a.end == b.end;
+  }
+};
 bool kernel_operand_reads(std::string_view mangled_name, const std::uint32_t* sizes,
-                          std::size_t count, std::vector<std::uint32_t>* reads_from);
+                          std::size_t count, std::vector<ReadSpan>* reads);
 
-// kernel_param_access (param_access.h) and, when `fills` or `reads_from` is
+// kernel_param_access (param_access.h) and, when `fills` or `reads` is
 // given, kernel_param_fills and kernel_operand_reads from one parse of the
 // name: the runtime asks all three of every kernel it describes. Each comes
 // out as its own call gives it.
 void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* sizes,
                          std::size_t count, std::vector<ParamAccess>* access,
                          std::vector<ParamFill>* fills,
-                         std::vector<std::uint32_t>* reads_from = nullptr);
+                         std::vector<ReadSpan>* reads = nullptr);
 
 // The number of table entries a launch filled.
 inline std::uint32_t filled_entries(const ParamFill& fill, const unsigned char* param,

@@ -48,6 +48,9 @@
  *   param_access operands-output  stream b writes y through the output
  *                           entry instead (an in-place y.add_ on b's operand
  *                           array, y both output and input)
+ *   param_access operands-reduce  stream b reduces y instead (y.sum(): y
+ *                           the ReduceOp's src) with no wait;
+ *                           operands-reduce-wait: b waits for a first
  *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
@@ -280,9 +283,11 @@ int main(int argc, char** argv) {
     api->alloc((uint64_t)(uintptr_t)y, 4096, (uint64_t)(uintptr_t)a, XSC_ALLOC_CACHING, 0);
     elementwise(y, x, a);  /* operand-fill */
     api->alloc((uint64_t)(uintptr_t)z, 4096, (uint64_t)(uintptr_t)b, XSC_ALLOC_CACHING, 0);
-    if (strcmp(mode, "operands-wait") == 0) order(b, a);
+    if (strstr(mode, "-wait") != NULL) order(b, a);
     if (strcmp(mode, "operands-output") == 0)
       elementwise(y, y, b);
+    else if (strncmp(mode, "operands-reduce", 15) == 0)
+      stale_reduce(y, z, z, z, 1, b);  /* sum-site */
     else
       elementwise(z, y, b);  /* operand-read */
   } else if (strcmp(mode, "stray-words") == 0) {
