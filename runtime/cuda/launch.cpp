@@ -142,18 +142,16 @@ void apply_declared_params(std::uint64_t handle, KernelInfo* info) {
     declared = it->second;
   }
   if (declared.size() != info->slots.size()) return;
-  std::vector<std::uint8_t> read_only(declared.size(), 0);
-  bool any_read = false;
+  std::vector<ParamAccess> access(declared.size(), ParamAccess::kUnknown);
   for (std::size_t i = 0; i < declared.size(); ++i) {
-    if (declared[i].access == DeclaredAccess::kRead) {
-      read_only[i] = 1;
-      any_read = true;
-    } else if (declared[i].access == DeclaredAccess::kWritesArray &&
-               info->slots[i].size == array_descriptor_size(declared[i].ndim)) {
+    if (declared[i].access == DeclaredAccess::kRead)
+      access[i] = ParamAccess::kRead;
+    else if (declared[i].access == DeclaredAccess::kWritesArray &&
+             info->slots[i].size == array_descriptor_size(declared[i].ndim))
       info->writes.push_back({i, declared[i]});
-    }
   }
-  if (any_read) info->read_only = std::move(read_only);
+  std::vector<std::uint8_t> read_only = read_only_slots(access, info->slots.size());
+  if (!read_only.empty()) info->read_only = std::move(read_only);
 }
 
 const KernelInfo* describe(std::uint64_t handle) {
