@@ -599,6 +599,26 @@ TEST(OperandReads, AReductionReadsItsSource) {
   EXPECT_FALSE(kernel_operand_reads(kReduceFloat, &small, 1, &reads));
 }
 
+// TensorInfo<const T, I> holds a pointer to const T first: index_select's
+// src and indices are read, its dst (TensorInfo<T, I>) is not; sizes and
+// strides are never taken for a read.
+TEST(OperandReads, ATensorInfoOfConstReadsItsData) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  std::vector<ReadSpan> reads;
+  const auto s32 = static_cast<std::uint32_t>(sizeof(TensorInfoOf<std::uint32_t>));
+  const std::uint32_t sizes[] = {s32, s32, s32, 4, 4, 4, 4, 8};
+  ASSERT_TRUE(kernel_operand_reads(kIndexSelect32, sizes, 8, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{}, {0, 8}, {0, 8}, {}, {}, {}, {}, {}}));
+  const auto s64 = static_cast<std::uint32_t>(sizeof(TensorInfoOf<std::uint64_t>));
+  const std::uint32_t sizes64[] = {s64, s64, s64, 4, 4, 8, 8, 8};
+  ASSERT_TRUE(kernel_operand_reads(kIndexSelect64, sizes64, 8, &reads));
+  EXPECT_EQ(reads[1], (ReadSpan{0, 8}));
+  EXPECT_EQ(reads[0], ReadSpan{});
+  // A size that is not the layout's: nothing known.
+  const std::uint32_t wrong[] = {s64, s64, s64, 4, 4, 4, 4, 8};
+  EXPECT_FALSE(kernel_operand_reads(kIndexSelect32, wrong, 8, &reads));
+}
+
 TEST(OperandReads, ScansGiveEachWordsOffsetInItsParameter) {
   // The launch path tells an operand array's output from its inputs by
   // the word's offset.

@@ -412,11 +412,19 @@ bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* 
   return any;
 }
 
+// Whether `type` is const-qualified at its top (`float const`).
+bool const_qualified(const Node* type) {
+  unsigned quals = 0;
+  demangled::strip_qualifiers(type, &quals);
+  return (quals & itd::QualConst) != 0;
+}
+
 // The words only read through: a single-output elementwise kernel's
-// operand array from byte 8 on (its inputs), and a ReduceOp's `src`, the
-// first word of its tail (kReduceTail bytes from its end), wherever
-// reduction() accepts its layout. False (and `out` empty) when there is no
-// such parameter or the parameter count is not `count`.
+// operand array from byte 8 on (its inputs); a ReduceOp's `src`, the first
+// word of its tail (kReduceTail bytes from its end), wherever reduction()
+// accepts its layout; and a TensorInfo<const T, I>'s `data`, its first
+// word, wherever tensor_info() accepts its layout. False (and `out` empty)
+// when there is no such parameter or the parameter count is not `count`.
 bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& params,
                       const std::uint32_t* sizes, std::size_t count, std::vector<ReadSpan>* out) {
   out->clear();
@@ -431,9 +439,13 @@ bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& par
     ParamFill layout;
     if (elementwise && operand_pointers(type, sizes[i])) {
       reads[i] = ReadSpan{8, sizes[i]};
-    } else if (specialization(type, &s) && s.in_at_native && s.name == "ReduceOp" &&
-               reduction(s, sizes[i], &layout)) {
+    } else if (!specialization(type, &s)) {
+      continue;
+    } else if (s.in_at_native && s.name == "ReduceOp" && reduction(s, sizes[i], &layout)) {
       reads[i] = ReadSpan{sizes[i] - kReduceTail, sizes[i] - kReduceTail + 8};
+    } else if (s.in_at_cuda_detail && s.name == "TensorInfo" &&
+               tensor_info(s, sizes[i], &layout) && const_qualified(s.args[0])) {
+      reads[i] = ReadSpan{0, 8};
     } else {
       continue;
     }

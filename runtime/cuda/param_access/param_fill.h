@@ -1,6 +1,5 @@
-// Kernel parameters filled only in part, and the words of elementwise
-// kernels' and reductions' parameters that are only read
-// (kernel_operand_reads, below).
+// Kernel parameters filled only in part, and the words of PyTorch kernels'
+// parameters that are only read (kernel_operand_reads, below).
 //
 // Some kernels take a struct by value holding a fixed-size table of
 // pointers of which each launch fills only the first entries; the rest keep
@@ -87,7 +86,10 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
 //     operands and every entry set, the output first and the inputs after
 //     it: the bytes from 8 on;
 //   - a reduction's input: ReduceOp's `const void* src`, the first word of
-//     its tail (ReduceOp's layout, as its fill reads it).
+//     its tail (ReduceOp's layout, as its fill reads it);
+//   - the inputs of the kernels that take at::cuda::detail::TensorInfo
+//     (indexing, dropout, sort): a TensorInfo<const T, I>'s `data`, its
+//     first word, a pointer to const T.
 // Per declared parameter, the bytes [begin, end) whose words are such
 // reads; an empty span for the others. False (and `out` empty) when the
 // kernel has no such parameter or its parameter count is not `count`.

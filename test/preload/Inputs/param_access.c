@@ -51,6 +51,9 @@
  *   param_access operands-reduce  stream b reduces y instead (y.sum(): y
  *                           the ReduceOp's src) with no wait;
  *                           operands-reduce-wait: b waits for a first
+ *   param_access operands-index   stream b indexes y instead (index_select:
+ *                           y the src, a TensorInfo<const float>) with no
+ *                           wait; operands-index-wait: b waits for a first
  *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
@@ -83,7 +86,8 @@ static void* device_alloc(uintptr_t at, size_t size) {
 }
 
 /* Stand for CUfunction handles. */
-static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn;
+static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
+    index_fn;
 
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
  * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
@@ -140,6 +144,28 @@ static void reduce(const void* fn, float* in, float* out, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&in, &out, &n};
   driver_launch(fn, params, stream, 1, 1);
+}
+
+/* indexSelectLargeIndex<float, unsigned, long, 2, 2, -2, true>(
+ * TensorInfo<float, unsigned> dst, TensorInfo<const float, unsigned> src,
+ * TensorInfo<const long, unsigned> indices, int, int, unsigned, unsigned,
+ * long): each TensorInfo 216 bytes, its data pointer first, its sizes and
+ * strides set below dims only. */
+enum { kTensorInfo32 = 216 };
+static void index_select(float* dst, float* src, float* indices, cudaStream_t stream) {
+  static unsigned char infos[3][kTensorInfo32];
+  float* data[3] = {dst, src, indices};
+  for (int i = 0; i < 3; ++i) {
+    memset(infos[i], 0x5a, kTensorInfo32);
+    memcpy(infos[i], &data[i], 8);
+    const int dims = 2;
+    memcpy(infos[i] + 208, &dims, 4);
+  }
+  int dst_dim = 0, src_dim = 0;
+  unsigned total = 256, slice = 1;
+  long size = 256;
+  void* params[] = {infos[0], infos[1], infos[2], &dst_dim, &src_dim, &total, &slice, &size};
+  driver_launch(&index_fn, params, stream, 1, 1);
 }
 
 /* vectorized_elementwise_kernel<4, MulFunctor, std::array<char*, 2>>(int,
@@ -212,6 +238,12 @@ int main(int argc, char** argv) {
   fake_cuda_define(&elementwise_fn,
                    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10MulFunctorESt5arrayIPcLm2EEEEviT0_T1_",
                    3, elementwise_sizes);
+
+  const size_t index_sizes[] = {kTensorInfo32, kTensorInfo32, kTensorInfo32, 4, 4, 4, 4, 8};
+  fake_cuda_define(&index_fn,
+                   "_ZN2at6native12_GLOBAL__N_121indexSelectLargeIndexIfjlLi2ELi2ELin2ELb1EEEvNS_4cuda6detail"
+                   "10TensorInfoIT_T0_EENS5_IKS6_S7_EENS5_IKT1_S7_EEiiS7_S7_l",
+                   8, index_sizes);
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -288,6 +320,8 @@ int main(int argc, char** argv) {
       elementwise(y, y, b);
     else if (strncmp(mode, "operands-reduce", 15) == 0)
       stale_reduce(y, z, z, z, 1, b);  /* sum-site */
+    else if (strncmp(mode, "operands-index", 14) == 0)
+      index_select(z, y, x, b);  /* index-site */
     else
       elementwise(z, y, b);  /* operand-read */
   } else if (strcmp(mode, "stray-words") == 0) {
