@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "runtime/cuda/param_access/param_fill.h"
 
@@ -58,20 +57,10 @@ inline std::uint64_t load_word(const unsigned char* p) {
   return word;
 }
 
-// Hands a scanned word to a sink that takes (word, i) or (word, i, at), at
-// being the word's byte offset inside parameter i.
-template <class Sink>
-void give_word(Sink& sink, std::uint64_t word, std::size_t i, std::uint32_t at) {
-  if constexpr (std::is_invocable_v<Sink&, std::uint64_t, std::size_t, std::uint32_t>)
-    sink(word, i, at);
-  else
-    sink(word, i);
-}
-
-// Calls sink(word, i) (or sink(word, i, at), give_word) for every 8-byte
-// word of every parameter that sits at an 8-byte-aligned offset of the
-// parameter buffer and lies in `window`, with i the index of the parameter
-// it belongs to (the runtime maps i to what the kernel's signature says
+// Calls sink(word, i, at) for every 8-byte word of every parameter that
+// sits at an 8-byte-aligned offset of the parameter buffer and lies in
+// `window`, with i the index of the parameter it belongs to and at the
+// word's byte offset inside it (the runtime maps i to what the kernel's signature says
 // about that parameter: param_access.h).
 // `params[i]` points to the value of parameter i (the cuLaunchKernel
 // kernelParams convention). With `fills` (one per parameter), a parameter
@@ -89,7 +78,7 @@ void scan_kernel_params_indexed(void* const* params, const ParamSlot* slots, std
     for_each_scanned_word(fills != nullptr ? &fills[i] : nullptr, base, slots[i].size,
                           misalign == 0 ? 0 : 8 - misalign, grid, [&](std::uint32_t at) {
                             const std::uint64_t word = load_word(base + at);
-                            if (window.contains(word)) give_word(sink, word, i, at);
+                            if (window.contains(word)) sink(word, i, at);
                           });
   }
 }
@@ -99,7 +88,7 @@ template <class Sink>
 void scan_kernel_params(void* const* params, const ParamSlot* slots, std::size_t n,
                         const AddressWindow& window, Sink&& sink) {
   scan_kernel_params_indexed(params, slots, n, window,
-                             [&](std::uint64_t word, std::size_t) { sink(word); });
+                             [&](std::uint64_t word, std::size_t, std::uint32_t) { sink(word); });
 }
 
 // Every plausible device address.
@@ -176,20 +165,20 @@ void scan_packed_buffer_indexed(const void* buffer, std::size_t size, const Para
       const std::size_t i = slot_of_word(slots, n, at);
       if (narrowed(i)) continue;
       const std::uint64_t word = load_word(base + at);
-      if (window.contains(word)) give_word(sink, word, i, inside(i, at));
+      if (window.contains(word)) sink(word, i, inside(i, at));
       continue;
     }
     const std::uint64_t word = load_word(base + at);
     if (!window.contains(word)) continue;
     const std::size_t i = slot_of_word(slots, n, at);
-    give_word(sink, word, i, inside(i, at));
+    sink(word, i, inside(i, at));
   }
   for (std::size_t i = 0; fills != nullptr && i < n; ++i) {
     if (!narrowed(i)) continue;
     const unsigned char* param = base + slots[i].offset;
     for_each_scanned_word(&fills[i], param, slots[i].size, 0, grid, [&](std::uint32_t at) {
       const std::uint64_t word = load_word(param + at);
-      if (window.contains(word)) give_word(sink, word, i, at);
+      if (window.contains(word)) sink(word, i, at);
     });
   }
 }
@@ -198,7 +187,7 @@ template <class Sink>
 void scan_packed_buffer(const void* buffer, std::size_t size, const AddressWindow& window,
                         Sink&& sink) {
   scan_packed_buffer_indexed(buffer, size, nullptr, 0, window,
-                             [&](std::uint64_t word, std::size_t) { sink(word); });
+                             [&](std::uint64_t word, std::size_t, std::uint32_t) { sink(word); });
 }
 
 template <class Sink>

@@ -135,7 +135,9 @@ TEST(ParamScanIndexed, WordsCarryTheirParameter) {
   const ParamSlot slots[] = {{0, 4}, {8, 8}, {16, 8}, {24, 16}};
   std::vector<std::pair<std::uint64_t, std::size_t>> seen;
   scan_kernel_params_indexed(params, slots, 4, AddressWindow(0, kAnyAddressHigh),
-                             [&](std::uint64_t w, std::size_t i) { seen.emplace_back(w, i); });
+                             [&](std::uint64_t w, std::size_t i, std::uint32_t) {
+                               seen.emplace_back(w, i);
+                             });
   using P = std::pair<std::uint64_t, std::size_t>;
   EXPECT_EQ(seen, (std::vector<P>{{in, 1}, {out, 2}, {pair.a, 3}, {pair.b, 3}}));
 }
@@ -156,7 +158,9 @@ TEST(ParamScanIndexed, PackedBufferWordsMapToTheirSlot) {
   std::memcpy(buffer + 16, &out, 8);
   std::vector<std::pair<std::uint64_t, std::size_t>> seen;
   scan_packed_buffer_indexed(buffer, sizeof buffer, slots, 4, AddressWindow(0, kAnyAddressHigh),
-                             [&](std::uint64_t w, std::size_t i) { seen.emplace_back(w, i); });
+                             [&](std::uint64_t w, std::size_t i, std::uint32_t) {
+                               seen.emplace_back(w, i);
+                             });
   using P = std::pair<std::uint64_t, std::size_t>;
   EXPECT_EQ(seen, (std::vector<P>{{in, 1}, {out, 2}}));
 }

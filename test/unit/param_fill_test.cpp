@@ -505,7 +505,8 @@ TEST_F(ParamFillTest, TheScanOfALaunchSkipsStaleEntries) {
   std::vector<std::uint64_t> seen;
   scan_kernel_params_indexed(
       params, slots, 5, AddressWindow(0, kAnyAddressHigh),
-      [&](std::uint64_t w, std::size_t) { seen.push_back(w); }, fills.data(), LaunchGrid{160, 2, 1});
+      [&](std::uint64_t w, std::size_t, std::uint32_t) { seen.push_back(w); }, fills.data(),
+      LaunchGrid{160, 2, 1});
   EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000010000, 0x7f0000020000, 0x7f0000030000}));
 
   // The same arguments packed into one buffer (cuLaunchKernel's `extra`).
@@ -515,12 +516,15 @@ TEST_F(ParamFillTest, TheScanOfALaunchSkipsStaleEntries) {
   seen.clear();
   scan_packed_buffer_indexed(
       buffer.data(), buffer.size(), slots, 5, AddressWindow(0, kAnyAddressHigh),
-      [&](std::uint64_t w, std::size_t) { seen.push_back(w); }, fills.data(), LaunchGrid{160, 2, 1});
+      [&](std::uint64_t w, std::size_t, std::uint32_t) { seen.push_back(w); }, fills.data(),
+      LaunchGrid{160, 2, 1});
   EXPECT_EQ(seen, (std::vector<std::uint64_t>{0x7f0000010000, 0x7f0000020000, 0x7f0000030000}));
   // Without the fills, the stale entry is taken too.
   seen.clear();
   scan_kernel_params_indexed(params, slots, 5, AddressWindow(0, kAnyAddressHigh),
-                             [&](std::uint64_t w, std::size_t) { seen.push_back(w); });
+                             [&](std::uint64_t w, std::size_t, std::uint32_t) {
+                               seen.push_back(w);
+                             });
   EXPECT_EQ(seen.size(), 4u);
 }
 

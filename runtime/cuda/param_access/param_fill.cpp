@@ -345,8 +345,12 @@ bool reduction(const Specialization& s, std::uint32_t size, ParamFill* fill) {
   return true;
 }
 
-bool recognize(const Node* type, std::uint32_t size, ParamFill* fill) {
-  Specialization s;
+// The fill of a parameter of `type`, `size` bytes, where its layout is one
+// this file knows; `seen`, when given, receives the type's specialization.
+bool recognize(const Node* type, std::uint32_t size, ParamFill* fill,
+               Specialization* seen = nullptr) {
+  Specialization local;
+  Specialization& s = seen != nullptr ? *seen : local;
   if (type == nullptr || !specialization(type, &s)) return false;
   fill->size = size;
   if (s.in_at_cuda_detail && s.name == "TensorInfo") return tensor_info(s, size, fill);
@@ -437,14 +441,15 @@ bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& par
     if (type == nullptr) continue;
     Specialization s;
     ParamFill layout;
+    // The layouts are the fills' own (recognize()), so a read is labelled
+    // only where the fill rule accepts the parameter.
     if (elementwise && operand_pointers(type, sizes[i])) {
       reads[i] = ReadSpan{8, sizes[i]};
-    } else if (!specialization(type, &s)) {
+    } else if (!recognize(type, sizes[i], &layout, &s)) {
       continue;
-    } else if (s.in_at_native && s.name == "ReduceOp" && reduction(s, sizes[i], &layout)) {
+    } else if (layout.kind == ParamFill::Kind::kReduction) {
       reads[i] = ReadSpan{sizes[i] - kReduceTail, sizes[i] - kReduceTail + 8};
-    } else if (s.in_at_cuda_detail && s.name == "TensorInfo" &&
-               tensor_info(s, sizes[i], &layout) && const_qualified(s.args[0])) {
+    } else if (s.name == "TensorInfo" && const_qualified(s.args[0])) {
       reads[i] = ReadSpan{0, 8};
     } else {
       continue;
