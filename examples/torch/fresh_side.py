@@ -1,6 +1,7 @@
 """An elementwise result made under a side stream, read by the default stream.
 
-    python3 fresh_side.py race|copy-race|add-race|sum-race|wait [--rounds N]
+    python3 fresh_side.py race|copy-race|add-race|sum-race|cat-race|index-race|wait
+                          [--rounds N]
 
 Each round the side stream runs a long matmul, then computes y = x * 2
 (an elementwise kernel: nothing in its launch says it writes y, and no
@@ -15,6 +16,10 @@ the host.
              an input of its operand array
   sum-race   the same with a reduction (y.sum()), which reads y through its
              ReduceOp's source pointer
+  cat-race   the same with a concatenation (torch.cat([y, y])), which reads
+             y through the entries of its input table that the launch fills
+  index-race the same with an indexing kernel (y.index_select(0, rows)),
+             which reads y through a TensorInfo<const float>
   wait       the default stream waits for the side stream first (correct)
 
 Each y is memory no tensor held before (the matmuls write into buffers
@@ -36,7 +41,8 @@ BUSY_STEPS = 3
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["race", "copy-race", "add-race", "sum-race", "wait"])
+    parser.add_argument("mode", choices=["race", "copy-race", "add-race", "sum-race", "cat-race",
+                                         "index-race", "wait"])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     if args.rounds < 1:
@@ -50,6 +56,7 @@ def main(argv=None) -> int:
     w = torch.full((N, N), 1.0 / N, device="cuda")
     big = torch.full((BUSY, BUSY), 1.0 / BUSY, device="cuda")
     busy = [torch.empty(BUSY, BUSY, device="cuda") for _ in range(2)]
+    rows = torch.arange(N, device="cuda")
     torch.cuda.synchronize()
     kept, results = [], []
     for _ in range(args.rounds):
@@ -66,6 +73,10 @@ def main(argv=None) -> int:
             results.append((y + 1) - 1)  # xsc: add y
         elif args.mode == "sum-race":
             results.append(y.sum() / (N * N))  # xsc: sum y
+        elif args.mode == "cat-race":
+            results.append(torch.cat([y, y]))  # xsc: cat y
+        elif args.mode == "index-race":
+            results.append(y.index_select(0, rows))  # xsc: index y
         else:
             results.append(y @ w)  # xsc: read y
         kept.append(y)

@@ -623,6 +623,31 @@ TEST(OperandReads, ATensorInfoOfConstReadsItsData) {
   EXPECT_FALSE(kernel_operand_reads(kIndexSelect32, wrong, 8, &reads));
 }
 
+// cat reads input[0, gridDim.y) of its CatArrInputTensorMetadata, the
+// table its fill narrows a scan to: the table is labelled read only where
+// the scan honours the fill (kernel_param_layout asked for the fills), since
+// the entries past the launch's are stale.
+TEST(OperandReads, ACatReadsItsFilledInputs) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  std::vector<ReadSpan> reads;
+  const std::uint32_t sizes[] = {8, u32(sizeof(CatMeta128)), 32, 4, 4};
+  ASSERT_TRUE(kernel_operand_reads(kCatVectorized, sizes, 5, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{}, {0, 8 * 128}, {}, {}, {}}));
+  const std::uint32_t strided[] = {8, u32(sizeof(CatMeta64)), 32, 4, 4};
+  ASSERT_TRUE(kernel_operand_reads(kCatStrided, strided, 5, &reads));
+  EXPECT_EQ(reads[1], (ReadSpan{0, 8 * 64}));
+  std::vector<ParamAccess> access;
+  std::vector<ParamFill> fills;
+  kernel_param_layout(kCatVectorized, sizes, 5, &access, &fills, &reads);
+  EXPECT_EQ(reads[1], (ReadSpan{0, 8 * 128}));
+  // Every word scanned (param_fills=0): the stale entries too, so no read.
+  kernel_param_layout(kCatVectorized, sizes, 5, &access, nullptr, &reads);
+  EXPECT_TRUE(reads.empty());
+  // A size that is not the layout's: nothing known.
+  const std::uint32_t wrong[] = {8, u32(sizeof(CatMeta128)) + 8, 32, 4, 4};
+  EXPECT_FALSE(kernel_operand_reads(kCatVectorized, wrong, 5, &reads));
+}
+
 TEST(OperandReads, ScansGiveEachWordsOffsetInItsParameter) {
   // The launch path tells an operand array's output from its inputs by
   // the word's offset.

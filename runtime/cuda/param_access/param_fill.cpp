@@ -427,10 +427,14 @@ bool const_qualified(const Node* type) {
 // operand array from byte 8 on (its inputs); a ReduceOp's `src`, the first
 // word of its tail (kReduceTail bytes from its end), wherever reduction()
 // accepts its layout; and a TensorInfo<const T, I>'s `data`, its first
-// word, wherever tensor_info() accepts its layout. False (and `out` empty)
-// when there is no such parameter or the parameter count is not `count`.
+// word, wherever tensor_info() accepts its layout; with `filled_only` (the
+// scan reads a table's filled entries alone), a CatArrInputTensorMetadata's
+// input table, wherever cat_inputs() accepts its layout. False (and `out`
+// empty) when there is no such parameter or the parameter count is not
+// `count`.
 bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& params,
-                      const std::uint32_t* sizes, std::size_t count, std::vector<ReadSpan>* out) {
+                      const std::uint32_t* sizes, std::size_t count, bool filled_only,
+                      std::vector<ReadSpan>* out) {
   out->clear();
   if (params.size() != count) return false;
   const bool elementwise = single_output_elementwise_kernel(name);
@@ -451,6 +455,11 @@ bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& par
       reads[i] = ReadSpan{sizes[i] - kReduceTail, sizes[i] - kReduceTail + 8};
     } else if (s.name == "TensorInfo" && const_qualified(s.args[0])) {
       reads[i] = ReadSpan{0, 8};
+    } else if (filled_only && s.name == "CatArrInputTensorMetadata") {
+      // input[0, gridDim.y) are the operator's inputs; the entries past
+      // them hold what the host's stack left, and only a scan that skips
+      // them may call the table a read.
+      reads[i] = ReadSpan{0, 8 * layout.table_capacity[0]};
     } else {
       continue;
     }
@@ -478,7 +487,7 @@ bool kernel_operand_reads(std::string_view mangled_name, const std::uint32_t* si
   bool any = false;
   demangled::with_function(mangled_name, [&](const Node* name,
                                              const std::vector<demangled::Param>& params) {
-    any = operand_reads_of(name, params, sizes, count, reads);
+    any = operand_reads_of(name, params, sizes, count, /*filled_only=*/true, reads);
   });
   return any;
 }
@@ -493,7 +502,8 @@ void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* siz
                                              const std::vector<demangled::Param>& params) {
     for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
     if (fills != nullptr) fills_of(params, sizes, count, fills);
-    if (reads != nullptr) operand_reads_of(name, params, sizes, count, reads);
+    if (reads != nullptr)
+      operand_reads_of(name, params, sizes, count, /*filled_only=*/fills != nullptr, reads);
   });
 }
 

@@ -89,7 +89,11 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
 //     its tail (ReduceOp's layout, as its fill reads it);
 //   - the inputs of the kernels that take at::cuda::detail::TensorInfo
 //     (indexing, dropout, sort): a TensorInfo<const T, I>'s `data`, its
-//     first word, a pointer to const T.
+//     first word, a pointer to const T;
+//   - cat's inputs: CatArrInputTensorMetadata's `const T* input[n]`, its
+//     first 8n bytes. Only the entries the launch filled are inputs (its
+//     fill, kGridYEntries); kernel_param_layout labels the table only when
+//     it is asked for the fills, with which a scan skips the others.
 // Per declared parameter, the bytes [begin, end) whose words are such
 // reads; an empty span for the others. False (and `out` empty) when the
 // kernel has no such parameter or its parameter count is not `count`.

@@ -54,6 +54,9 @@
  *   param_access operands-index   stream b indexes y instead (index_select:
  *                           y the src, a TensorInfo<const float>) with no
  *                           wait; operands-index-wait: b waits for a first
+ *   param_access operands-cat     stream b concatenates y instead (cat: y
+ *                           the one input its launch filled) with no wait;
+ *                           operands-cat-wait: b waits for a first
  *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
@@ -322,6 +325,8 @@ int main(int argc, char** argv) {
       stale_reduce(y, z, z, z, 1, b);  /* sum-site */
     else if (strncmp(mode, "operands-index", 14) == 0)
       index_select(z, y, x, b);  /* index-site */
+    else if (strncmp(mode, "operands-cat", 12) == 0)
+      stale_cat(z, y, x, x, 1, b);  /* join-site */
     else
       elementwise(z, y, b);  /* operand-read */
   } else if (strcmp(mode, "stray-words") == 0) {
