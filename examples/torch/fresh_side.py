@@ -19,7 +19,7 @@ the host.
   cat-race   the same with a concatenation (torch.cat([y, y])), which reads
              y through the entries of its input table that the launch fills
   index-race the same with an indexing kernel (y.index_select(0, rows)),
-             which reads y through a TensorInfo<const float>
+             which reads y through the input pointer of a gather kernel
   wait       the default stream waits for the side stream first (correct)
 
 Each y is memory no tensor held before (the matmuls write into buffers

@@ -648,6 +648,21 @@ TEST(OperandReads, ACatReadsItsFilledInputs) {
   EXPECT_FALSE(kernel_operand_reads(kCatVectorized, wrong, 5, &reads));
 }
 
+// index_select on contiguous tensors: vectorized_gather_kernel<16,
+// long>(char* out, char* inp, long* idx, int, long, long, long, long, bool)
+// reads inp and idx; out and the scalars are not reads.
+TEST(OperandReads, AGatherReadsItsInputAndIndices) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  const char* const gather = "_ZN2at6native24vectorized_gather_kernelILi16ElEEvPcS2_PT0_illllb";
+  std::vector<ReadSpan> reads;
+  const std::uint32_t sizes[] = {8, 8, 8, 4, 8, 8, 8, 8, 1};
+  ASSERT_TRUE(kernel_operand_reads(gather, sizes, 9, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{}, {0, 8}, {0, 8}, {}, {}, {}, {}, {}, {}}));
+  // Another kernel of the same signature says nothing.
+  const char* const other = "_ZN2at6native20vectorized_copy_kernILi16ElEEvPcS2_PT0_illllb";
+  EXPECT_FALSE(kernel_operand_reads(other, sizes, 9, &reads));
+}
+
 TEST(OperandReads, ScansGiveEachWordsOffsetInItsParameter) {
   // The launch path tells an operand array's output from its inputs by
   // the word's offset.

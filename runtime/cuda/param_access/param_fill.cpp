@@ -366,18 +366,34 @@ bool recognize(const Node* type, std::uint32_t size, ParamFill* fill,
   return false;
 }
 
-// Whether `name` (a function's, with its template arguments) is one of
-// TensorIterator's elementwise kernels with a single output: Loops.cuh's
-// vectorized_elementwise_kernel and unrolled_elementwise_kernel.
-bool single_output_elementwise_kernel(const Node* name) {
+// The name of the kernel `name` (a function's, with its template
+// arguments) when it is declared in at::native itself; empty otherwise.
+std::string_view native_kernel(const Node* name) {
   name = demangled::resolved(name);
   if (name != nullptr && name->getKind() == Node::KNameWithTemplateArgs)
     static_cast<const itd::NameWithTemplateArgs*>(name)->match(
         [&](const Node* nm, const Node*) { name = nm; });
   std::vector<std::string_view> parts;
   components(name, &parts);
-  return parts.size() == 3 && parts[0] == "at" && parts[1] == "native" &&
-         (parts[2] == "vectorized_elementwise_kernel" || parts[2] == "unrolled_elementwise_kernel");
+  if (parts.size() != 3 || parts[0] != "at" || parts[1] != "native") return {};
+  return parts[2];
+}
+
+// TensorIterator's elementwise kernels with a single output: Loops.cuh's
+// vectorized_elementwise_kernel and unrolled_elementwise_kernel.
+bool single_output_elementwise_kernel(std::string_view kernel) {
+  return kernel == "vectorized_elementwise_kernel" || kernel == "unrolled_elementwise_kernel";
+}
+
+// IndexKernelUtils.cu's vectorized_gather_kernel(char* out, char* inp,
+// index_t* idx, ...), which index_select and embedding run on contiguous
+// tensors: parameters 1 and 2 are read through, 8-byte pointers.
+bool gather_input(std::string_view kernel, std::size_t i, const Node* type,
+                  std::uint32_t size) {
+  if (kernel != "vectorized_gather_kernel" || (i != 1 && i != 2) || size != 8) return false;
+  unsigned quals = 0;
+  const Node* pointer = demangled::strip_qualifiers(type, &quals);
+  return pointer != nullptr && pointer->getKind() == Node::KPointerType;
 }
 
 // Whether `type`, `size` bytes, is an array of N char pointers
@@ -424,20 +440,21 @@ bool const_qualified(const Node* type) {
 }
 
 // The words only read through: a single-output elementwise kernel's
-// operand array from byte 8 on (its inputs); a ReduceOp's `src`, the first
-// word of its tail (kReduceTail bytes from its end), wherever reduction()
-// accepts its layout; and a TensorInfo<const T, I>'s `data`, its first
-// word, wherever tensor_info() accepts its layout; with `filled_only` (the
-// scan reads a table's filled entries alone), a CatArrInputTensorMetadata's
-// input table, wherever cat_inputs() accepts its layout. False (and `out`
-// empty) when there is no such parameter or the parameter count is not
-// `count`.
+// operand array from byte 8 on (its inputs); a gather kernel's input and
+// indices; a ReduceOp's `src`, the first word of its tail (kReduceTail
+// bytes from its end), wherever reduction() accepts its layout; a
+// TensorInfo<const T, I>'s `data`, its first word, wherever tensor_info()
+// accepts its layout; and with `filled_only` (the scan reads a table's
+// filled entries alone), a CatArrInputTensorMetadata's input table,
+// wherever cat_inputs() accepts its layout. False (and `out` empty) when
+// there is no such parameter or the parameter count is not `count`.
 bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& params,
                       const std::uint32_t* sizes, std::size_t count, bool filled_only,
                       std::vector<ReadSpan>* out) {
   out->clear();
   if (params.size() != count) return false;
-  const bool elementwise = single_output_elementwise_kernel(name);
+  const std::string_view kernel = native_kernel(name);
+  const bool elementwise = single_output_elementwise_kernel(kernel);
   std::vector<ReadSpan> reads(count);
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
@@ -449,6 +466,8 @@ bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& par
     // only where the fill rule accepts the parameter.
     if (elementwise && operand_pointers(type, sizes[i])) {
       reads[i] = ReadSpan{8, sizes[i]};
+    } else if (gather_input(kernel, i, type, sizes[i])) {
+      reads[i] = ReadSpan{0, 8};
     } else if (!recognize(type, sizes[i], &layout, &s)) {
       continue;
     } else if (layout.kind == ParamFill::Kind::kReduction) {

@@ -85,6 +85,9 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
 //     their tensors' data pointers as one array of char*, sized by the
 //     operands and every entry set, the output first and the inputs after
 //     it: the bytes from 8 on;
+//   - a gather's input and indices: vectorized_gather_kernel(char* out,
+//     char* inp, index_t* idx, ...), which index_select and embedding run
+//     on contiguous tensors: parameters 1 and 2;
 //   - a reduction's input: ReduceOp's `const void* src`, the first word of
 //     its tail (ReduceOp's layout, as its fill reads it);
 //   - the inputs of the kernels that take at::cuda::detail::TensorInfo

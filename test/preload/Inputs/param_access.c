@@ -57,6 +57,10 @@
  *   param_access operands-cat     stream b concatenates y instead (cat: y
  *                           the one input its launch filled) with no wait;
  *                           operands-cat-wait: b waits for a first
+ *   param_access operands-gather  stream b gathers rows of y instead
+ *                           (index_select on contiguous tensors: y the
+ *                           gather kernel's inp) with no wait;
+ *                           operands-gather-wait: b waits for a first
  *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
@@ -90,7 +94,7 @@ static void* device_alloc(uintptr_t at, size_t size) {
 
 /* Stand for CUfunction handles. */
 static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
-    index_fn;
+    index_fn, gather_fn;
 
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
  * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
@@ -171,6 +175,18 @@ static void index_select(float* dst, float* src, float* indices, cudaStream_t st
   driver_launch(&index_fn, params, stream, 1, 1);
 }
 
+/* vectorized_gather_kernel<16, long>(char* out, char* inp, long* idx, int
+ * num_ind, long slice_size, long ind_dim_size, long inp_stride, long
+ * out_stride, bool allow_neg_indices). */
+static void gather(float* out, float* in, float* indices, cudaStream_t stream) {
+  int rows = 16;
+  long slice = 64, dim_size = 16, in_stride = 64, out_stride = 64;
+  unsigned char negative = 0;
+  void* params[] = {&out, &in, &indices, &rows, &slice, &dim_size, &in_stride, &out_stride,
+                    &negative};
+  driver_launch(&gather_fn, params, stream, 1, 1);
+}
+
 /* vectorized_elementwise_kernel<4, MulFunctor, std::array<char*, 2>>(int,
  * MulFunctor, std::array<char*, 2>): operands[0] the output, [1] the input. */
 static void elementwise(float* out, float* in, cudaStream_t stream) {
@@ -247,6 +263,10 @@ int main(int argc, char** argv) {
                    "_ZN2at6native12_GLOBAL__N_121indexSelectLargeIndexIfjlLi2ELi2ELin2ELb1EEEvNS_4cuda6detail"
                    "10TensorInfoIT_T0_EENS5_IKS6_S7_EENS5_IKT1_S7_EEiiS7_S7_l",
                    8, index_sizes);
+
+  const size_t gather_sizes[] = {8, 8, 8, 4, 8, 8, 8, 8, 1};
+  fake_cuda_define(&gather_fn, "_ZN2at6native24vectorized_gather_kernelILi16ElEEvPcS2_PT0_illllb",
+                   9, gather_sizes);
 
   cudaStream_t a = make_stream(0x5100);
   cudaStream_t b = make_stream(0x5200);
@@ -327,6 +347,8 @@ int main(int argc, char** argv) {
       index_select(z, y, x, b);  /* index-site */
     else if (strncmp(mode, "operands-cat", 12) == 0)
       stale_cat(z, y, x, x, 1, b);  /* join-site */
+    else if (strncmp(mode, "operands-gather", 15) == 0)
+      gather(z, y, x, b);  /* gather-site */
     else
       elementwise(z, y, b);  /* operand-read */
   } else if (strcmp(mode, "stray-words") == 0) {
