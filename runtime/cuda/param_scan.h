@@ -60,8 +60,9 @@ inline std::uint64_t load_word(const unsigned char* p) {
 // Calls sink(word, i, at) for every 8-byte word of every parameter that
 // sits at an 8-byte-aligned offset of the parameter buffer and lies in
 // `window`, with i the index of the parameter it belongs to and at the
-// word's byte offset inside it (the runtime maps i to what the kernel's signature says
-// about that parameter: param_access.h).
+// word's byte offset inside it (the runtime maps i and at to what the
+// kernel's signature says about that parameter: param_access.h,
+// param_fill.h).
 // `params[i]` points to the value of parameter i (the cuLaunchKernel
 // kernelParams convention). With `fills` (one per parameter), a parameter
 // filled in part is read only where the launch of `grid` filled it
