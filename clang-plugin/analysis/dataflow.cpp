@@ -156,10 +156,23 @@ void for_each_use(State& s, F&& f) {
   }
 }
 
+// Whether CUDA may order work on streams a and b by itself: a default
+// stream (legacy or per-thread) with the other default stream, or with a
+// stream not known to be non-blocking (a stream the function is handed may
+// be blocking, and the legacy stream orders blocking streams' work).
+bool may_be_implicitly_ordered(const OpGraph& graph, KeyId a, KeyId b) {
+  const bool default_a = contains_sorted(graph.implicitly_ordered, a);
+  const bool default_b = contains_sorted(graph.implicitly_ordered, b);
+  if (!default_a && !default_b) return false;
+  if (default_a && default_b) return true;
+  return !contains_sorted(graph.non_blocking, default_a ? b : a);
+}
+
 // The earlier accesses (`earlier`: a buffer's writes or its uses) that
 // `op`, an access on another stream, is not ordered after, each given to
-// `found(site, facts)`. Not judged where either stream is a default stream,
-// which CUDA orders with blocking streams implicitly, nor where either
+// `found(site, facts)`. Not judged where CUDA may order the two streams
+// itself (may_be_implicitly_ordered: a default stream and a stream not
+// created non-blocking in the function), nor where either
 // access may touch only a part of the buffer (two streams filling and
 // reading halves of one array), nor between work of a stream capture and
 // work outside it (or of another capture).
@@ -174,12 +187,12 @@ void for_each_use(State& s, F&& f) {
 template <typename F>
 void each_unordered(const std::map<SiteId, UseFacts>& earlier, const Op& op, const OpGraph& graph, F&& found) {
   const bool host = op.stream == graph.host;
-  if (!host && (op.partial || contains_sorted(graph.implicitly_ordered, op.stream))) return;
+  if (!host && op.partial) return;
   for (const auto& [site, e] : earlier) {
     if (site == op.site || e.stream == op.stream) continue;
     if (host ? e.host || e.host_may || !e.copy : e.ordered_on(op.stream)) continue;
     if (e.partial || e.capture != op.capture) continue;
-    if (!host && contains_sorted(graph.implicitly_ordered, e.stream)) continue;
+    if (!host && may_be_implicitly_ordered(graph, e.stream, op.stream)) continue;
     found(site, e);
   }
 }
@@ -236,7 +249,7 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       // reported.
       const bool implicit = op.stream == graph.legacy;
       auto capture = [&](UseFacts& u) {
-        if (implicit || u.ordered_on(op.stream))
+        if ((implicit && !contains_sorted(graph.non_blocking, u.stream)) || u.ordered_on(op.stream))
           insert_sorted(u.captures, op.site);
         else
           erase_sorted(u.captures, op.site);  // this record replaces an older one
@@ -287,7 +300,9 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
         if (op.kind == OpKind::kDeviceSync) return true;
         // The legacy stream's work comes after every blocking stream's (above).
         if (op.kind == OpKind::kStreamSync)
-          return op.stream != kNoKey && (u.ordered_on(op.stream) || op.stream == graph.legacy);
+          return op.stream != kNoKey &&
+                 (u.ordered_on(op.stream) ||
+                  (op.stream == graph.legacy && !contains_sorted(graph.non_blocking, u.stream)));
         return std::all_of(records->begin(), records->end(),
                            [&](SiteId r) { return contains_sorted(u.captures, r); });
       };

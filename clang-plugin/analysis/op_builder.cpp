@@ -193,6 +193,10 @@ static ApiRole cuda_api_role(llvm::StringRef name) {
                             ApiRole::kRecord)
                      .Cases({"cudaStreamWaitEvent", "cuStreamWaitEvent"}, ApiRole::kWait)
                      .Cases({"cudaStreamSynchronize", "cuStreamSynchronize"}, ApiRole::kStreamSync)
+                     .Cases({"cudaStreamCreate", "cudaStreamCreateWithFlags",
+                             "cudaStreamCreateWithPriority", "cuStreamCreate",
+                             "cuStreamCreateWithPriority"},
+                            ApiRole::kStreamCreate)
                      .Cases({"cudaEventSynchronize", "cuEventSynchronize"}, ApiRole::kEventSync)
                      .Cases({"cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize"},
                             ApiRole::kDeviceSync)
@@ -468,6 +472,9 @@ class Builder {
         }
       }
     }
+    for (const auto& [stream, non_blocking] : created_streams_)
+      if (non_blocking) out_->graph.non_blocking.push_back(stream);
+    std::sort(out_->graph.non_blocking.begin(), out_->graph.non_blocking.end());
     return std::move(out_);
   }
 
@@ -1221,7 +1228,31 @@ class Builder {
         emit(Op{OpKind::kRecordStream, bufs[0], stream, kNoKey, kNoKey, site(loc)});
         return;
       }
+      case ApiRole::kStreamCreate:
+        note_stream_creation(call);
+        return;
     }
+  }
+
+  // cudaStreamCreate(&s), cudaStreamCreateWithFlags(&s, flags),
+  // cudaStreamCreateWithPriority(&s, flags, priority), cuStreamCreate(&s,
+  // flags), cuStreamCreateWithPriority(&s, flags, priority): s is
+  // non-blocking when the flags are a constant with cudaStreamNonBlocking
+  // (CU_STREAM_NON_BLOCKING) set, at every creation of s in the function.
+  void note_stream_creation(const CallExpr* call) {
+    if (call->getNumArgs() == 0) return;
+    const auto* uo = dyn_cast<UnaryOperator>(strip(call->getArg(0)));
+    if (!uo || uo->getOpcode() != UO_AddrOf) return;
+    KeyId stream = stream_key(uo->getSubExpr());
+    if (stream == kNoKey) return;
+    constexpr std::uint64_t kNonBlocking = 0x1;
+    bool non_blocking = false;
+    Expr::EvalResult flags;
+    if (call->getNumArgs() >= 2 && !call->getArg(1)->isValueDependent() &&
+        call->getArg(1)->EvaluateAsInt(flags, ctx_))
+      non_blocking = (flags.Val.getInt().getZExtValue() & kNonBlocking) != 0;
+    auto [it, inserted] = created_streams_.try_emplace(stream, non_blocking);
+    if (!inserted) it->second = it->second && non_blocking;
   }
 
   // If `init` creates a new allocation, emits it for `dst` and returns true.
@@ -1523,6 +1554,9 @@ class Builder {
   KeyId host_ = kNoKey;
   const Stmt* current_stmt_ = nullptr;  // the CFG element being visited
   llvm::DenseMap<const Stmt*, std::uint32_t> guards_;
+  // The streams the function creates: true while every creation of the
+  // stream made it non-blocking (note_stream_creation).
+  std::map<KeyId, bool> created_streams_;
 };
 
 }  // namespace

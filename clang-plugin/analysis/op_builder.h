@@ -35,6 +35,7 @@ enum class ApiRole : std::uint8_t {
   kDeviceSync,    // cudaDeviceSynchronize()
   kRecordStream,  // allocator-level record_stream(buffer, stream)
   kHostMayWait,   // may block the host until work is done: a synchronous copy or memset, a query
+  kStreamCreate,  // cudaStreamCreate(&s), cudaStreamCreateWithFlags(&s, flags), ...
 };
 
 struct InlineSummary;

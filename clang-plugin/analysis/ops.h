@@ -77,6 +77,10 @@ struct OpGraph {
   // The legacy default stream's key: its work comes after the earlier work
   // of every blocking stream.
   KeyId legacy = kNoKey;
+  // Keys of the streams the function creates non-blocking
+  // (cudaStreamNonBlocking), sorted: CUDA orders them with neither default
+  // stream.
+  std::vector<KeyId> non_blocking;
   // Op::guard's sets, each sorted; the first is empty.
   std::vector<std::vector<std::uintptr_t>> guard_sets{{}};
 };

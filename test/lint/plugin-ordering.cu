@@ -60,6 +60,29 @@ void legacy_stream_use(cudaStream_t producer) {
   cudaFreeAsync(p, producer); // expected-warning {{while the legacy default stream may still be using it}}
 }
 
+// A consumer the function creates non-blocking is not covered by an event
+// recorded on the legacy stream, nor by its synchronization.
+void legacy_event_misses_a_non_blocking_consumer(cudaStream_t producer, cudaEvent_t done) {
+  cudaStream_t consumer;
+  cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking);
+  float* p;
+  cudaMallocAsync(&p, 1024, producer);
+  consume<<<1, 32, 0, consumer>>>(p, 256); // expected-note {{'p' is used on stream 'consumer' here}}
+  cudaEventRecord(done, 0);
+  cudaStreamWaitEvent(producer, done);
+  cudaFreeAsync(p, producer); // expected-warning {{while stream 'consumer' may still be using it}}
+}
+
+void legacy_sync_misses_a_non_blocking_consumer(cudaStream_t producer) {
+  cudaStream_t consumer;
+  cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking);
+  float* p;
+  cudaMallocAsync(&p, 1024, producer);
+  consume<<<1, 32, 0, consumer>>>(p, 256); // expected-note {{'p' is used on stream 'consumer' here}}
+  cudaStreamSynchronize(0);
+  cudaFreeAsync(p, producer); // expected-warning {{while stream 'consumer' may still be using it}}
+}
+
 void driver_api(CUstream producer, CUstream consumer) {
   CUdeviceptr d;
   cuMemAllocAsync(&d, 1024, producer);

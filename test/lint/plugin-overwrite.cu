@@ -32,6 +32,15 @@ void memset_under_a_copy_out(float* dev, float* host, cudaStream_t a, cudaStream
   cudaMemsetAsync(dev, 0, 1024, b); // expected-warning {{'dev' is written on stream 'b' while stream 'a' may still be using it}}
 }
 
+// A stream the function creates non-blocking is not ordered after the
+// legacy default stream's reads.
+void refill_under_a_legacy_reader(float* dev, const float* host) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
+  consume<<<1, 32>>>(dev, 256); // expected-note {{'dev' is used on the legacy default stream here}}
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-warning {{'dev' is written on stream 'copy' while the legacy default stream may still be using it}}
+}
+
 // Two helpers' streams of one name are told apart by their functions.
 void first_copy_back(float* host, const float* dev) {
   cudaStream_t stream;

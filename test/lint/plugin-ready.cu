@@ -39,7 +39,75 @@ void written_on_one_path(float* dev, const float* host, cudaStream_t copy, cudaS
   consume<<<1, 32, 0, compute>>>(dev, 256); // expected-warning {{[xstream-use-before-ready]}}
 }
 
+// A stream the function creates non-blocking is ordered with neither
+// default stream: CUDA does not order it with the legacy or the per-thread
+// default stream, and a record on the legacy stream does not cover it.
+void non_blocking_copy_then_legacy_use(float* dev, const float* host) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-note {{'dev' is written on stream 'copy' here}}
+  consume<<<1, 32>>>(dev, 256); // expected-warning {{'dev' is used on the legacy default stream before its write on stream 'copy' is ordered before this use; nothing makes the legacy default stream wait for stream 'copy' after the write [xstream-use-before-ready]}}
+}
+
+void legacy_copy_then_non_blocking_use(float* dev, const float* host) {
+  cudaStream_t compute;
+  cudaStreamCreateWithPriority(&compute, cudaStreamNonBlocking, -1);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice); // expected-note {{'dev' is written on the legacy default stream here}}
+  consume<<<1, 32, 0, compute>>>(dev, 256); // expected-warning {{'dev' is used on stream 'compute' before its write on the legacy default stream}}
+}
+
+void non_blocking_copy_then_per_thread_use(float* dev, const float* host) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-note {{written on stream 'copy' here}}
+  consume<<<1, 32, 0, cudaStreamPerThread>>>(dev, 256); // expected-warning {{'dev' is used on the per-thread default stream before its write on stream 'copy'}}
+}
+
+void legacy_record_does_not_cover_a_non_blocking_stream(float* dev, const float* host,
+                                                        cudaStream_t compute, cudaEvent_t e) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy); // expected-note {{written on stream 'copy' here}}
+  cudaEventRecord(e, 0);
+  cudaStreamWaitEvent(compute, e);
+  consume<<<1, 32, 0, compute>>>(dev, 256); // expected-warning {{'dev' is used on stream 'compute' before its write on stream 'copy'}}
+}
+
 // --- silent ---------------------------------------------------------------
+
+// A stream created blocking, or with flags the function does not know, is
+// ordered with the legacy default stream by CUDA (or may be); a non-blocking
+// one the legacy stream waited for, or the host synchronized, is ordered.
+void blocking_copy_then_legacy_use(float* dev, const float* host) {
+  cudaStream_t copy;
+  cudaStreamCreate(&copy);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  consume<<<1, 32>>>(dev, 256);
+}
+
+void flags_not_known(float* dev, const float* host, unsigned flags) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, flags);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  consume<<<1, 32>>>(dev, 256);
+}
+
+void non_blocking_waited_for(float* dev, const float* host, cudaEvent_t e) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  cudaEventRecord(e, copy);
+  cudaStreamWaitEvent(0, e);
+  consume<<<1, 32>>>(dev, 256);
+}
+
+void non_blocking_synchronized(float* dev, const float* host) {
+  cudaStream_t copy;
+  cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);
+  cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+  cudaStreamSynchronize(copy);
+  consume<<<1, 32>>>(dev, 256);
+}
 
 void waited(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute, cudaEvent_t e) {
   cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
@@ -61,6 +129,7 @@ void same_stream(float* dev, const float* host, cudaStream_t s) {
 
 // The legacy default stream is ordered with blocking streams by CUDA
 // itself, which the check does not know of a stream it is handed: not judged.
+// (Streams the function creates non-blocking are judged: above.)
 void legacy_stream_copy(float* dev, const float* host, cudaStream_t compute) {
   cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice);
   consume<<<1, 32, 0, compute>>>(dev, 256);

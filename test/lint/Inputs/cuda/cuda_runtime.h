@@ -20,6 +20,8 @@ enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cu
 #define cudaStreamLegacy ((cudaStream_t)0x1)
 #define cudaStreamPerThread ((cudaStream_t)0x2)
 #define cudaEventDisableTiming 0x02
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
 
 struct dim3 {
   unsigned x, y, z;
@@ -41,6 +43,8 @@ extern "C" unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t sh
 
 extern "C" {
 cudaError_t cudaStreamCreate(cudaStream_t* stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned flags, int priority);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaEventCreate(cudaEvent_t* event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
