@@ -168,6 +168,14 @@ bool may_be_implicitly_ordered(const OpGraph& graph, KeyId a, KeyId b) {
   return !contains_sorted(graph.non_blocking, default_a ? b : a);
 }
 
+// Whether work on the legacy default stream, enqueued on `stream`, comes
+// after the earlier work of a use on `use_stream`: CUDA orders the legacy
+// stream after every blocking stream, which a stream the function is handed
+// may be, but not after one the function creates non-blocking.
+bool legacy_covers(const OpGraph& graph, KeyId stream, KeyId use_stream) {
+  return stream == graph.legacy && !contains_sorted(graph.non_blocking, use_stream);
+}
+
 // The earlier accesses (`earlier`: a buffer's writes or its uses) that
 // `op`, an access on another stream, is not ordered after, each given to
 // `found(site, facts)`. Not judged where CUDA may order the two streams
@@ -243,13 +251,11 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
     case OpKind::kRecord: {
       if (op.event == kNoKey || op.stream == kNoKey) break;
       s.events[op.event] = {op.site};
-      // A record on the legacy stream comes after the earlier work of every
-      // blocking stream, which a stream the function is handed may be:
-      // taken to capture everything, so that nothing it may order is
+      // A record on the legacy stream is taken to capture every use it may
+      // come after (legacy_covers), so that nothing it may order is
       // reported.
-      const bool implicit = op.stream == graph.legacy;
       auto capture = [&](UseFacts& u) {
-        if ((implicit && !contains_sorted(graph.non_blocking, u.stream)) || u.ordered_on(op.stream))
+        if (legacy_covers(graph, op.stream, u.stream) || u.ordered_on(op.stream))
           insert_sorted(u.captures, op.site);
         else
           erase_sorted(u.captures, op.site);  // this record replaces an older one
@@ -298,11 +304,9 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       }
       auto synced = [&](const UseFacts& u) {
         if (op.kind == OpKind::kDeviceSync) return true;
-        // The legacy stream's work comes after every blocking stream's (above).
         if (op.kind == OpKind::kStreamSync)
           return op.stream != kNoKey &&
-                 (u.ordered_on(op.stream) ||
-                  (op.stream == graph.legacy && !contains_sorted(graph.non_blocking, u.stream)));
+                 (u.ordered_on(op.stream) || legacy_covers(graph, op.stream, u.stream));
         return std::all_of(records->begin(), records->end(),
                            [&](SiteId r) { return contains_sorted(u.captures, r); });
       };
