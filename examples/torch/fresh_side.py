@@ -1,7 +1,7 @@
 """An elementwise result made under a side stream, read by the default stream.
 
-    python3 fresh_side.py race|copy-race|add-race|sum-race|cat-race|index-race|wait
-                          [--rounds N]
+    python3 fresh_side.py race|copy-race|add-race|sum-race|cat-race|index-race|
+                          foreach-race|wait [--rounds N]
 
 Each round the side stream runs a long matmul, then computes y = x * 2
 (an elementwise kernel: nothing in its launch says it writes y, and no
@@ -20,6 +20,9 @@ the host.
              y through the entries of its input table that the launch fills
   index-race the same with an indexing kernel (y.index_select(0, rows)),
              which reads y through the input pointer of a gather kernel
+  foreach-race the same with a foreach kernel adding y into a zeroed
+             tensor in place (torch._foreach_add_([acc], [y]), as an
+             optimizer's step does), which reads y through its second list
   wait       the default stream waits for the side stream first (correct)
 
 Each y is memory no tensor held before (the matmuls write into buffers
@@ -42,7 +45,7 @@ BUSY_STEPS = 3
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["race", "copy-race", "add-race", "sum-race", "cat-race",
-                                         "index-race", "wait"])
+                                         "index-race", "foreach-race", "wait"])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     if args.rounds < 1:
@@ -77,6 +80,10 @@ def main(argv=None) -> int:
             results.append(torch.cat([y, y]))  # xsc: cat y
         elif args.mode == "index-race":
             results.append(y.index_select(0, rows))  # xsc: index y
+        elif args.mode == "foreach-race":
+            acc = torch.zeros_like(y)
+            torch._foreach_add_([acc], [y])  # xsc: foreach y
+            results.append(acc)
         else:
             results.append(y @ w)  # xsc: read y
         kept.append(y)

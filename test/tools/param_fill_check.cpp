@@ -11,7 +11,13 @@
 // Output, one line per struct found: "NAME: R/N kernels", and for ReduceOp
 // the kernels left whole by design (over c10::complex<double>, whose
 // alignment may pad the tail) apart: "ReduceOp: R/N kernels (C over
-// c10::complex<double> scanned whole)". Exit 1 on a malformed line.
+// c10::complex<double> scanned whole)". For the foreach kernels' metadata,
+// how many of the recognized have lists labelled read (kernel_operand_reads:
+// their functor says which lists it only loads): "TensorListMetadata: R/N
+// kernels, L with lists read". With --unlabelled, each recognized foreach
+// kernel with no list read is listed as well ("unlabelled: MANGLED"), for a
+// reader to tell the functors that store only from those the rule misses.
+// Exit 1 on a malformed line or argument.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -46,12 +52,20 @@ constexpr Layout kLayouts[] = {
 };
 
 struct Count {
-  int found = 0, recognized = 0, complex_double = 0;
+  int found = 0, recognized = 0, complex_double = 0, lists_read = 0;
 };
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  bool list_unlabelled = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--unlabelled") {
+      std::fprintf(stderr, "param_fill_check: unknown argument '%s'\n", argv[i]);
+      return 1;
+    }
+    list_unlabelled = true;
+  }
   std::map<std::string, Count> counts;
   std::string line;
   int number = 0;
@@ -80,6 +94,13 @@ int main() {
       ++count.found;
       bool recognized = false;
       for (const ParamFill& fill : fills) recognized = recognized || fill.kind == layout.kind;
+      if (recognized && layout.kind == ParamFill::Kind::kBlockTensors) {
+        std::vector<xsc::rt::ReadSpan> reads;
+        if (xsc::rt::kernel_operand_reads(name, sizes.data(), sizes.size(), &reads))
+          ++count.lists_read;
+        else if (list_unlabelled)
+          std::printf("unlabelled: %s\n", name.c_str());
+      }
       if (recognized) ++count.recognized;
       // c10::complex<double> mangles as N3c107complexIdEE.
       else if (layout.kind == ParamFill::Kind::kReduction &&
@@ -94,6 +115,8 @@ int main() {
     std::printf("%s: %d/%d kernels", layout.name, c.recognized, c.found - c.complex_double);
     if (layout.kind == ParamFill::Kind::kReduction)
       std::printf(" (%d over c10::complex<double> scanned whole)", c.complex_double);
+    if (layout.kind == ParamFill::Kind::kBlockTensors)
+      std::printf(", %d with lists read", c.lists_read);
     std::printf("\n");
   }
   return 0;

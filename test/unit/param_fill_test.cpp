@@ -43,6 +43,28 @@ struct TensorList4 {
   int block_to_chunk[320];
   int start_tensor;
 };
+// TensorListMetadata<1>, <2> and <3>
+struct TensorList1 {
+  const void* addresses[1][110];
+  std::int64_t numel[110];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+  int start_tensor;
+};
+struct TensorList2 {
+  const void* addresses[2][64];
+  std::int64_t numel[64];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+  int start_tensor;
+};
+struct TensorList3 {
+  const void* addresses[3][48];
+  std::int64_t numel[48];
+  unsigned char block_to_tensor[320];
+  int block_to_chunk[320];
+  int start_tensor;
+};
 // FusedOptimizerTensorListMetadata<4>
 struct FusedList4 {
   const void* addresses[4][36];
@@ -661,6 +683,63 @@ TEST(OperandReads, AGatherReadsItsInputAndIndices) {
   // Another kernel of the same signature says nothing.
   const char* const other = "_ZN2at6native20vectorized_copy_kernILi16ElEEvPcS2_PT0_illllb";
   EXPECT_FALSE(kernel_operand_reads(other, sizes, 9, &reads));
+}
+
+// Foreach kernels: multi_tensor_apply_kernel<Metadata, Functor, Args...>,
+// the functor's last three template arguments <depth, r_args_depth,
+// res_arg_index> telling which lists it only loads.
+TEST(OperandReads, AForeachKernelReadsTheListsItOnlyLoads) {
+  if (!kernel_param_access_available()) GTEST_SKIP() << "built without LLVM's demangler";
+  std::vector<ReadSpan> reads;
+  // _foreach_add_(xs, ys): BinaryOpListAlphaFunctor<float, 2, 2, 0>; xs is
+  // read and written, ys only read.
+  const char* const in_place =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi2EEENS1_"
+      "24BinaryOpListAlphaFunctorIfLi2ELi2ELi0EEEJSt4plusIfEfEEEvT_T0_DpT1_";
+  const std::uint32_t two[] = {u32(sizeof(TensorList2)), 1, 1, 4};
+  ASSERT_TRUE(kernel_operand_reads(in_place, two, 4, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{8 * 64, 8 * 2 * 64}, {}, {}, {}}));
+  // _foreach_add(xs, ys): <float, 3, 2, 2>; xs and ys only read, the
+  // output list written.
+  const char* const out_of_place =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi3EEENS1_"
+      "24BinaryOpListAlphaFunctorIfLi3ELi2ELi2EEEJSt4plusIfEfEEEvT_T0_DpT1_";
+  const std::uint32_t three[] = {u32(sizeof(TensorList3)), 1, 1, 4};
+  ASSERT_TRUE(kernel_operand_reads(out_of_place, three, 4, &reads));
+  EXPECT_EQ(reads[0], (ReadSpan{0, 8 * 2 * 48}));
+  // _foreach_copy_(dst, src): CopyFunctor<float, float, 2, 1, 1>, its
+  // source list first.
+  const char* const copy =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi2EEENS1_"
+      "11CopyFunctorIffLi2ELi1ELi1EEEJNS1_8IdentityIfEEEEEvT_T0_DpT1_";
+  const std::uint32_t copy_sizes[] = {u32(sizeof(TensorList2)), 1, 1};
+  ASSERT_TRUE(kernel_operand_reads(copy, copy_sizes, 3, &reads));
+  EXPECT_EQ(reads[0], (ReadSpan{0, 8 * 64}));
+  // With every word scanned (no fills), no list is a read.
+  std::vector<ParamAccess> access;
+  std::vector<ParamFill> fills;
+  kernel_param_layout(in_place, two, 4, &access, &fills, &reads);
+  EXPECT_EQ(reads[0], (ReadSpan{8 * 64, 8 * 2 * 64}));
+  kernel_param_layout(in_place, two, 4, &access, nullptr, &reads);
+  EXPECT_TRUE(reads.empty());
+  // _foreach_zero_: ZeroFunctor<float, 1, 1, 0> only stores.
+  const char* const zero =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi1EEENS1_"
+      "11ZeroFunctorIfLi1ELi1ELi0EEEJEEEvT_T0_DpT1_";
+  const std::uint32_t one[] = {u32(sizeof(TensorList1)), 1};
+  EXPECT_FALSE(kernel_operand_reads(zero, one, 2, &reads));
+  // A functor without the three (AddFunctor<float>), one whose depth is not
+  // the metadata's, one that loads fewer lists than the output's index.
+  const std::uint32_t four[] = {u32(sizeof(TensorList4)), 1, 4, 8};
+  EXPECT_FALSE(kernel_operand_reads(kForeach4, four, 4, &reads));
+  const char* const other_depth =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi2EEENS1_"
+      "24BinaryOpListAlphaFunctorIfLi3ELi2ELi2EEEJSt4plusIfEfEEEvT_T0_DpT1_";
+  EXPECT_FALSE(kernel_operand_reads(other_depth, two, 4, &reads));
+  const char* const loads_fewer =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi3EEENS1_"
+      "24BinaryOpListAlphaFunctorIfLi3ELi1ELi2EEEJSt4plusIfEfEEEvT_T0_DpT1_";
+  EXPECT_FALSE(kernel_operand_reads(loads_fewer, three, 4, &reads));
 }
 
 TEST(OperandReads, ScansGiveEachWordsOffsetInItsParameter) {

@@ -101,6 +101,14 @@ inline const Node* strip_qualifiers(const Node* n, unsigned* quals) {
   return nullptr;
 }
 
+// `n` as a pointer type once its qualifiers are stripped (they are added
+// to *quals); null when it is no pointer.
+inline const itd::PointerType* as_pointer(const Node* n, unsigned* quals) {
+  n = strip_qualifiers(n, quals);
+  if (n == nullptr || n->getKind() != Node::KPointerType) return nullptr;
+  return static_cast<const itd::PointerType*>(n);
+}
+
 // The elements of a template parameter pack, when `n` is one.
 inline bool pack_elements(const Node* n, itd::NodeArray* out) {
   n = resolved(n);
@@ -148,14 +156,13 @@ inline bool function_params(Parser& parser, std::vector<Param>* out,
       continue;
     }
     unsigned top = 0;
-    const Node* n = strip_qualifiers(pattern, &top);
-    if (n == nullptr || n->getKind() != Node::KPointerType) {
+    const itd::PointerType* pointer = as_pointer(pattern, &top);
+    if (pointer == nullptr) {
       out->clear();
       return false;
     }
     unsigned pointee_quals = 0;
-    const Node* pointee =
-        strip_qualifiers(static_cast<const itd::PointerType*>(n)->getPointee(), &pointee_quals);
+    const Node* pointee = strip_qualifiers(pointer->getPointee(), &pointee_quals);
     if (!pack_elements(pointee, &elements)) {
       out->clear();
       return false;

@@ -20,11 +20,10 @@ using demangled::strip_qualifiers;
 // pointee's const does.
 ParamAccess classify(const Node* type) {
   unsigned top = 0;
-  const Node* n = strip_qualifiers(type, &top);
-  if (n == nullptr || n->getKind() != Node::KPointerType) return ParamAccess::kUnknown;
+  const itd::PointerType* pointer = demangled::as_pointer(type, &top);
+  if (pointer == nullptr) return ParamAccess::kUnknown;
   unsigned pointee_quals = 0;
-  const Node* pointee =
-      strip_qualifiers(static_cast<const itd::PointerType*>(n)->getPointee(), &pointee_quals);
+  const Node* pointee = strip_qualifiers(pointer->getPointee(), &pointee_quals);
   if (pointee == nullptr) return ParamAccess::kUnknown;
   return (pointee_quals & itd::QualConst) != 0 ? ParamAccess::kRead : ParamAccess::kUnknown;
 }

@@ -211,6 +211,14 @@ bool tensor_lists(const Specialization& s, std::uint32_t size, ParamFill* fill) 
   return true;
 }
 
+// The n of a TensorListMetadata<n>, TensorListScalarListMetadata<S, n> or
+// FusedOptimizerTensorListMetadata<n> tensor_lists() accepted: its last
+// template argument.
+std::uint32_t tensor_list_depth(const Specialization& s) {
+  std::uint32_t n = 0;
+  return !s.args.empty() && integer_arg(s.args[s.args.size() - 1], &n) ? n : 0;
+}
+
 // TensorListAddresses: const void* addresses[MAX_TENSORS_PER_KERNEL], 400
 // or (CUDA 13 builds) 3200 of them; _foreach_norm's lpnorm_cleanup writes
 // the norm of tensor blockIdx.x through addresses[blockIdx.x].
@@ -392,8 +400,7 @@ bool gather_input(std::string_view kernel, std::size_t i, const Node* type,
                   std::uint32_t size) {
   if (kernel != "vectorized_gather_kernel" || (i != 1 && i != 2) || size != 8) return false;
   unsigned quals = 0;
-  const Node* pointer = demangled::strip_qualifiers(type, &quals);
-  return pointer != nullptr && pointer->getKind() == Node::KPointerType;
+  return demangled::as_pointer(type, &quals) != nullptr;
 }
 
 // Whether `type`, `size` bytes, is an array of N char pointers
@@ -406,11 +413,45 @@ bool operand_pointers(const Node* type, std::uint32_t size) {
   std::uint32_t n = 0;
   if (!integer_arg(s.args[1], &n) || n < 2 || n > 64 || size != 8 * n) return false;
   unsigned quals = 0;
-  const Node* pointer = demangled::strip_qualifiers(s.args[0], &quals);
-  if (pointer == nullptr || pointer->getKind() != Node::KPointerType) return false;
-  const Node* pointee = demangled::resolved(static_cast<const itd::PointerType*>(pointer)->getPointee());
+  const itd::PointerType* pointer = demangled::as_pointer(s.args[0], &quals);
+  if (pointer == nullptr) return false;
+  const Node* pointee = demangled::resolved(pointer->getPointee());
   return pointee != nullptr && pointee->getKind() == Node::KNameType &&
          pointee->getBaseName() == "char";
+}
+
+// The tensor lists a foreach kernel only reads, as the bytes of its
+// metadata's address tables: multi_tensor_apply_kernel(T tensorListMeta,
+// U callable, ...) hands `callable` the lists, and ForeachFunctors.cuh's
+// functors (BinaryOpListAlphaFunctor, PointwiseOpScalarFunctor,
+// TernaryOpListFunctor, ZeroFunctor, CopyFunctor, ...) end their template
+// arguments with <depth, r_args_depth, res_arg_index>: they load the first
+// r_args_depth lists and store into list res_arg_index. In place
+// (res_arg_index 0, r_args_depth == depth: `_foreach_add_(xs, ys)`) list 0
+// is read and written, and lists [1, depth) are only read; out of place
+// (res_arg_index == depth - 1 == r_args_depth: `_foreach_add(xs, ys)`) the
+// lists before the output are only read. Any other shape (a functor that
+// loads fewer lists than it is handed, fused optimizers' functors, whose
+// template arguments say nothing of this) labels nothing. `lists` is the
+// metadata's fill (tensor_lists()), `depth` its n.
+bool foreach_inputs(const Node* functor, const ParamFill& lists, std::uint32_t depth,
+                    ReadSpan* out) {
+  Specialization f;
+  std::uint32_t d = 0, loaded = 0, result = 0;
+  if (functor == nullptr || !specialization(functor, &f) || !f.in_at_native ||
+      f.args.size() < 3 || !integer_arg(f.args[f.args.size() - 3], &d) ||
+      !integer_arg(f.args[f.args.size() - 2], &loaded) ||
+      !integer_arg(f.args[f.args.size() - 1], &result) || d != depth || lists.tables < depth)
+    return false;
+  std::uint32_t first = 0, end = 0;  // the lists only read: [first, end)
+  if (result == 0 && loaded == d) {
+    first = 1, end = d;
+  } else if (result + 1 == d && loaded == result) {
+    first = 0, end = result;
+  }
+  if (first >= end) return false;
+  *out = ReadSpan{lists.table_at[first], lists.table_at[end - 1] + 8 * lists.table_capacity[end - 1]};
+  return true;
 }
 
 // The fills of parsed parameters; false (and `out` empty) when none is
@@ -446,7 +487,9 @@ bool const_qualified(const Node* type) {
 // TensorInfo<const T, I>'s `data`, its first word, wherever tensor_info()
 // accepts its layout; and with `filled_only` (the scan reads a table's
 // filled entries alone), a CatArrInputTensorMetadata's input table,
-// wherever cat_inputs() accepts its layout. False (and `out` empty) when
+// wherever cat_inputs() accepts its layout, and the address tables of the
+// lists a foreach kernel only reads (foreach_inputs()), wherever
+// tensor_lists() accepts its metadata. False (and `out` empty) when
 // there is no such parameter or the parameter count is not `count`.
 bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& params,
                       const std::uint32_t* sizes, std::size_t count, bool filled_only,
@@ -479,6 +522,11 @@ bool operand_reads_of(const Node* name, const std::vector<demangled::Param>& par
       // them hold what the host's stack left, and only a scan that skips
       // them may call the table a read.
       reads[i] = ReadSpan{0, 8 * layout.table_capacity[0]};
+    } else if (filled_only && layout.kind == ParamFill::Kind::kBlockTensors &&
+               i + 1 < count &&
+               foreach_inputs(params[i + 1].type, layout, tensor_list_depth(s), &reads[i])) {
+      // The same holds of a foreach kernel's lists past the tensors its
+      // blocks name: left from an earlier launch, or never set.
     } else {
       continue;
     }

@@ -61,6 +61,10 @@
  *                           (index_select on contiguous tensors: y the
  *                           gather kernel's inp) with no wait;
  *                           operands-gather-wait: b waits for a first
+ *   param_access operands-foreach stream b adds y into z in place with a
+ *                           foreach kernel (_foreach_add_([z], [y]): y in
+ *                           its second list, which it only loads) with no
+ *                           wait; operands-foreach-wait: b waits for a first
  *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
@@ -94,15 +98,23 @@ static void* device_alloc(uintptr_t at, size_t size) {
 
 /* Stand for CUfunction handles. */
 static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
-    index_fn, gather_fn;
+    index_fn, gather_fn, foreach_add_fn;
 
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
  * unsigned, 128, 1> is 2720 bytes, input[128] first; TensorListMetadata<1>
  * 3368 bytes, addresses[1][110] first, block_to_tensor[320] at 1760;
+ * TensorListMetadata<2> 3144 bytes, addresses[2][64] first,
+ * block_to_tensor[320] at 1536;
  * ReduceOp<float, SumOps<float>, unsigned, ...> 1048 bytes, its offset
  * calculators at [72, 980), dst[1] 48 bytes and noutputs 4 bytes from its
  * end. The bytes not set stand for a stale stack. */
-enum { kCatMeta = 2720, kTensorList1 = 3368, kReduceOp = 1048, kReduceCalculatorWord = 400 };
+enum {
+  kCatMeta = 2720,
+  kTensorList1 = 3368,
+  kTensorList2 = 3144,
+  kReduceOp = 1048,
+  kReduceCalculatorWord = 400
+};
 
 static void stale_cat(float* out, float* in0, float* in1, float* stale, unsigned inputs,
                       cudaStream_t stream) {
@@ -129,6 +141,19 @@ static void stale_foreach(float* t0, float* stale, unsigned blocks, cudaStream_t
   unsigned char functor = 0;
   void* params[] = {meta, &functor, &alpha};
   driver_launch(&foreach_fn, params, stream, blocks, 1);
+}
+
+/* _foreach_add_([acc], [in]): one block on tensor 0 of both lists. */
+static void foreach_add(float* acc, float* in, cudaStream_t stream) {
+  static unsigned char meta[kTensorList2];
+  memset(meta, 0x11, sizeof meta);
+  memcpy(meta + 0, &acc, 8);
+  memcpy(meta + 8 * 64, &in, 8);
+  meta[1536] = 0; /* block 0: tensor 0 */
+  float alpha = 1.0f;
+  unsigned char functor = 0, op = 0;
+  void* params[] = {meta, &functor, &op, &alpha};
+  driver_launch(&foreach_add_fn, params, stream, 1, 1);
 }
 
 static void stale_reduce(float* src, float* dst0, float* dst1, float* calculator_word, int outputs,
@@ -247,6 +272,14 @@ int main(int argc, char** argv) {
                    "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_"
                    "18TensorListMetadataILi1EEENS1_10AddFunctorIfEEJfEEEvT_T0_DpT1_",
                    3, foreach_sizes);
+  /* multi_tensor_apply_kernel<TensorListMetadata<2>,
+   * BinaryOpListAlphaFunctor<float, 2, 2, 0>, std::plus<float>, float> */
+  const size_t foreach_add_sizes[] = {kTensorList2, 1, 1, 4};
+  fake_cuda_define(&foreach_add_fn,
+                   "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_"
+                   "18TensorListMetadataILi2EEENS1_24BinaryOpListAlphaFunctorIfLi2ELi2ELi0EEEJSt4"
+                   "plusIfEfEEEvT_T0_DpT1_",
+                   4, foreach_add_sizes);
   /* reduce_kernel<512, 1, ReduceOp<float, SumOps<float>, unsigned, float, 4, 4>> */
   const size_t reduce_sizes[] = {kReduceOp};
   fake_cuda_define(&reduce_op_fn,
@@ -349,6 +382,8 @@ int main(int argc, char** argv) {
       stale_cat(z, y, x, x, 1, b);  /* join-site */
     else if (strncmp(mode, "operands-gather", 15) == 0)
       gather(z, y, x, b);  /* gather-site */
+    else if (strncmp(mode, "operands-foreach", 16) == 0)
+      foreach_add(z, y, b);  /* foreach-site */
     else
       elementwise(z, y, b);  /* operand-read */
   } else if (strcmp(mode, "stray-words") == 0) {
