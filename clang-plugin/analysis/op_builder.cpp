@@ -364,6 +364,98 @@ bool ApiModel::constructor_allocates(const CXXConstructorDecl* cd) {
   return allocates;
 }
 
+namespace {
+
+// The non-blocking flag of a stream creation's constant flags argument
+// (cudaStreamCreateWithFlags(&s, flags), cudaStreamCreateWithPriority(&s,
+// flags, p), cuStreamCreate(&s, flags)); false for cudaStreamCreate(&s) and
+// for flags that are not a constant.
+bool creates_non_blocking(const CallExpr* call, const ASTContext& ctx) {
+  constexpr std::uint64_t kNonBlocking = 0x1;
+  Expr::EvalResult flags;
+  return call->getNumArgs() >= 2 && !call->getArg(1)->isValueDependent() &&
+         call->getArg(1)->EvaluateAsInt(flags, ctx) &&
+         (flags.Val.getInt().getZExtValue() & kNonBlocking) != 0;
+}
+
+// The walk of member_stream_non_blocking: every mention of the field in a
+// body is either the `&field` a creation writes through, with its flags, or
+// a read of its value (an lvalue-to-rvalue conversion); anything else (an
+// assignment, its address handed elsewhere, a reference bound to it) may
+// put another stream there.
+struct MemberStreamUses {
+  const FieldDecl* field;
+  ApiModel& model;
+  const ASTContext& ctx;
+  int creations = 0;
+  bool all_non_blocking = true;
+  bool other_writes = false;
+
+  bool names_field(const Expr* e) const {
+    const auto* me = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreParens() : nullptr);
+    return me && me->getMemberDecl()->getCanonicalDecl() == field;
+  }
+
+  void walk(const Stmt* s, const Stmt* parent) {
+    if (!s || other_writes) return;
+    if (const auto* call = dyn_cast<CallExpr>(s);
+        call && call->getNumArgs() >= 1 &&
+        model.role_of(call->getDirectCallee()) == ApiRole::kStreamCreate) {
+      const auto* uo = dyn_cast<UnaryOperator>(call->getArg(0)->IgnoreParenImpCasts());
+      if (uo && uo->getOpcode() == UO_AddrOf && names_field(uo->getSubExpr())) {
+        ++creations;
+        all_non_blocking = all_non_blocking && creates_non_blocking(call, ctx);
+        for (unsigned i = 1; i < call->getNumArgs(); ++i) walk(call->getArg(i), call);
+        return;
+      }
+    }
+    if (const auto* me = dyn_cast<MemberExpr>(s);
+        me && me->getMemberDecl()->getCanonicalDecl() == field) {
+      const auto* cast = dyn_cast_or_null<ImplicitCastExpr>(parent);
+      if (!cast || cast->getCastKind() != CK_LValueToRValue) other_writes = true;
+    }
+    for (const Stmt* child : s->children()) walk(child, s);
+  }
+};
+
+}  // namespace
+
+bool ApiModel::member_stream_non_blocking(const FieldDecl* fd) {
+  if (!fd) return false;
+  fd = fd->getCanonicalDecl();
+  auto it = non_blocking_members_.find(fd);
+  if (it != non_blocking_members_.end()) return it->second;
+  bool non_blocking = false;
+  const CXXRecordDecl* rd = dyn_cast<CXXRecordDecl>(fd->getParent());
+  const bool in_class_init_null =
+      !fd->hasInClassInitializer() || !fd->getInClassInitializer() ||
+      fd->getInClassInitializer()->isNullPointerConstant(fd->getASTContext(),
+                                                         Expr::NPC_ValueDependentIsNotNull);
+  if (rd && rd->hasDefinition() && is_stream_type(fd->getType()) &&
+      fd->getAccess() != AS_public && in_class_init_null) {
+    MemberStreamUses uses{fd, *this, fd->getASTContext()};
+    for (const CXXMethodDecl* method : rd->getDefinition()->methods()) {
+      const FunctionDecl* def = nullptr;
+      if (!method->hasBody(def)) continue;
+      if (const auto* ctor = dyn_cast<CXXConstructorDecl>(def)) {
+        for (const CXXCtorInitializer* init : ctor->inits()) {
+          if (init->getMember() && init->getMember()->getCanonicalDecl() == fd &&
+              init->isWritten() &&
+              !init->getInit()->isNullPointerConstant(fd->getASTContext(),
+                                                      Expr::NPC_ValueDependentIsNotNull))
+            uses.other_writes = true;
+          else
+            uses.walk(init->getInit(), nullptr);
+        }
+      }
+      uses.walk(def->getBody(), nullptr);
+    }
+    non_blocking = uses.creations > 0 && uses.all_non_blocking && !uses.other_writes;
+  }
+  non_blocking_members_[fd] = non_blocking;
+  return non_blocking;
+}
+
 bool writes_first_argument(const FunctionDecl* fd) {
   const IdentifierInfo* id = fd ? fd->getIdentifier() : nullptr;
   if (!id) return false;
@@ -613,7 +705,15 @@ class Builder {
       if (v == 2) return intern("per-thread", e, "the per-thread default stream");
     }
     std::string path;
-    if (decl_path(e, path)) return intern("s" + path, e);
+    if (decl_path(e, path)) {
+      const KeyId stream = intern("s" + path, e);
+      // A member its class creates non-blocking (ApiModel): as if created
+      // so here, unless this function creates it otherwise.
+      if (const auto* me = dyn_cast<MemberExpr>(e))
+        if (model_.member_stream_non_blocking(dyn_cast<FieldDecl>(me->getMemberDecl())))
+          created_streams_.try_emplace(stream, true);
+      return stream;
+    }
     return profile_key(e, 's');
   }
 
@@ -1245,12 +1345,7 @@ class Builder {
     if (!uo || uo->getOpcode() != UO_AddrOf) return;
     KeyId stream = stream_key(uo->getSubExpr());
     if (stream == kNoKey) return;
-    constexpr std::uint64_t kNonBlocking = 0x1;
-    bool non_blocking = false;
-    Expr::EvalResult flags;
-    if (call->getNumArgs() >= 2 && !call->getArg(1)->isValueDependent() &&
-        call->getArg(1)->EvaluateAsInt(flags, ctx_))
-      non_blocking = (flags.Val.getInt().getZExtValue() & kNonBlocking) != 0;
+    const bool non_blocking = creates_non_blocking(call, ctx_);
     auto [it, inserted] = created_streams_.try_emplace(stream, non_blocking);
     if (!inserted) it->second = it->second && non_blocking;
   }

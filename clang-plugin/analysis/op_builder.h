@@ -73,6 +73,14 @@ class ApiModel {
   enum class Pins : std::uint8_t { kNothing, kPointee, kArgument };
   Pins pins_through_param(const clang::FunctionDecl* fd, unsigned i);
 
+  // Whether a stream member is non-blocking in every object of its class:
+  // a private or protected field that the class's own member functions
+  // create with cudaStreamNonBlocking (CU_STREAM_NON_BLOCKING), a constant,
+  // at every creation, and otherwise only read. A member created in a
+  // constructor and used in another member function is then judged
+  // against both default streams, as a local stream created so is.
+  bool member_stream_non_blocking(const clang::FieldDecl* fd);
+
   // What functions' bodies do through their parameters (param_effects.h).
   ParamEffects& param_effects() { return param_effects_; }
 
@@ -86,6 +94,7 @@ class ApiModel {
   llvm::DenseMap<const clang::CXXConstructorDecl*, bool> allocating_ctors_;
   llvm::DenseMap<const clang::FunctionDecl*, std::vector<Pins>> pinning_params_;
   llvm::DenseMap<const clang::FunctionDecl*, std::unique_ptr<InlineSummary>> summaries_;
+  llvm::DenseMap<const clang::FieldDecl*, bool> non_blocking_members_;
   int inline_depth_ = 0;
   ParamEffects param_effects_;
 };

@@ -109,6 +109,75 @@ void non_blocking_synchronized(float* dev, const float* host) {
   consume<<<1, 32>>>(dev, 256);
 }
 
+// A stream member its class creates non-blocking (in the constructor here)
+// and never assigns otherwise is non-blocking in every member function.
+class Uploader {
+ public:
+  Uploader() : copy_(nullptr) { cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking); }
+  ~Uploader() { cudaStreamDestroy(copy_); }
+  void upload_then_use(float* dev, const float* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy_); // expected-note {{'dev' is written on stream 'copy_' here}}
+    consume<<<1, 32>>>(dev, 256); // expected-warning {{'dev' is used on the legacy default stream before its write on stream 'copy_'}}
+  }
+  void upload_synchronized(float* dev, const float* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy_);
+    cudaStreamSynchronize(copy_);
+    consume<<<1, 32>>>(dev, 256);
+  }
+
+ private:
+  cudaStream_t copy_;
+};
+
+// Members the check cannot vouch for: created blocking, public (anyone may
+// assign it), assigned besides its creation, created with flags that are not
+// a constant. Each may be ordered with the legacy stream: not judged.
+class BlockingMember {
+ public:
+  BlockingMember() { cudaStreamCreate(&copy_); }
+  void run(float* dev, const float* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy_);
+    consume<<<1, 32>>>(dev, 256);
+  }
+
+ private:
+  cudaStream_t copy_;
+};
+
+struct PublicMember {
+  PublicMember() { cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking); }
+  void run(float* dev, const float* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
+    consume<<<1, 32>>>(dev, 256);
+  }
+  cudaStream_t copy;
+};
+
+class AssignedMember {
+ public:
+  AssignedMember() { cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking); }
+  void use_stream(cudaStream_t s) { copy_ = s; }
+  void run(float* dev, const float* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy_);
+    consume<<<1, 32>>>(dev, 256);
+  }
+
+ private:
+  cudaStream_t copy_;
+};
+
+class FlaggedMember {
+ public:
+  explicit FlaggedMember(unsigned flags) { cudaStreamCreateWithFlags(&copy_, flags); }
+  void run(float* dev, const float* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy_);
+    consume<<<1, 32>>>(dev, 256);
+  }
+
+ private:
+  cudaStream_t copy_;
+};
+
 void waited(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute, cudaEvent_t e) {
   cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
   cudaEventRecord(e, copy);
