@@ -1,7 +1,7 @@
 """An elementwise result made under a side stream, read by the default stream.
 
     python3 fresh_side.py race|copy-race|add-race|sum-race|cat-race|index-race|
-                          foreach-race|wait [--rounds N]
+                          foreach-race|norm-race|wait [--rounds N]
 
 Each round the side stream runs a long matmul, then computes y = x * 2
 (an elementwise kernel: nothing in its launch says it writes y, and no
@@ -23,6 +23,8 @@ the host.
   foreach-race the same with a foreach kernel adding y into a zeroed
              tensor in place (torch._foreach_add_([acc], [y]), as an
              optimizer's step does), which reads y through its second list
+  norm-race  the same with torch._foreach_norm([y]) (as clip_grad_norm_
+             runs it), whose kernel reads its one list
   wait       the default stream waits for the side stream first (correct)
 
 Each y is memory no tensor held before (the matmuls write into buffers
@@ -45,7 +47,8 @@ BUSY_STEPS = 3
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["race", "copy-race", "add-race", "sum-race", "cat-race",
-                                         "index-race", "foreach-race", "wait"])
+                                         "index-race", "foreach-race", "norm-race",
+                                         "wait"])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     if args.rounds < 1:
@@ -84,6 +87,8 @@ def main(argv=None) -> int:
             acc = torch.zeros_like(y)
             torch._foreach_add_([acc], [y])  # xsc: foreach y
             results.append(acc)
+        elif args.mode == "norm-race":
+            results.append(torch._foreach_norm([y])[0] / N)  # xsc: norm y
         else:
             results.append(y @ w)  # xsc: read y
         kept.append(y)

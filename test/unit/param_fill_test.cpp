@@ -728,6 +728,14 @@ TEST(OperandReads, AForeachKernelReadsTheListsItOnlyLoads) {
       "11ZeroFunctorIfLi1ELi1ELi0EEEJEEEvT_T0_DpT1_";
   const std::uint32_t one[] = {u32(sizeof(TensorList1)), 1};
   EXPECT_FALSE(kernel_operand_reads(zero, one, 2, &reads));
+  // _foreach_norm: LpNormFunctor<float, NormType::L2, float, 1, 1, 0>
+  // reduces its list into a buffer passed apart: the list is only read.
+  const char* const norm =
+      "_ZN2at6native12_GLOBAL__N_125multi_tensor_apply_kernelINS1_18TensorListMetadataILi1EEENS1_"
+      "13LpNormFunctorIfLNS0_8NormTypeE2EfLi1ELi1ELi0EEEJPfiEEEvT_T0_DpT1_";
+  const std::uint32_t norm_sizes[] = {u32(sizeof(TensorList1)), 1, 8, 4};
+  ASSERT_TRUE(kernel_operand_reads(norm, norm_sizes, 4, &reads));
+  EXPECT_EQ(reads, (std::vector<ReadSpan>{{0, 8 * 110}, {}, {}, {}}));
   // A functor without the three (AddFunctor<float>), one whose depth is not
   // the metadata's, one that loads fewer lists than the output's index.
   const std::uint32_t four[] = {u32(sizeof(TensorList4)), 1, 4, 8};

@@ -430,10 +430,14 @@ bool operand_pointers(const Node* type, std::uint32_t size) {
 // (res_arg_index 0, r_args_depth == depth: `_foreach_add_(xs, ys)`) list 0
 // is read and written, and lists [1, depth) are only read; out of place
 // (res_arg_index == depth - 1 == r_args_depth: `_foreach_add(xs, ys)`) the
-// lists before the output are only read. Any other shape (a functor that
-// loads fewer lists than it is handed, fused optimizers' functors, whose
-// template arguments say nothing of this) labels nothing. `lists` is the
-// metadata's fill (tensor_lists()), `depth` its n.
+// lists before the output are only read. _foreach_norm's and
+// _foreach_max's functors (LpNormFunctor, LpMaxFunctor: <..., 1, 1, 0>)
+// reduce each tensor of their list into a buffer passed apart, and store
+// into no list: theirs is only read. Any other shape (a functor that loads
+// fewer lists than it is handed, fused optimizers' functors, whose template
+// arguments say nothing of this and which may store into every list)
+// labels nothing. `lists` is the metadata's fill (tensor_lists()), `depth`
+// its n.
 bool foreach_inputs(const Node* functor, const ParamFill& lists, std::uint32_t depth,
                     ReadSpan* out) {
   Specialization f;
@@ -444,7 +448,9 @@ bool foreach_inputs(const Node* functor, const ParamFill& lists, std::uint32_t d
       !integer_arg(f.args[f.args.size() - 1], &result) || d != depth || lists.tables < depth)
     return false;
   std::uint32_t first = 0, end = 0;  // the lists only read: [first, end)
-  if (result == 0 && loaded == d) {
+  if (f.name == "LpNormFunctor" || f.name == "LpMaxFunctor") {
+    first = 0, end = d;
+  } else if (result == 0 && loaded == d) {
     first = 1, end = d;
   } else if (result + 1 == d && loaded == result) {
     first = 0, end = result;

@@ -100,8 +100,9 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
 //   - a foreach kernel's input lists: the address tables of the lists its
 //     functor only loads, told by the functor's trailing <depth,
 //     r_args_depth, res_arg_index> (lists [1, depth) of an in-place one,
-//     those before the output of an out-of-place one). As for cat, only
-//     with the fills (kBlockTensors).
+//     those before the output of an out-of-place one, the one list of
+//     _foreach_norm's and _foreach_max's). As for cat, only with the fills
+//     (kBlockTensors).
 // Per declared parameter, the bytes [begin, end) whose words are such
 // reads; an empty span for the others. False (and `out` empty) when the
 // kernel has no such parameter or its parameter count is not `count`.
