@@ -456,7 +456,8 @@ bool foreach_inputs(const Node* functor, const ParamFill& lists, std::uint32_t d
     first = 0, end = result;
   }
   if (first >= end) return false;
-  *out = ReadSpan{lists.table_at[first], lists.table_at[end - 1] + 8 * lists.table_capacity[end - 1]};
+  const std::uint32_t last = end - 1;
+  *out = ReadSpan{lists.table_at[first], lists.table_at[last] + 8 * lists.table_capacity[last]};
   return true;
 }
 
