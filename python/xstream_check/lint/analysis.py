@@ -3039,7 +3039,9 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 self.allocated_on_stream(made, node)
             return made
         if short.startswith("_foreach_") and short.endswith("_"):
-            self.write(everything, node)
+            # An in-place foreach op writes its first list (`self`) only;
+            # the other lists and scalars it reads (used above).
+            self.write(self.materialize(args[0]) if args else everything, node)
             return EMPTY
         if tensor_atoms(everything) or has_kind(everything, "c") or has_kind(everything, "tup"):
             # An operator returns a new tensor, written by its kernel.

@@ -214,3 +214,30 @@ class DraftCopier:
         self._copy_to_host()
         self._wait_for(self.event)
         self.draft = make()
+
+
+
+
+# A gradient copied to the host on a side stream while the optimizer's
+# foreach step runs on the current stream, which waits for the copy before
+# it goes on. The copy and the update both read the gradient: an in-place
+# foreach op writes only its first list (the parameters).
+def step_while_offloading(params, host_grad, lr):
+    grad = torch.ones(1024, device="cuda")
+    d2h = torch.cuda.Stream()
+    d2h.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(d2h):
+        host_grad.copy_(grad, non_blocking=True)
+    torch._foreach_add_(params, [grad], alpha=-lr)
+    torch.cuda.current_stream().wait_stream(d2h)
+
+
+# Zeroing the gradient writes it while the copy may still read it.
+def zero_while_offloading(host_grad):
+    grad = torch.ones(1024, device="cuda")
+    d2h = torch.cuda.Stream()
+    d2h.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(d2h):
+        host_grad.copy_(grad, non_blocking=True)
+    torch._foreach_zero_([grad])  # CHECK: [[@LINE]]:5: warning: 'grad' is written on the current stream while stream 'd2h' may still be using it{{.*}}[xstream-write-after-read]
+    torch.cuda.current_stream().wait_stream(d2h)
