@@ -206,6 +206,22 @@ def scalar_annotation(ann):
     return False
 
 
+def tensor_annotation(ann):
+    """`torch.Tensor`, `Tensor`, `nn.Parameter`, `"Tensor"`,
+    `Optional[Tensor]`, `Tensor | None`: a tensor (not a container of them)."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = [x for x in (ann.left, ann.right) if not (isinstance(x, ast.Constant) and x.value is None)]
+        return len(sides) == 1 and tensor_annotation(sides[0])
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] == "Optional":
+        return tensor_annotation(ann.slice)
+    return (dotted(ann) or "").rpartition(".")[2] in ("Tensor", "Parameter")
+
+
 def may_be_async(node):
     """A copy call given `non_blocking=` anything but False."""
     return any(k.arg == "non_blocking" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
@@ -2131,6 +2147,10 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
 
     def binop(self, left, right, node):
         operands = left | right
+        typed = frozenset(a for a in operands if a[0] == "p" and a[1] in self.tensor_parameters())
+        if typed:
+            # `x * 2` of a parameter annotated as a tensor: a kernel reading x.
+            operands = (operands - typed) | self.materialize(typed)
         if any(a[0] == "p" and a[1].startswith("<") for a in operands) and \
                 any(a[0] == "p" and a[1].startswith("<") and self.made_write(a[1]) for a in operands):
             # Arithmetic on an unknown call's result: a tensor the call made.
@@ -2449,6 +2469,20 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                             not isinstance(default.value, type(Ellipsis)):
                         found.add(a.arg)
             self.func._xsc_scalars = found
+        return found
+
+    def tensor_parameters(self):
+        """Parameters of the analyzed def annotated as a tensor (`x:
+        torch.Tensor`, `w: nn.Parameter`): arithmetic on them is a kernel."""
+        found = getattr(self.func, "_xsc_tensors", None)
+        if found is None:
+            found = set()
+            args = getattr(self.func, "args", None)
+            if args is not None:
+                for a in args.posonlyargs + args.args + args.kwonlyargs:
+                    if a.annotation is not None and tensor_annotation(a.annotation):
+                        found.add(a.arg)
+            self.func._xsc_tensors = found
         return found
 
     def container_parameter(self, node):

@@ -241,3 +241,22 @@ def zero_while_offloading(host_grad):
         host_grad.copy_(grad, non_blocking=True)
     torch._foreach_zero_([grad])  # CHECK: [[@LINE]]:5: warning: 'grad' is written on the current stream while stream 'd2h' may still be using it{{.*}}[xstream-write-after-read]
     torch.cuda.current_stream().wait_stream(d2h)
+
+
+# Arithmetic on a parameter annotated as a tensor is a kernel on the current
+# stream: the copy stream reading its result must wait for it.
+def scaled_to_host(grad: torch.Tensor, host_grad, scale: float):
+    scaled = grad * scale
+    d2h = torch.cuda.Stream()
+    with torch.cuda.stream(d2h):
+        host_grad.copy_(scaled, non_blocking=True)  # CHECK: [[@LINE]]:9: warning: 'scaled' is used on stream 'd2h' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+    d2h.synchronize()
+
+
+def scaled_to_host_waited(grad: torch.Tensor, host_grad, scale: float):
+    scaled = grad * scale
+    d2h = torch.cuda.Stream()
+    d2h.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(d2h):
+        host_grad.copy_(scaled, non_blocking=True)
+    d2h.synchronize()
