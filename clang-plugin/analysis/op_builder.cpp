@@ -431,7 +431,12 @@ bool ApiModel::member_stream_non_blocking(const FieldDecl* fd) {
       !fd->hasInClassInitializer() || !fd->getInClassInitializer() ||
       fd->getInClassInitializer()->isNullPointerConstant(fd->getASTContext(),
                                                          Expr::NPC_ValueDependentIsNotNull);
-  if (rd && rd->hasDefinition() && is_stream_type(fd->getType()) &&
+  // Not a class template's: the member functions an instantiation did not
+  // need have no body to read, and a template's own bodies name members
+  // through dependent expressions.
+  const bool templated =
+      rd && (rd->isDependentContext() || isa<ClassTemplateSpecializationDecl>(rd));
+  if (rd && rd->hasDefinition() && !templated && is_stream_type(fd->getType()) &&
       fd->getAccess() != AS_public && in_class_init_null) {
     MemberStreamUses uses{fd, *this, fd->getASTContext()};
     for (const CXXMethodDecl* method : rd->getDefinition()->methods()) {

@@ -178,6 +178,27 @@ class FlaggedMember {
   cudaStream_t copy_;
 };
 
+// A class template's member: the member functions an instantiation did not
+// need are not there to read (a setter no caller here instantiated).
+template <typename T>
+class TemplatedUploader {
+ public:
+  TemplatedUploader() { cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking); }
+  void use_stream(cudaStream_t s) { copy_ = s; }
+  void run(T* dev, const T* host) {
+    cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy_);
+    consume<<<1, 32>>>(dev, 256);
+  }
+
+ private:
+  cudaStream_t copy_;
+};
+
+void run_templated(float* dev, const float* host) {
+  TemplatedUploader<float> uploader;
+  uploader.run(dev, host);
+}
+
 void waited(float* dev, const float* host, cudaStream_t copy, cudaStream_t compute, cudaEvent_t e) {
   cudaMemcpyAsync(dev, host, 1024, cudaMemcpyHostToDevice, copy);
   cudaEventRecord(e, copy);
