@@ -409,14 +409,18 @@ struct MemberStreamUses {
         return;
       }
     }
-    if (const auto* me = dyn_cast<MemberExpr>(s);
-        me && me->getMemberDecl()->getCanonicalDecl() == field) {
-      const auto* cast = dyn_cast_or_null<ImplicitCastExpr>(parent);
-      if (!cast || cast->getCastKind() != CK_LValueToRValue) other_writes = true;
+    if (isa<MemberExpr>(s) && names_field(cast<MemberExpr>(s))) {
+      const auto* conversion = dyn_cast_or_null<ImplicitCastExpr>(parent);
+      if (!conversion || conversion->getCastKind() != CK_LValueToRValue) other_writes = true;
     }
     for (const Stmt* child : s->children()) walk(child, s);
   }
 };
+
+// An initializer that leaves a stream null (`= nullptr`, `copy_(0)`).
+bool null_initializer(const Expr* init, ASTContext& ctx) {
+  return init->isNullPointerConstant(ctx, Expr::NPC_ValueDependentIsNotNull);
+}
 
 }  // namespace
 
@@ -427,10 +431,8 @@ bool ApiModel::member_stream_non_blocking(const FieldDecl* fd) {
   if (it != non_blocking_members_.end()) return it->second;
   bool non_blocking = false;
   const CXXRecordDecl* rd = dyn_cast<CXXRecordDecl>(fd->getParent());
-  const bool in_class_init_null =
-      !fd->hasInClassInitializer() || !fd->getInClassInitializer() ||
-      fd->getInClassInitializer()->isNullPointerConstant(fd->getASTContext(),
-                                                         Expr::NPC_ValueDependentIsNotNull);
+  const bool in_class_init_null = !fd->hasInClassInitializer() || !fd->getInClassInitializer() ||
+                                  null_initializer(fd->getInClassInitializer(), fd->getASTContext());
   // Not a class template's: the member functions an instantiation did not
   // need have no body to read, and a template's own bodies name members
   // through dependent expressions.
@@ -445,9 +447,7 @@ bool ApiModel::member_stream_non_blocking(const FieldDecl* fd) {
       if (const auto* ctor = dyn_cast<CXXConstructorDecl>(def)) {
         for (const CXXCtorInitializer* init : ctor->inits()) {
           if (init->getMember() && init->getMember()->getCanonicalDecl() == fd &&
-              init->isWritten() &&
-              !init->getInit()->isNullPointerConstant(fd->getASTContext(),
-                                                      Expr::NPC_ValueDependentIsNotNull))
+              init->isWritten() && !null_initializer(init->getInit(), fd->getASTContext()))
             uses.other_writes = true;
           else
             uses.walk(init->getInit(), nullptr);

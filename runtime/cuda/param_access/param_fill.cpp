@@ -166,6 +166,14 @@ constexpr std::uint32_t kMaxTensorsScalarList[5] = {96, 64, 48, 36, 30};
 constexpr std::uint32_t kMaxTensorsComplexDoubleScalarList[2] = {72, 60};
 constexpr std::uint32_t kMaxBlocks = 320;
 
+// The n of a TensorListMetadata<n>, TensorListScalarListMetadata<S, n> or
+// FusedOptimizerTensorListMetadata<n>: its last template argument (0 when
+// it is not an integer).
+std::uint32_t tensor_list_depth(const Specialization& s) {
+  std::uint32_t n = 0;
+  return !s.args.empty() && integer_arg(s.args[s.args.size() - 1], &n) ? n : 0;
+}
+
 // TensorListMetadata<n>:
 //   const void* addresses[n][M]; int64_t numel_for_tensor[M];
 //   unsigned char block_to_tensor[320]; int block_to_chunk[320];
@@ -177,10 +185,8 @@ constexpr std::uint32_t kMaxBlocks = 320;
 bool tensor_lists(const Specialization& s, std::uint32_t size, ParamFill* fill) {
   const bool scalars = s.name == "TensorListScalarListMetadata";
   const bool fused = s.name == "FusedOptimizerTensorListMetadata";
-  std::uint32_t n = 0;
-  if (s.args.size() != (scalars ? 2u : 1u) || !integer_arg(s.args[scalars ? 1 : 0], &n) || n < 1 ||
-      n > 5)
-    return false;
+  const std::uint32_t n = tensor_list_depth(s);
+  if (s.args.size() != (scalars ? 2u : 1u) || n < 1 || n > 5) return false;
   ScalarType scalar{};
   std::uint32_t tensors = kMaxTensors[n - 1];
   if (scalars) {
@@ -209,14 +215,6 @@ bool tensor_lists(const Specialization& s, std::uint32_t size, ParamFill* fill) 
   fill->count_at = block_to_tensor;
   fill->count_capacity = kMaxBlocks;
   return true;
-}
-
-// The n of a TensorListMetadata<n>, TensorListScalarListMetadata<S, n> or
-// FusedOptimizerTensorListMetadata<n> tensor_lists() accepted: its last
-// template argument.
-std::uint32_t tensor_list_depth(const Specialization& s) {
-  std::uint32_t n = 0;
-  return !s.args.empty() && integer_arg(s.args[s.args.size() - 1], &n) ? n : 0;
 }
 
 // TensorListAddresses: const void* addresses[MAX_TENSORS_PER_KERNEL], 400
