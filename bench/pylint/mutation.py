@@ -25,7 +25,12 @@ deletions judged to leave a hazard, for a quicker recall run.
 With --verdicts (bench/pylint/verdicts.json: for each deletion of the
 trees measured in docs/static-check.md, whether it leaves a hazard by the
 three rules, decided by reading the code around it, and why), the recall is
-also counted over the deletions that leave one.
+also counted over the deletions that leave one. A verdict names its tree
+by the tree folder's name and its file by the path under that folder
+(`megatron_core/megatron/core/...`, `deepspeed/deepspeed-0.19.8/...` for an
+sdist): a tree laid out otherwise meets none, and gets a warning saying so.
+`--list` prints each deletion as CAUGHT (a new warning at its function, as
+the recall counts), elsewhere (a new warning, not there) or missed.
 A `record_stream` inside a method that only forwards to its tensors
 (`def record_stream(self, stream): for t in ...: t.record_stream(stream)`)
 is judged at its callers and counted apart as "forwarding".
@@ -241,13 +246,31 @@ def run_tree(root, limit=None, listing=False, keep=None):
                          "warnings": ["%d: %s" % (f.line, f.rule) for f in fresh] +
                          ["%s:%d: %s" % (os.path.relpath(o, root), f.line, f.rule) for o, f in remote]})
             if listing:
-                print("%s %s:%d %s %s" % ("CAUGHT" if fresh else "missed", os.path.relpath(path, root),
-                                          stmt.lineno, kind, rows[-1]["function"]))
+                # As the recall counts it: a warning at the deletion's function.
+                verdict = "CAUGHT" if at_fn else "elsewhere" if fresh or remote else "missed"
+                print("%s %s:%d %s %s" % (verdict, os.path.relpath(path, root), stmt.lineno, kind,
+                                          rows[-1]["function"]))
     warnings = [{"path": os.path.relpath(p, root), "line": f.line, "rule": f.rule, "message": f.message}
                 for p in files for f in baseline.get(p, [])]
     return {"tree": root, "files": len(files), "lines": lines, "lint_cpu_s": round(lint_cpu, 2),
             "lines_per_s": round(lines / lint_cpu) if lint_cpu else None,
             "kinds": counts, "forwarding": forwarding, "baseline_warnings": warnings, "mutants": rows}
+
+
+def verdict_layout_problem(root, verdicts):
+    """Why no deletion of the tree at `root` can meet its verdicts, or None.
+    A verdict names its tree by the folder's name and its file by the path
+    under that folder, as the tree was laid out when it was judged."""
+    name = os.path.basename(os.path.normpath(root))
+    paths = sorted({path for tree, path, _, _ in verdicts if tree == name})
+    if not paths:
+        named = sorted({tree for tree, _, _, _ in verdicts})
+        return "no verdict names the tree '%s' (they name %s): its deletions have none" % (
+            name, ", ".join(named))
+    if not any(os.path.isfile(os.path.join(root, p)) for p in paths):
+        return ("none of the %d files the verdicts of '%s' name is under %s: lay it out as they do "
+                "(e.g. %s/%s)" % (len(paths), name, root, name, paths[0]))
+    return None
 
 
 def main():
@@ -274,6 +297,10 @@ def main():
         if not os.path.isdir(t):
             print("mutation.py: error: '%s' is not a directory" % t, file=sys.stderr)
             return 2
+        if verdicts:
+            laid_out_wrong = verdict_layout_problem(t, verdicts)
+            if laid_out_wrong:
+                print("mutation.py: warning: %s" % laid_out_wrong, file=sys.stderr)
         keep = None
         if args.only:
             name = os.path.basename(os.path.normpath(t))
