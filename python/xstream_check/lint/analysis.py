@@ -32,6 +32,7 @@ from .vocabulary import (
     HOST_SYNC_METHODS, INLINE_BUDGET_LINES, LIKE_FACTORIES, MAX_INLINE_DEPTH, MAX_INLINE_LINES, MAX_LOOP_ROUNDS,
     MAYBE_SELF_METHODS, MAYBE_STREAM, METADATA_METHODS, NEW_TENSOR_METHODS, NONE, NONE_VALUE,
     HOST_READING_BUILTINS, HOST_SYNC_BUILTINS, NON_TENSOR_KEYWORDS, NOT_TENSOR_WORDS, PASS_THROUGH_BUILTINS,
+    SIZES_WORDS,
     DIST_NON_TENSOR_KEYWORDS, DIST_QUERIES, DIST_READS_FIRST, GRAPH_CAPTURE_CONTEXTS, OBJECT_COPIES,
     PLATFORM_FALSE_ON_CUDA, TYPE_CASTS, SAVED_TENSORS_HOOKS, STREAM_CONTEXTS, STREAM_FACTORIES,
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
@@ -2382,7 +2383,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         out = set()
         buffers = self.st.buffers
         for a in value:
-            if a[0] == "p" and evidence and self.opaque(a[1]) and not self.not_a_tensor(a[1]):
+            if a[0] == "p" and evidence and self.opaque(a[1]) and not self.not_a_tensor(a[1], evidence):
                 # Used as a tensor (`out.clone()`, `out.zero_()`), though it
                 # may be one of the call's arguments: a tensor whose
                 # allocation stream is not known.
@@ -2390,7 +2391,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 if atom not in buffers:
                     buffers[atom] = Buffer(alloc=frozenset((ANY_STREAM,)), foreign=FOREIGN_TENSOR)
                 out.add(atom)
-            elif a[0] == "p" and not self.not_a_tensor(a[1]) and not self.opaque(a[1]):
+            elif a[0] == "p" and not self.not_a_tensor(a[1], evidence) and not self.opaque(a[1]):
                 atom = ("t", "p:" + a[1], 0)
                 buf = buffers.get(atom)
                 if buf is None:
@@ -2444,12 +2445,15 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             return made.get(call_root(path))
         return made.get(ENTRY)
 
-    def not_a_tensor(self, path):
+    def not_a_tensor(self, path, evidence=False):
+        """Whether what `path` names is no tensor; `evidence`: the code uses
+        it as one, which a name of sizes (SIZES_WORDS) yields to."""
         root = path.partition(".")[0].partition("[")[0]
         last = path.rpartition(".")[2].strip("<>()").rpartition(".")[2].lower()
         return root in ("self", "cls") and "." not in path or (root == path and root in self.scalar_parameters()) or (
             "." in path and self.m.is_module_name(path)) or path in self.m.aliases or \
-            any(word in last for word in NOT_TENSOR_WORDS) or ("." in path and last in TENSOR_METADATA)
+            any(word in last for word in NOT_TENSOR_WORDS) or ("." in path and last in TENSOR_METADATA) or \
+            (not evidence and any(word in last for word in SIZES_WORDS))
 
     def scalar_parameters(self):
         """Parameters of the analyzed def that are no tensor by their

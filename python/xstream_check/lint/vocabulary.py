@@ -221,9 +221,15 @@ HARMLESS_BUILTINS = {"len", "isinstance", "issubclass", "id", "type", "print", "
 # Names that are never a tensor's: what is passed to an unknown call under a
 # side stream is kept as a tensor's use unless it is named like one of these
 # (an accelerator object, a process group, an event, a stream).
-# `splits`: the per-rank sizes of an all-to-all (`input_splits`, a list of
-# ints).
-NOT_TENSOR_WORDS = ("accelerator", "process_group", "event", "stream", "splits")
+NOT_TENSOR_WORDS = ("accelerator", "process_group", "event", "stream")
+
+# Names that are no tensor's unless the code uses the value as one (a tensor
+# method, an operator's argument): `splits`, the per-rank sizes of an
+# all-to-all, most often a list of ints (`input_splits`), but a device
+# tensor of them where it is copied to the host first (megatron-core's
+# token dispatcher: `self.input_splits = helper(self.input_splits)`, the
+# helper returning a host copy).
+SIZES_WORDS = ("splits",)
 
 # Names of what the host fills (a data loader's batches, pinned buffers):
 # not written by a stream before the function started.
