@@ -3143,8 +3143,10 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             made = self.alloc(node, None)
             self.host_sites.add(next(iter(made))[1])
             return made
-        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node))) \
-                and has_kind(recv, "p") and not has_kind(recv, "s") and not has_kind(recv, "c"):
+        # A parameter annotated as a tensor is one whatever its method.
+        typed = any(a[0] == "p" and a[1] in self.tensor_parameters() for a in recv)
+        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node)) or
+                typed) and has_kind(recv, "p") and not has_kind(recv, "s") and not has_kind(recv, "c"):
             recv = self.materialize(recv)
         objs = [a for a in recv if a[0] == "obj"]
         if objs:

@@ -260,3 +260,28 @@ def scaled_to_host_waited(grad: torch.Tensor, host_grad, scale: float):
     with torch.cuda.stream(d2h):
         host_grad.copy_(scaled, non_blocking=True)
     d2h.synchronize()
+
+
+# A reduction of a parameter annotated as a tensor is a kernel too
+# (`x.sum(dim=0)`): its result, copied to the host on a side stream and
+# dropped before the current stream waits for the copy, is released while
+# the copy may still read it.
+def counts_to_host(scores: torch.Tensor):
+    counts = scores.sum(dim=0)
+    d2h = torch.cuda.Stream()
+    d2h.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(d2h):
+        host = counts.to("cpu", non_blocking=True)
+    del counts  # CHECK: [[@LINE]]:5: warning: 'counts' is freed on the current stream while stream 'd2h' may still be using it{{.*}}[xstream-unordered-free]
+    return host, d2h.record_event()
+
+
+def counts_to_host_recorded(scores: torch.Tensor):
+    counts = scores.sum(dim=0)
+    d2h = torch.cuda.Stream()
+    d2h.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(d2h):
+        host = counts.to("cpu", non_blocking=True)
+        counts.record_stream(d2h)
+    del counts
+    return host, d2h.record_event()
