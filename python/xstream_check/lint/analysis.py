@@ -2148,7 +2148,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
 
     def binop(self, left, right, node):
         operands = left | right
-        typed = frozenset(a for a in operands if a[0] == "p" and a[1] in self.tensor_parameters())
+        typed = self.typed_parameters(operands)
         if typed:
             # `x * 2` of a parameter annotated as a tensor: a kernel reading x.
             operands = (operands - typed) | self.materialize(typed)
@@ -2488,6 +2488,10 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                         found.add(a.arg)
             self.func._xsc_tensors = found
         return found
+
+    def typed_parameters(self, value):
+        """The parameters among `value` annotated as a tensor."""
+        return frozenset(a for a in value if a[0] == "p" and a[1] in self.tensor_parameters())
 
     def container_parameter(self, node):
         """A parameter the def never rebinds whose annotation names a
@@ -3144,9 +3148,9 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.host_sites.add(next(iter(made))[1])
             return made
         # A parameter annotated as a tensor is one whatever its method.
-        typed = any(a[0] == "p" and a[1] in self.tensor_parameters() for a in recv)
         if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node)) or
-                typed) and has_kind(recv, "p") and not has_kind(recv, "s") and not has_kind(recv, "c"):
+                self.typed_parameters(recv)) and has_kind(recv, "p") and not has_kind(recv, "s") and \
+                not has_kind(recv, "c"):
             recv = self.materialize(recv)
         objs = [a for a in recv if a[0] == "obj"]
         if objs:
