@@ -13,12 +13,14 @@
 #include <cupti.h>
 #include <dlfcn.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -35,15 +37,15 @@ using LaunchKernelEx = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, v
 
 // Each wrapper calls one driver pointer; the driver hands out a few per
 // symbol (the per-thread default stream variants among them).
-constexpr int kSlots = 8;
+constexpr std::size_t kSlots = 8;
 struct Slots {
   std::mutex mu;
   void* real[kSlots] = {};
-  int used = 0;
+  std::size_t used = 0;
 };
 Slots launch_slots, launch_ex_slots;
 
-template <int S>
+template <std::size_t S>
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,
                        void** extra) {
@@ -55,7 +57,7 @@ CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   return result;
 }
 
-template <int S>
+template <std::size_t S>
 CUresult launch_kernel_ex(const CUlaunchConfig* config, CUfunction f, void** params,
                           void** extra) {
   ++inside_wrapper;
@@ -66,23 +68,25 @@ CUresult launch_kernel_ex(const CUlaunchConfig* config, CUfunction f, void** par
   return result;
 }
 
-
-void* const launch_wrappers[kSlots] = {
-    reinterpret_cast<void*>(&launch_kernel<0>), reinterpret_cast<void*>(&launch_kernel<1>),
-    reinterpret_cast<void*>(&launch_kernel<2>), reinterpret_cast<void*>(&launch_kernel<3>),
-    reinterpret_cast<void*>(&launch_kernel<4>), reinterpret_cast<void*>(&launch_kernel<5>),
-    reinterpret_cast<void*>(&launch_kernel<6>), reinterpret_cast<void*>(&launch_kernel<7>)};
-void* const launch_ex_wrappers[kSlots] = {
-    reinterpret_cast<void*>(&launch_kernel_ex<0>), reinterpret_cast<void*>(&launch_kernel_ex<1>),
-    reinterpret_cast<void*>(&launch_kernel_ex<2>), reinterpret_cast<void*>(&launch_kernel_ex<3>),
-    reinterpret_cast<void*>(&launch_kernel_ex<4>), reinterpret_cast<void*>(&launch_kernel_ex<5>),
-    reinterpret_cast<void*>(&launch_kernel_ex<6>), reinterpret_cast<void*>(&launch_kernel_ex<7>)};
+// One wrapper per slot, slot S calling the driver pointer kept in slot S.
+template <std::size_t... S>
+std::array<void*, kSlots> launch_wrapper_table(std::index_sequence<S...>) {
+  return {reinterpret_cast<void*>(&launch_kernel<S>)...};
+}
+template <std::size_t... S>
+std::array<void*, kSlots> launch_ex_wrapper_table(std::index_sequence<S...>) {
+  return {reinterpret_cast<void*>(&launch_kernel_ex<S>)...};
+}
+const std::array<void*, kSlots> launch_wrappers =
+    launch_wrapper_table(std::make_index_sequence<kSlots>());
+const std::array<void*, kSlots> launch_ex_wrappers =
+    launch_ex_wrapper_table(std::make_index_sequence<kSlots>());
 
 // The wrapper for driver pointer `real`, or `real` itself when the slots
 // are used up.
-void* wrapper_for(void* real, Slots& slots, void* const* wrappers) {
+void* wrapper_for(void* real, Slots& slots, const std::array<void*, kSlots>& wrappers) {
   std::lock_guard<std::mutex> lock(slots.mu);
-  for (int i = 0; i < slots.used; ++i)
+  for (std::size_t i = 0; i < slots.used; ++i)
     if (slots.real[i] == real) return wrappers[i];
   if (slots.used == kSlots) return real;
   slots.real[slots.used] = real;
