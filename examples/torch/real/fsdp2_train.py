@@ -1,6 +1,6 @@
 """FSDP2 training on one GPU: fully_shard over a one-rank NCCL group.
 
-    python3 fsdp2_train.py [--steps N] [--layers L] [--dim D] [--batch B]
+    python3 fsdp2_train.py [--steps N] [--layers L] [--dim D] [--batch B] [--cpu-offload]
 
 A residual stack of bias-free linear layers with ReLU, each layer its own
 fully_shard group and the root a group of its own, learns to classify a
@@ -17,6 +17,13 @@ gradient and reduce-scatter input is 16 MiB, which the caching allocator
 serves from segments of their own that it never merges, so a block freed on
 the default stream goes to the next 16 MiB request there.
 
+With --cpu-offload, every group shards its parameters into pinned host
+memory (CPUOffloadPolicy(pin_memory=True)): FSDP2 copies them to the GPU
+before each all-gather and copies the reduced gradients back with
+non_blocking copies, and AdamW steps on the host, reading gradients
+that a device copy wrote into pinned memory and writing the parameters
+the next step's copies read.
+
 The losses stay on the device until the end (a per-step .item() would be a
 host synchronization that hides the pattern). Exits 1 when the loss did not
 fall. fsdp2_keepalive_dropped.py (one directory up) runs this training with
@@ -30,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.fsdp import fully_shard
+from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard
 
 from single_rank import finish, init_single_rank
 
@@ -64,6 +71,8 @@ def parse_args(argv=None):
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--dim", type=int, default=2048)
     parser.add_argument("--batch", type=int, default=2048)
+    parser.add_argument("--cpu-offload", action="store_true",
+                        help="shard the parameters into pinned host memory")
     args = parser.parse_args(argv)
     if args.steps < 2 or args.layers < 1 or args.dim < 8 or args.batch < 1:
         parser.error("need --steps >= 2, --layers >= 1, --dim >= 8, --batch >= 1")
@@ -76,9 +85,10 @@ def train(args, program: str = "fsdp2_train.py") -> list:
     torch.manual_seed(0)
     model = Stack(args.dim, args.layers).to(device)
     mesh = init_device_mesh("cuda", (1,))
+    policy = {"offload_policy": CPUOffloadPolicy(pin_memory=True)} if args.cpu_offload else {}
     for layer in model.layers:
-        fully_shard(layer, mesh=mesh)
-    fully_shard(model, mesh=mesh)
+        fully_shard(layer, mesh=mesh, **policy)
+    fully_shard(model, mesh=mesh, **policy)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     inputs = torch.randn(args.batch, args.dim, device=device)
