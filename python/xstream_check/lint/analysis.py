@@ -25,7 +25,7 @@ import re
 
 from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
 from .vocabulary import (
-    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CUPY_NON_ARRAY,
+    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_METHODS, CONTAINER_TAKE, CUPY_NON_ARRAY,
     CUPY_STREAM_FACTORIES, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
@@ -387,6 +387,9 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         # attribute -> set of stream keys, filled while a class's methods are
         # read for what they store on self (objects.stored_streams)
         self.collect = None
+        # While collecting: stores whose facts wait for the end of the method
+        # (a later store at the same target in the same block replaces them).
+        self.collect_pending = {}
         self.returned = set()  # tensor atoms the analyzed function returns
         self.returned_records = set()  # record sites of the events it returns
         self._kept_records = None  # see event_kept
@@ -556,11 +559,22 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.seed_object_writes()
         return kept
 
-    def note_store(self, text, value):
+    def note_store(self, text, value, target=None, stmt=None):
         """While a class's methods are read (objects.stored_streams): the
-        streams the tensors stored at `self.<attr>` were allocated on."""
+        streams the tensors stored at `self.<attr>` were allocated on. With
+        the store's target and statement: what a later statement of the
+        same block stores at the same target replaces it, so only what the
+        method leaves there counts (`self.kv = torch.cat(...)` followed by
+        `self.kv = self.kv.to("cpu", non_blocking=True)` leaves host
+        memory, not a tensor of the current stream)."""
         if self.collect is None or text is None or not text.startswith("self.") or not self.f.self_outer:
             return
+        pending_key = None
+        if target is not None and stmt is not None:
+            pending_key = ast.dump(target)
+            earlier = self.collect_pending.get(pending_key)
+            if earlier is not None and self.m.replaces(self.f.func, earlier[0], stmt):
+                del self.collect_pending[pending_key]
         attr = text[5:].partition(".")[0].partition("[")[0]
         streams, writers, made = set(), set(), False
         for a in self.reachable(value):
@@ -581,11 +595,26 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
 
         def kept(keys):
             return {s for s in keys if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
-        if kept(streams):
-            entry = self.collect.setdefault(attr, [set(), set(), False])
-            entry[0].update(kept(streams))
-            entry[1].update(kept(writers))
-            entry[2] = entry[2] or made
+        if not kept(streams):
+            return
+        fact = (attr, kept(streams), kept(writers), made)
+        if pending_key is not None:
+            self.collect_pending[pending_key] = (stmt, fact)
+        else:
+            self.add_collected(fact)
+
+    def add_collected(self, fact):
+        attr, streams, writers, made = fact
+        entry = self.collect.setdefault(attr, [set(), set(), False])
+        entry[0].update(streams)
+        entry[1].update(writers)
+        entry[2] = entry[2] or made
+
+    def flush_collected(self):
+        """The method was read: the stores no later one replaced count."""
+        for _, fact in self.collect_pending.values():
+            self.add_collected(fact)
+        self.collect_pending = {}
 
     def run_stages(self, stages):
         """One object across the calls a framework makes of it, in their
@@ -1405,7 +1434,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         elif t is ast.Attribute:
             base = self.eval(target.value)
             path = dotted(target)
-            self.note_store(path, value)
+            self.note_store(path, value, target, stmt)
             if tensor_atoms(value) or has_kind(value, "c") or has_kind(value, "tup") or has_kind(value, "fn"):
                 self.escape(value)
                 self.escape_functions([value])
@@ -1437,7 +1466,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         elif t is ast.Subscript:
             base = self.eval(target.value)
             self.eval(target.slice)
-            self.note_store(dotted(target.value), value)
+            self.note_store(dotted(target.value), value, target, stmt)
             if has_kind(base, "c"):
                 self.container_add(base, value, stmt)
                 self.note_entry_key(base, value, target.slice)
@@ -1463,6 +1492,10 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                         old, ignore = self.item_in_round(target, stmt)
                     self.release_value(old, stmt, path, "rebind", k, value, ignore)
                     self.st.names[k] = value
+                    if old:
+                        # `bufs[i] = other` drops a tensor this analysis made
+                        # and stored there, as `self.x = other` does.
+                        self.drop_stored(old - value, stmt, path)
         elif t is ast.Starred:
             self.assign(target.value, value, stmt)
 
@@ -2489,9 +2522,26 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.func._xsc_tensors = found
         return found
 
-    def typed_parameters(self, value):
-        """The parameters among `value` annotated as a tensor."""
-        return frozenset(a for a in value if a[0] == "p" and a[1] in self.tensor_parameters())
+    def typed_parameters(self, value, objects=True):
+        """The parameters among `value` annotated as a tensor, and with
+        `objects` the attributes of self (or their elements) where the
+        class's methods store tensors operators made (`self.buf` set to a
+        device copy in `prefetch` and read back in `step`). A container's
+        method (`self.batches.append(b)`) is no tensor's: such facts do not
+        tell an attribute that holds tensors from one whose elements do."""
+        return frozenset(a for a in value if a[0] == "p" and
+                         (a[1] in self.tensor_parameters() or (objects and self.object_tensor(a[1]))))
+
+    def object_tensor(self, path):
+        """`self.x` or `self.x[k]` where the class's methods store tensors
+        operators made (ObjectFacts.tensors)."""
+        if not path.startswith("self.") or self.collect is not None:
+            return False
+        attr = self.attribute_of(path)
+        tail = path[5 + len(attr):]
+        if tail and (not tail.startswith("[") or "." in tail):
+            return False
+        return attr in self.object_facts().tensors and bool(self.attribute_facts(path))
 
     def container_parameter(self, node):
         """A parameter the def never rebinds whose annotation names a
@@ -3147,9 +3197,11 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             made = self.alloc(node, None)
             self.host_sites.add(next(iter(made))[1])
             return made
-        # A parameter annotated as a tensor is one whatever its method.
+        # A parameter annotated as a tensor is one whatever its method, and
+        # so is what an object keeps of the tensors its methods made.
         if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node)) or
-                self.typed_parameters(recv)) and has_kind(recv, "p") and not has_kind(recv, "s") and \
+                self.typed_parameters(recv, objects=meth not in CONTAINER_METHODS)) and has_kind(recv, "p") and \
+                not has_kind(recv, "s") and \
                 not has_kind(recv, "c"):
             recv = self.materialize(recv)
         objs = [a for a in recv if a[0] == "obj"]
@@ -3204,7 +3256,8 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             streams = self.waiting_streams(recv, recv_node)
             value = self.eval(node.args[0]) if node.args else EMPTY
             others = self.stream_keys(value, node.args[0]) if node.args else set()
-            if node.args and (has_kind(value, "c") or any("[" in k or k.startswith("<") for k in others)):
+            if node.args and (has_kind(value, "c") or
+                              any("[" in k or (k.startswith("<") and k != CURRENT) for k in others)):
                 # A stream from a container or an unknown call: any of them,
                 # the current one included (a missed bug rather than a false
                 # report).
@@ -3438,6 +3491,15 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.copy_sources.update((id(node), a) for a in mine)
             if meth == "cpu" or (meth == "to" and self.targets_host(node)):
                 self.copies_to_host.add(id(node))
+            elif self.uploads(meth, node):
+                # A tensor not made here that is copied to the device
+                # without blocking (`x = x.to("cuda", non_blocking=True)`)
+                # is host memory, or the device tensor itself when it is
+                # there already (the copy is then no copy). Dropped after
+                # the copy, it frees no block of a stream's pool: PyTorch's
+                # host allocator keeps a pinned block until the copies that
+                # used it are done.
+                self.host_sites.update(a[1] for a in mine if isinstance(a[1], str))
         if meth in HOST_SYNC_METHODS and mine and all(a[1] in self.host_sites for a in mine):
             # `.item()`, `.tolist()`, `.numpy()` of host memory: the host
             # reads it, and waits for no stream.
@@ -3486,6 +3548,27 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 if len(keys) == 1:
                     return next(iter(keys))
         return None
+
+    def uploads(self, meth, node):
+        """`t.to(device, non_blocking=True)`, `t.cuda(non_blocking=True)`: a
+        copy that may be asynchronous, to a device, changing nothing but
+        the device (with a dtype, a device tensor would be converted into a
+        new one)."""
+        if not may_be_async(node) or any(k.arg in ("dtype", "memory_format", "copy") for k in node.keywords):
+            return False
+        if meth == "cuda":
+            return len(node.args) <= 1
+        if len(node.args) > 1:
+            return False
+        target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+        if target is None or self.targets_host(node):
+            return False
+        if isinstance(target, ast.Call) and self.m.canonical(dotted(target.func) or "") == "torch.device":
+            return True
+        if isinstance(target, ast.Constant):
+            return isinstance(target.value, str) and target.value.partition(":")[0] == "cuda"
+        text = (dotted(target) or "").lower()
+        return "device" in text or "cuda" in text
 
     def targets_host(self, node):
         """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`."""

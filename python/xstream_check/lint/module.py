@@ -1265,6 +1265,26 @@ class Module:
             outer = parents.get(outer)
         return out - {"self", "cls"}
 
+    def replaces(self, func, earlier, later):
+        """Whether statement `later` always runs after `earlier` once that
+        ran: both in one block of `func`, `later` further down, and nothing
+        between them that leaves the block (return, raise, break, continue)."""
+        blocks = self._subtree.setdefault("blocks", {})
+        where = blocks.get(func)
+        if where is None:
+            where = blocks[func] = {}
+            for node in walk(func):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    stmts = getattr(node, field, None)
+                    if type(stmts) is list:
+                        for i, st in enumerate(stmts):
+                            where[id(st)] = (stmts, i)
+        a, b = where.get(id(earlier)), where.get(id(later))
+        if a is None or b is None or a[0] is not b[0] or a[1] >= b[1]:
+            return False
+        leaving = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+        return not any(isinstance(n, leaving) for st in a[0][a[1] + 1:b[1]] for n in walk(st))
+
     def self_call_lines(self):
         """(name, line) of the calls `self.name(...)` here: a method of this
         module's classes, never another module's."""

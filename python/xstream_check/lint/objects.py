@@ -136,7 +136,8 @@ def own_facts(module, class_name):
         try:
             analysis.run()
         except (GaveUp, RecursionError):
-            continue
+            pass
+        analysis.flush_collected()
     return facts, waits
 
 

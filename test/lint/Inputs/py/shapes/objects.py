@@ -418,8 +418,8 @@ def fill_on_side(dim):
 class MixedBatchesSideRead:
     """The object keeps batches copied on the current stream and batches
     copied under the memcpy stream in one list: which of the two an element
-    is, is not known. A side stream reads one and the element is replaced
-    with nothing ordering either stream after that read."""
+    is, is not known. A side stream reads one and the element is replaced,
+    and no method ever makes either stream wait for the side stream."""
 
     def __init__(self, model):
         self._model = model
@@ -434,8 +434,10 @@ class MixedBatchesSideRead:
         self._memcpy_stream.wait_stream(torch.cuda.current_stream())
 
     def copy_batch(self, batch):
+        # A device tensor's .to("cuda") would be the tensor itself: a clone
+        # is a new one, made under the memcpy stream.
         with torch.cuda.stream(self._memcpy_stream):
-            return batch.to("cuda", non_blocking=True)
+            return batch.clone()
 
     def progress(self, it):
         self.enqueue_batch(it)
@@ -443,6 +445,37 @@ class MixedBatchesSideRead:
         with torch.cuda.stream(self._side):
             out = self._model(self.batches[1])
         self.batches[1] = self.copy_batch(self.batches[1])  # CHECK: [[@LINE]]:9: warning: 'self.batches[1]' is freed by this assignment on stream 'self._memcpy_stream' while stream 'self._side' may still be using it{{.*}}[xstream-unordered-free]
+        torch.cuda.current_stream().wait_stream(self._memcpy_stream)
+        return out
+
+
+class MixedBatchesSideReadWaitedLater:
+    """The same, and the current stream waits for the side stream before
+    the call returns: the next call makes the memcpy stream wait for the
+    current stream before it copies again, so whichever stream's pool the
+    element went back to, it waits for the side read before allocating
+    there again (a free ahead of its wait, not a race)."""
+
+    def __init__(self, model):
+        self._model = model
+        self._memcpy_stream = torch.cuda.Stream()
+        self._side = torch.cuda.Stream()
+        self.batches = []
+
+    def enqueue_batch(self, loader):
+        self.batches.append(loader.next_batch().to("cuda"))
+        self._memcpy_stream.wait_stream(torch.cuda.current_stream())
+
+    def copy_batch(self, batch):
+        with torch.cuda.stream(self._memcpy_stream):
+            return batch.clone()
+
+    def progress(self, it):
+        self.enqueue_batch(it)
+        self._side.wait_stream(self._memcpy_stream)
+        with torch.cuda.stream(self._side):
+            out = self._model(self.batches[1])
+        self.batches[1] = self.copy_batch(self.batches[1])
         torch.cuda.current_stream().wait_stream(self._memcpy_stream)
         torch.cuda.current_stream().wait_stream(self._side)
         return out
@@ -466,8 +499,10 @@ class MixedBatchesCurrentRead:
         self._memcpy_stream.wait_stream(torch.cuda.current_stream())
 
     def copy_batch(self, batch):
+        # A device tensor's .to("cuda") would be the tensor itself: a clone
+        # is a new one, made under the memcpy stream.
         with torch.cuda.stream(self._memcpy_stream):
-            return batch.to("cuda", non_blocking=True)
+            return batch.clone()
 
     def progress(self, loader):
         self.enqueue_batch(loader)
