@@ -1455,11 +1455,12 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             k = self.attr_key(base, target.attr, path)
             fpath = self.foreign_path(base, target.attr)
             old = self.st.names.get(k) if k else None
-            if fpath is not None:
+            uploaded = self.replaced_by_upload(target, stmt)
+            if fpath is not None and not uploaded:
                 self.release_value(old, stmt, fpath, "rebind", k, value)
             if k is not None:
                 self.st.names[k] = value
-                if old:
+                if old and not uploaded:
                     # `self.x = None` drops a tensor this analysis made and
                     # stored there, once nothing else holds it.
                     self.drop_stored(old - value, stmt, path or target.attr)
@@ -1490,9 +1491,11 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                     ignore = ()
                     if old is None:
                         old, ignore = self.item_in_round(target, stmt)
-                    self.release_value(old, stmt, path, "rebind", k, value, ignore)
+                    uploaded = self.replaced_by_upload(target, stmt)
+                    if not uploaded:
+                        self.release_value(old, stmt, path, "rebind", k, value, ignore)
                     self.st.names[k] = value
-                    if old:
+                    if old and not uploaded:
                         # `bufs[i] = other` drops a tensor this analysis made
                         # and stored there, as `self.x = other` does.
                         self.drop_stored(old - value, stmt, path)
@@ -3491,15 +3494,6 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.copy_sources.update((id(node), a) for a in mine)
             if meth == "cpu" or (meth == "to" and self.targets_host(node)):
                 self.copies_to_host.add(id(node))
-            elif self.uploads(meth, node):
-                # A tensor not made here that is copied to the device
-                # without blocking (`x = x.to("cuda", non_blocking=True)`)
-                # is host memory, or the device tensor itself when it is
-                # there already (the copy is then no copy). Dropped after
-                # the copy, it frees no block of a stream's pool: PyTorch's
-                # host allocator keeps a pinned block until the copies that
-                # used it are done.
-                self.host_sites.update(a[1] for a in mine if isinstance(a[1], str))
         if meth in HOST_SYNC_METHODS and mine and all(a[1] in self.host_sites for a in mine):
             # `.item()`, `.tolist()`, `.numpy()` of host memory: the host
             # reads it, and waits for no stream.
@@ -3548,6 +3542,19 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 if len(keys) == 1:
                     return next(iter(keys))
         return None
+
+    def replaced_by_upload(self, target, stmt):
+        """`x = x.to(device, non_blocking=True)` at an attribute or element
+        (`layers[i]`, `self.kv`): what the target held is host memory, or
+        the device tensor itself when it is there already (the copy is then
+        no copy). Replaced, it frees no block of a stream's pool (PyTorch's
+        host allocator keeps a pinned block until the copies that used it
+        are done)."""
+        value = getattr(stmt, "value", None)
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+            return False
+        return value.func.attr in ("to", "cuda") and ast.unparse(value.func.value) == ast.unparse(target) and \
+            self.uploads(value.func.attr, value)
 
     def uploads(self, meth, node):
         """`t.to(device, non_blocking=True)`, `t.cuda(non_blocking=True)`: a
