@@ -25,7 +25,7 @@ import re
 
 from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
 from .vocabulary import (
-    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_METHODS, CONTAINER_TAKE, CUPY_NON_ARRAY,
+    CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CUPY_NON_ARRAY,
     CUPY_STREAM_FACTORIES, CURRENT, CURRENT_STREAM,
     DEFINITELY_NOT_NONE, DEVICE_MODULE_CALLS, DEVICE_SYNC, DIST_PREFIX, DIST_WRITES_FIRST, EMPTY,
     EVENT_FACTORIES, FOREIGN_TENSOR, FOREIGN_UNKNOWN, HARMLESS_BUILTINS, HOST_COPY_METHODS,
@@ -882,7 +882,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             # (see repeated_flag): only the branch that value takes.
             self.exec_block(s.body if assumed else s.orelse)
             return
-        if not s.orelse and (all(is_ordering_statement(b) for b in s.body) or
+        if not s.orelse and (is_ordering_statement(s) or
                              (type(s.test) is ast.Compare and guarded_entry_wait(s))):
             # `if not accelerator.is_synchronized_device(): t.record_stream(s)`,
             # `if record_stream: ...`, `if t.device.type != "cpu": ...`: an
@@ -2528,10 +2528,12 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
     def typed_parameters(self, value, objects=True):
         """The parameters among `value` annotated as a tensor, and with
         `objects` the attributes of self (or their elements) where the
-        class's methods store tensors operators made (`self.buf` set to a
-        device copy in `prefetch` and read back in `step`). A container's
-        method (`self.batches.append(b)`) is no tensor's: such facts do not
-        tell an attribute that holds tensors from one whose elements do."""
+        class's methods store tensors operators made (`x * self.buf`, with
+        `self.buf` made under a side stream in `stage` and read back in
+        `consume`). Not for their methods: such facts do not tell an
+        attribute that holds tensors from one whose elements do
+        (`self.batches.append(b)`), nor a tensor from a batch object with
+        tensor-like methods (`batch.to(...)`, `batch.record_stream(s)`)."""
         return frozenset(a for a in value if a[0] == "p" and
                          (a[1] in self.tensor_parameters() or (objects and self.object_tensor(a[1]))))
 
@@ -3200,10 +3202,9 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             made = self.alloc(node, None)
             self.host_sites.add(next(iter(made))[1])
             return made
-        # A parameter annotated as a tensor is one whatever its method, and
-        # so is what an object keeps of the tensors its methods made.
+        # A parameter annotated as a tensor is one whatever its method.
         if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node)) or
-                self.typed_parameters(recv, objects=meth not in CONTAINER_METHODS)) and has_kind(recv, "p") and \
+                self.typed_parameters(recv, objects=False)) and has_kind(recv, "p") and \
                 not has_kind(recv, "s") and \
                 not has_kind(recv, "c"):
             recv = self.materialize(recv)

@@ -57,12 +57,15 @@ HOST_ORDER_WORDS = {"pin_memory", "Event"}
 
 
 def is_ordering_statement(stmt):
-    """An ordering call, or a guard (no else) holding only orderings."""
+    """An ordering call, or a guard (no else) holding only orderings (and
+    asserts: `if record_stream: assert isinstance(batch, ...);
+    batch.record_stream(s)`)."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         f = stmt.value.func
         return isinstance(f, ast.Attribute) and f.attr in ORDERING_METHODS
     if isinstance(stmt, ast.If) and not stmt.orelse:
-        return all(is_ordering_statement(b) for b in stmt.body)
+        orderings = [b for b in stmt.body if not isinstance(b, ast.Assert)]
+        return bool(orderings) and all(is_ordering_statement(b) for b in orderings)
     return False
 
 

@@ -165,14 +165,6 @@ CONTAINER_TAKE = {"pop", "popleft", "popitem", "get_nowait"}
 CONTAINER_LOOK = {"get", "setdefault", "copy"}
 
 
-# Every method of Python's containers (list, dict, deque, Queue) that a
-# tensor lacks: called on an object's attribute, it says the attribute is
-# a container.
-CONTAINER_METHODS = CONTAINER_ADD | CONTAINER_TAKE | CONTAINER_LOOK | {
-    "clear", "remove", "index", "count", "items", "keys", "update", "rotate", "reverse",
-    "get", "put", "qsize", "empty", "full"}
-
-
 CONTAINER_FACTORIES = {"collections.deque", "queue.Queue", "queue.SimpleQueue", "collections.OrderedDict",
                        "collections.defaultdict"}
 
