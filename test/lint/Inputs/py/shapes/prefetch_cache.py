@@ -1,7 +1,8 @@
 # A per-layer cache kept in host memory between uses and prefetched back one
-# layer ahead on a side stream (a decoder's offloaded key/value cache), and
-# the tensors an object keeps from one call to the next. Each bug is
-# followed by its fixed twin, which must stay silent.
+# layer ahead on a side stream (a decoder's offloaded key/value cache), the
+# tensors an object keeps from one call to the next, and a record under a
+# flag next to an assert. Each bug is followed by its fixed twin, which must
+# stay silent.
 import torch
 
 
@@ -109,3 +110,28 @@ class StagedRecorded:
         self.buf.record_stream(torch.cuda.current_stream())
         self.buf = None
         return y
+
+
+def release_unrecorded(side, n):
+    """A block made under a side stream, read on the current stream and
+    dropped with nothing recorded."""
+    with torch.cuda.stream(side):
+        staged = torch.empty(n, device="cuda")
+    torch.cuda.current_stream().wait_stream(side)
+    total = staged.sum()
+    del staged  # CHECK: [[@LINE]]:5: warning: 'staged' is freed on stream 'side' while the current stream may still be using it{{.*}}[xstream-unordered-free]
+    return total
+
+
+def release_recorded_under_flag(side, n, record=True):
+    """The same, recorded under a flag next to an assert (torchrec's
+    _wait_for_batch): a guard that tests the kind of run, taken as made."""
+    with torch.cuda.stream(side):
+        staged = torch.empty(n, device="cuda")
+    torch.cuda.current_stream().wait_stream(side)
+    total = staged.sum()
+    if record:
+        assert staged.is_cuda, "a device tensor"
+        staged.record_stream(torch.cuda.current_stream())
+    del staged
+    return total
