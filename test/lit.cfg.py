@@ -88,6 +88,21 @@ def torch_cuda_library():
     return path if out.returncode == 0 and os.path.isfile(path) else None
 
 
+def transformers_version():
+    """(major, minor) of the Hugging Face transformers the tests' Python
+    imports, or None."""
+    try:
+        out = subprocess.run([config.python_executable, "-c",
+                              "import transformers; print(transformers.__version__)"],
+                             capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    parts = out.stdout.strip().split(".")
+    if out.returncode != 0 or len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    return int(parts[0]), int(parts[1])
+
+
 def python_minor_version():
     """'3.12' for the Python the tests run, or None."""
     try:
@@ -152,6 +167,14 @@ if config.have_torch and python_has("torch"):
     if torch_cuda:
         config.available_features.add("torch-cuda-library")
         config.substitutions.append(("%torch_cuda_library", torch_cuda))
+    # Hugging Face transformers: the clean corpus's programs, and its
+    # offloaded key/value cache, whose prefetch stream waits for the default
+    # stream before each prefetch from 5.20 on (before, it never does).
+    transformers = transformers_version()
+    if transformers is not None:
+        config.available_features.add("transformers")
+        if transformers >= (5, 20):
+            config.available_features.add("transformers-offload-waits")
     # The GPU test of the frame reader expects the device's CPython 3.12.
     if python_minor_version() == "3.12":
         config.available_features.add("python3.12")
