@@ -1,6 +1,7 @@
 """FSDP2 training on one GPU: fully_shard over a one-rank NCCL group.
 
     python3 fsdp2_train.py [--steps N] [--layers L] [--dim D] [--batch B] [--cpu-offload]
+                           [--explicit-prefetch]
 
 A residual stack of bias-free linear layers with ReLU, each layer its own
 fully_shard group and the root a group of its own, learns to classify a
@@ -23,6 +24,12 @@ before each all-gather and copies the reduced gradients back with
 non_blocking copies, and AdamW steps on the host, reading gradients
 that a device copy wrote into pinned memory and writing the parameters
 the next step's copies read.
+
+With --explicit-prefetch, each layer names the layers whose all-gathers
+it issues ahead of time (set_modules_to_forward_prefetch for the next two,
+set_modules_to_backward_prefetch for the previous two), so all-gathered
+parameters are made on the all-gather stream while earlier layers still
+compute on the default stream, and freed after use further ahead.
 
 The losses stay on the device until the end (a per-step .item() would be a
 host synchronization that hides the pattern). Exits 1 when the loss did not
@@ -73,6 +80,8 @@ def parse_args(argv=None):
     parser.add_argument("--batch", type=int, default=2048)
     parser.add_argument("--cpu-offload", action="store_true",
                         help="shard the parameters into pinned host memory")
+    parser.add_argument("--explicit-prefetch", action="store_true",
+                        help="prefetch the next two layers' all-gathers, forward and backward")
     args = parser.parse_args(argv)
     if args.steps < 2 or args.layers < 1 or args.dim < 8 or args.batch < 1:
         parser.error("need --steps >= 2, --layers >= 1, --dim >= 8, --batch >= 1")
@@ -89,6 +98,11 @@ def train(args, program: str = "fsdp2_train.py") -> list:
     for layer in model.layers:
         fully_shard(layer, mesh=mesh, **policy)
     fully_shard(model, mesh=mesh, **policy)
+    if args.explicit_prefetch:
+        layers = list(model.layers)
+        for i, layer in enumerate(layers):
+            layer.set_modules_to_forward_prefetch(layers[i + 1:i + 3])
+            layer.set_modules_to_backward_prefetch(layers[max(0, i - 2):i][::-1])
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     inputs = torch.randn(args.batch, args.dim, device=device)
