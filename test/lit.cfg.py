@@ -97,7 +97,9 @@ def transformers_version():
                              capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.SubprocessError):
         return None
-    parts = out.stdout.strip().split(".")
+    # The last line: an import may print notices of its own first.
+    lines = out.stdout.strip().splitlines()
+    parts = lines[-1].split(".") if lines else []
     if out.returncode != 0 or len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
         return None
     return int(parts[0]), int(parts[1])
