@@ -845,7 +845,77 @@ def operator_write(consumer_waits):
     return tr
 
 
+# --- An offloaded per-layer cache (examples/torch/offload_cache.py) ---------
+
+CACHE_PY = "/src/offload_cache.py"
+
+
+def oc(*frames):
+    return [(fn, CACHE_PY, line) for fn, line in frames]
+
+
+# Two layers' caches kept in pinned host memory, prefetched one layer ahead
+# on a side stream into caching blocks of that stream, read and dropped on
+# the default stream (the cat that appends the step's row), and copied back
+# to the host on the default stream. The second prefetch is allocated in
+# the block the first turn dropped and copies from the host buffer the
+# first turn's offload wrote. With prefetch_waits the side stream waits
+# for the default stream before each prefetch.
+def offloaded_cache(prefetch_waits):
+    tr = Trace("python3 offload_cache.py %s" % ("waits" if prefetch_waits else "bug"), pid=7201)
+    tr.lines[0]["version"] = 4
+    PF = 0x5A00
+    HOST = 0x7F5000000000          # one pinned segment: every host copy lives in it
+    ROWS = 256 * 1024
+    blocks = [0x7F6000000000, 0x7F6000100000]
+    tr.ev("stream_create", oc(("main", 90)), s=PF, fl="non_blocking")
+    tr.ev("alloc", oc(("OffloadedCache.__init__", 48), ("main", 90)), a=HOST, n=4 * MiB, s=LEGACY, ak="pinned")
+    host = [HOST, HOST + ROWS]      # each layer's cache, filled by the host
+    free_host = HOST + 2 * ROWS
+
+    def prefetch(layer, block, caller_line):
+        frames = oc(("OffloadedCache.prefetch", 54), ("OffloadedCache.turn", caller_line))
+        tr.ev("alloc", frames, a=block, n=ROWS, s=PF, ak="caching")
+        tr.use(host[layer], ROWS, PF, "read", "memcpy HtoD", frames, what="memcpy")
+        tr.use(block, ROWS, PF, "write", "memcpy HtoD", frames, what="memcpy")
+
+    def order(waiter, waited, line):
+        e = tr.new_event()
+        tr.ev("record", oc(("OffloadedCache.turn", line)), s=waited, e=e)
+        tr.ev("wait", oc(("OffloadedCache.turn", line)), s=waiter, e=e)
+
+    tr.ev("alloc", oc(("OffloadedCache.prefetch", 54), ("main", 100)), a=blocks[0], n=ROWS, s=PF, ak="caching")
+    tr.use(host[0], ROWS, PF, "read", "memcpy HtoD", oc(("OffloadedCache.prefetch", 54), ("main", 100)),
+           what="memcpy")
+    tr.use(blocks[0], ROWS, PF, "write", "memcpy HtoD", oc(("OffloadedCache.prefetch", 54), ("main", 100)),
+           what="memcpy")
+    device = {0: blocks[0]}
+    for layer, next_block in ((0, blocks[1]), (1, blocks[0])):
+        order(LEGACY, PF, 58)
+        if prefetch_waits:
+            order(PF, LEGACY, 60)
+        nxt = (layer + 1) % 2
+        prefetch(nxt, next_block, 61)
+        device[nxt] = next_block
+        grown = 0x7F6100000000 + layer * 2 * ROWS
+        tr.use(device[layer], ROWS, LEGACY, "read", "attend", oc(("attend", 40), ("OffloadedCache.turn", 62)))
+        tr.ev("alloc", oc(("OffloadedCache.turn", 63)), a=grown, n=ROWS + 4096, s=LEGACY, ak="caching")
+        tr.use(device[layer], ROWS, LEGACY, "read", "cat", oc(("OffloadedCache.turn", 63)))
+        tr.use(grown, ROWS + 4096, LEGACY, "write", "cat", oc(("OffloadedCache.turn", 63)))
+        tr.ev("free", oc(("OffloadedCache.turn", 63)), a=device.pop(layer), s=PF, fk="caching")
+        host[layer] = free_host
+        free_host += ROWS + 4096
+        tr.use(grown, ROWS + 4096, LEGACY, "read", "memcpy DtoH", oc(("OffloadedCache.turn", 64)), what="memcpy")
+        tr.use(host[layer], ROWS + 4096, LEGACY, "write", "memcpy DtoH", oc(("OffloadedCache.turn", 64)),
+               what="memcpy")
+        tr.ev("free", oc(("OffloadedCache.turn", 64)), a=grown, s=LEGACY, fk="caching")
+    tr.ev("device_sync", oc(("main", 105)))
+    return tr
+
+
 TRACES = {
+    "offloaded_cache_race.jsonl": lambda: offloaded_cache(prefetch_waits=False),
+    "offloaded_cache_waits.jsonl": lambda: offloaded_cache(prefetch_waits=True),
     "operator_write_race.jsonl": lambda: operator_write(consumer_waits=False),
     "operator_write_waits.jsonl": lambda: operator_write(consumer_waits=True),
     "live_upload_race.jsonl": lambda: upload_before_use(consumer_waits=False),
@@ -891,7 +961,7 @@ MALFORMED = {
     "blank.jsonl": b"\n\n",
     "not_a_trace.jsonl": b'{"hello":"world"}\n',
     "header_not_object.jsonl": b'[1,2,3]\n',
-    "bad_version.jsonl": b'{"format":"xstream-trace","version":5,"pid":1}\n',
+    "bad_version.jsonl": b'{"format":"xstream-trace","version":6,"pid":1}\n',
     "v4_kind_in_v3.jsonl": (b'{"format":"xstream-trace","version":3,"pid":1}\n'
                             b'{"t":"alloc","a":4096,"n":64,"s":0,"ak":"pinned"}\n'),
     "v4_field_in_v3.jsonl": (b'{"format":"xstream-trace","version":3,"pid":1}\n'
