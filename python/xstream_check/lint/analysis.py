@@ -572,9 +572,11 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         pending_key = None
         if target is not None and stmt is not None:
             pending_key = ast.dump(target)
-            earlier = self.collect_pending.get(pending_key)
-            if earlier is not None and self.m.replaces(self.f.func, earlier[0], stmt):
-                del self.collect_pending[pending_key]
+            earlier = self.collect_pending.pop(pending_key, None)
+            if earlier is not None and not self.m.replaces(self.f.func, earlier[0], stmt):
+                # A store on another path (the other branch of an if) is
+                # left there too.
+                self.add_collected(earlier[1])
         attr = text[5:].partition(".")[0].partition("[")[0]
         streams, writers, made = set(), set(), False
         for a in self.reachable(value):
@@ -595,9 +597,10 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
 
         def kept(keys):
             return {s for s in keys if s == CURRENT or (isinstance(s, str) and s.startswith("self."))}
-        if not kept(streams):
+        stored_on = kept(streams)
+        if not stored_on:
             return
-        fact = (attr, kept(streams), kept(writers), made)
+        fact = (attr, stored_on, kept(writers), made)
         if pending_key is not None:
             self.collect_pending[pending_key] = (stmt, fact)
         else:

@@ -112,6 +112,30 @@ class StagedRecorded:
         return y
 
 
+class StagedEitherStream:
+    """The buffer is made on the current stream on one branch and under the
+    side stream on the other: which one a later call drops is not known,
+    and on the current-stream path the drop is ordered, so it is not
+    reported (a store on one branch does not replace the other's)."""
+
+    def __init__(self):
+        self.stream = torch.cuda.Stream()
+        self.buf = None
+
+    def stage(self, n, here):
+        if here:
+            self.buf = torch.empty(n, device="cuda")
+        else:
+            with torch.cuda.stream(self.stream):
+                self.buf = torch.empty(n, device="cuda")
+
+    def consume(self, x):
+        torch.cuda.current_stream().wait_stream(self.stream)
+        y = x * self.buf
+        self.buf = None
+        return y
+
+
 def release_unrecorded(side, n):
     """A block made under a side stream, read on the current stream and
     dropped with nothing recorded."""
