@@ -515,21 +515,21 @@ class Rules:
         # under a copy stream): which one this element came from is not
         # known, so the free is reported only when, whichever it is, some
         # use is unordered with its stream (and then for the first of them).
-
         # And one whose stream the object's methods make wait for the
         # stream that used it (`self.stream.wait_stream(current)` before the
         # next prefetch under self.stream): that wait comes before the
         # stream allocates again, at the object's next call (a missed bug
         # rather than a false report: the order of the calls is not
         # followed, as for the object's writes, seed_object_writes).
-        waiters = self.object_facts().waiters if self.kept_by_object(atom, buf) else {}
+        kept = self.kept_by_object(atom, buf)
+        waiters = self.object_facts().waiters if kept else {}
 
         def unordered(use, fs):
             return not use.ordered_on(fs) and use.stream not in buf.recorded and \
                 fs not in waiters.get(use.stream, ()) and fs not in waiters.get(ANY_STREAM, ())
 
         alloc = sorted(buf.alloc, key=lambda s: (s == CURRENT, str(s)))
-        if len(alloc) > 1 and self.kept_by_object(atom, buf):
+        if len(alloc) > 1 and kept:
             every = all(any(unordered(use, fs) for use in buf.uses.values()) for fs in alloc)
             alloc = alloc[:1] if every else []
         for fs in alloc:
