@@ -361,10 +361,13 @@ def s(*frames):
     return [(fn, SMALL_CU, line) for fn, line in frames]
 
 
-def ready_on(tr, producer, consumer, line):
+def ready_on(tr, producer, consumer, line, stack=None):
+    """An event recorded on `producer` and waited for on `consumer`, both at
+    `stack` (default: main at `line` of SMALL_CU)."""
+    stack = stack or s(("main", line))
     e = tr.new_event()
-    tr.ev("record", s(("main", line)), s=producer, e=e)
-    tr.ev("wait", s(("main", line)), s=consumer, e=e)
+    tr.ev("record", stack, s=producer, e=e)
+    tr.ev("wait", stack, s=consumer, e=e)
 
 
 def wait_after_free():
@@ -873,29 +876,20 @@ def offloaded_cache(prefetch_waits):
     host = [HOST, HOST + ROWS]      # each layer's cache, filled by the host
     free_host = HOST + 2 * ROWS
 
-    def prefetch(layer, block, caller_line):
-        frames = oc(("OffloadedCache.prefetch", 54), ("OffloadedCache.turn", caller_line))
+    def prefetch(layer, block, caller):
+        frames = oc(("OffloadedCache.prefetch", 54), caller)
         tr.ev("alloc", frames, a=block, n=ROWS, s=PF, ak="caching")
         tr.use(host[layer], ROWS, PF, "read", "memcpy HtoD", frames, what="memcpy")
         tr.use(block, ROWS, PF, "write", "memcpy HtoD", frames, what="memcpy")
 
-    def order(waiter, waited, line):
-        e = tr.new_event()
-        tr.ev("record", oc(("OffloadedCache.turn", line)), s=waited, e=e)
-        tr.ev("wait", oc(("OffloadedCache.turn", line)), s=waiter, e=e)
-
-    tr.ev("alloc", oc(("OffloadedCache.prefetch", 54), ("main", 100)), a=blocks[0], n=ROWS, s=PF, ak="caching")
-    tr.use(host[0], ROWS, PF, "read", "memcpy HtoD", oc(("OffloadedCache.prefetch", 54), ("main", 100)),
-           what="memcpy")
-    tr.use(blocks[0], ROWS, PF, "write", "memcpy HtoD", oc(("OffloadedCache.prefetch", 54), ("main", 100)),
-           what="memcpy")
+    prefetch(0, blocks[0], ("main", 100))
     device = {0: blocks[0]}
     for layer, next_block in ((0, blocks[1]), (1, blocks[0])):
-        order(LEGACY, PF, 58)
+        ready_on(tr, PF, LEGACY, None, oc(("OffloadedCache.turn", 58)))
         if prefetch_waits:
-            order(PF, LEGACY, 60)
+            ready_on(tr, LEGACY, PF, None, oc(("OffloadedCache.turn", 60)))
         nxt = (layer + 1) % 2
-        prefetch(nxt, next_block, 61)
+        prefetch(nxt, next_block, ("OffloadedCache.turn", 61))
         device[nxt] = next_block
         grown = 0x7F6100000000 + layer * 2 * ROWS
         tr.use(device[layer], ROWS, LEGACY, "read", "attend", oc(("attend", 40), ("OffloadedCache.turn", 62)))
