@@ -172,6 +172,9 @@ if config.have_torch and python_has("torch"):
     # Hugging Face transformers: the clean corpus's programs, and its
     # offloaded key/value cache, whose prefetch stream waits for the default
     # stream before each prefetch from 5.20 on (before, it never does).
+    # timm: its clean-corpus program (test/corpus/timm.test).
+    if python_has("timm"):
+        config.available_features.add("timm")
     transformers = transformers_version()
     if transformers is not None:
         config.available_features.add("transformers")
