@@ -175,6 +175,11 @@ if config.have_torch and python_has("torch"):
     # timm: its clean-corpus program (test/corpus/timm.test).
     if python_has("timm"):
         config.available_features.add("timm")
+    # Hugging Face diffusers: its group offloading's transfer stream, clean
+    # (test/corpus/diffusers-group-offload.test) and with one of its host
+    # synchronizations removed (test/torch/diffusers-sync-dropped.test).
+    if python_has("diffusers.hooks"):
+        config.available_features.add("diffusers")
     transformers = transformers_version()
     if transformers is not None:
         config.available_features.add("transformers")
