@@ -180,6 +180,9 @@ if config.have_torch and python_has("torch"):
     # synchronizations removed (test/torch/diffusers-sync-dropped.test).
     if python_has("diffusers.hooks"):
         config.available_features.add("diffusers")
+    # torchao: its CPUOffloadOptimizer, clean and with one ordering removed.
+    if python_has("torchao.optim"):
+        config.available_features.add("torchao")
     transformers = transformers_version()
     if transformers is not None:
         config.available_features.add("transformers")
