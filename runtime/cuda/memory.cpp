@@ -23,7 +23,13 @@ void on_alloc(Addr addr, std::uint64_t size, StreamId stream, AllocKind kind) {
   event.size = size;
   event.stream = stream;
   event.alloc_kind = kind;
-  event.stack = capture_stack();
+  // Pinned host memory is taken rarely (PyTorch's host allocator caches its
+  // blocks) and named in reports of the host's accesses: the Python line
+  // that asked for it, where there is one (torch.empty(..., pin_memory=True),
+  // not the host allocator's C++ frames), as for a launch. The host
+  // allocator calls cudaHostAlloc holding none of its mutexes, so the
+  // Python stack may take the GIL here.
+  event.stack = kind == AllocKind::kPinnedHost ? capture_launch_stack() : capture_stack();
   Locked locked;
   if (locked) locked.emit(event);
 }
@@ -35,6 +41,9 @@ void on_free(Addr addr, StreamId stream, FreeKind kind) {
   event.addr = addr;
   event.stream = stream;
   event.free_kind = kind;
+  // Native even for pinned host memory: PyTorch's host allocator frees its
+  // blocks (empty_cache) holding its own mutexes, where waiting for the GIL
+  // could deadlock with a thread that holds it and waits for them.
   event.stack = capture_stack();
   Locked locked;
   if (locked) locked.emit(event);

@@ -86,6 +86,45 @@ bool marked_written(const c10::Argument& arg) {
   return false;
 }
 
+// Operators that touch no element of their tensors, though their schemas
+// take tensors (and, for the in-place ones, mark them written): whether a
+// tensor is pinned; pinning (of an already pinned tensor it returns the
+// tensor itself; of another it reads pageable memory and writes a block it
+// returns, neither of which is an argument in pinned memory); the factories
+// that take only a tensor's shape and options (zeros_like(t) reads none of
+// t); and the in-place operators that change a tensor's metadata, not its
+// elements (unsqueeze_, requires_grad_). A host access counted for one of
+// them would be a false report: `torch.zeros_like(buf)` while a copy into
+// buf is pending reads nothing of it.
+constexpr std::string_view kNoElementOperators[] = {
+    "is_pinned",    "pin_memory",   "_pin_memory",  "empty_like",        "zeros_like",
+    "ones_like",    "full_like",    "rand_like",    "randn_like",        "randint_like",
+    "new_empty",    "new_empty_strided", "new_zeros", "new_ones",        "new_full",
+    "requires_grad_", "detach_",    "squeeze_",     "unsqueeze_",        "t_",
+    "transpose_",   "swapdims_",    "swapaxes_",    "as_strided_",       "rename_",
+};
+
+bool touches_no_element(std::string_view base) {
+  for (std::string_view name : kNoElementOperators)
+    if (base == name) return true;
+  return false;
+}
+
+// A view: every result aliases an argument (`Tensor(a)`, `Tensor(a)[]`)
+// and no argument is marked written (select, slice, view, detach, split,
+// expand). It reads no element. One that copies when it must (reshape or
+// contiguous of a strided tensor, to() with another dtype) does so by an
+// operator of its own inside it (clone, _to_copy), which is followed as a
+// host operator in its own right.
+bool returns_views(const c10::FunctionSchema& schema) {
+  if (schema.returns().empty()) return false;
+  for (const c10::Argument& arg : schema.arguments())
+    if (marked_written(arg)) return false;
+  for (const c10::Argument& result : schema.returns())
+    if (result.alias_info() == nullptr) return false;
+  return true;
+}
+
 // The schema's word, and only where it means "all of this tensor is written
 // when the operator returns": the out= arguments (keyword-only and marked;
 // the result is written into them) and `self` of an in-place operator (an
@@ -100,6 +139,12 @@ OperatorWrites describe(const c10::FunctionSchema& schema) {
   std::string_view base(schema.name());
   if (base.substr(0, 6) != "aten::") return writes;
   base.remove_prefix(6);
+  if (touches_no_element(base)) {
+    writes.written.assign(schema.arguments().size(), 0);
+    writes.reads_elements = false;
+    return writes;
+  }
+  writes.reads_elements = !returns_views(schema);
   const bool in_place = !base.empty() && base.back() == '_' && !partial_writer(base);
   for (const c10::Argument& arg : schema.arguments()) {
     const bool marked = marked_written(arg);
@@ -527,14 +572,6 @@ bool g_host_accesses = false;
 // fallback mechanism), or host operators only.
 bool g_record_function_devices = false;
 
-// Host operators that read no element of their tensors: whether a tensor
-// is pinned, and pinning (of an already pinned tensor it returns the
-// tensor itself; of another it reads pageable memory and writes a block
-// it returns, neither of which is an argument in pinned memory).
-bool reads_no_element(std::string_view name) {
-  return name == "aten::is_pinned" || name == "aten::pin_memory" || name == "aten::_pin_memory";
-}
-
 // A CPU operator (no tensor of it on a device) reads its arguments and
 // writes those its schema marks written whole (as for device operators);
 // the runtime keeps only the accesses to pinned memory. An operator with a
@@ -565,7 +602,7 @@ std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction&
   if (name == nullptr || std::strncmp(name, "aten::", 6) != 0) return nullptr;
   const OperatorWrites* writes = writes_of(fn, name);
   if (g_host_accesses && t_host_depth == 0 && !in_host_view() &&
-      g_api->pinned_memory_seen() != 0 && !reads_no_element(name)) {
+      g_api->pinned_memory_seen() != 0 && writes->reads_elements) {
     // Not counted in t_depth: the pieces of a host operator that turn out
     // to copy to the device (aten::to's copy_) are followed as usual.
     if (auto host = host_operator(fn, name, writes)) {

@@ -26,6 +26,10 @@ struct OperatorWrites {
   std::string name;                    // "aten::add_", for reports
   std::vector<std::uint8_t> written;   // per argument, in schema order
   bool any = false;
+  // False for an operator that reads no element of its tensors (a view, a
+  // factory that takes only a tensor's shape and options, is_pinned): as a
+  // host operator on pinned memory it is no access.
+  bool reads_elements = true;
 };
 
 // Calls its argument on each tensor argument of one call, in schema order,

@@ -69,3 +69,37 @@ rt.pinned_pending_hook(2)
 followed("reads pending again")
 rt.pinned_pending_hook(0)
 followed("settled at last")
+
+
+def touched(label, operators):
+    """The host accesses of x's bytes that `operators` make."""
+    start = len(rt.host_accesses)
+    operators()
+    low, high = x.data_ptr(), x.data_ptr() + x.nbytes
+    accesses = sorted({f"{name}({'write' if access == 1 else 'read'})"
+                       for name, addr, size, access in rt.host_accesses[start:]
+                       if low <= addr < high})
+    print(f"{label}: followed: {', '.join(accesses) or 'nothing'}")
+
+
+def views_and_shapes():
+    x[:512]
+    x.view(32, 32).t()
+    x.detach()
+    x.reshape(32, 32)
+    x.split(256)
+    torch.zeros_like(x)
+    torch.empty_like(x)
+    x.new_zeros(4)
+    x.unsqueeze_(0)
+    x.squeeze_(0)
+    x.is_pinned()
+
+
+# Views, shape-only factories and in-place metadata changes read and write
+# no element of x; a view that must copy does so by an operator inside it.
+rt.pinned_pending_hook(1)
+touched("views and shapes", views_and_shapes)
+touched("a copy inside a view", lambda: x.view(32, 32)[:, ::2].contiguous())
+touched("a read after them", lambda: float(x[:512].sum()))
+rt.pinned_pending_hook(0)
