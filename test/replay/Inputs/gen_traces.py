@@ -907,7 +907,74 @@ def offloaded_cache(prefetch_waits):
     return tr
 
 
+GROUP_PY = "/src/diffusers/hooks/group_offloading.py"
+BLOCKS_PY = "/src/diffusers_group_offload.py"
+
+
+def go(*frames):
+    """Frames of diffusers' group offloading (name, line), then the example's."""
+    return [(fn, GROUP_PY, line) for fn, line in frames] + \
+        [("Stack.forward", BLOCKS_PY, 62), ("main", BLOCKS_PY, 105)]
+
+
+# diffusers' group offloading with a transfer stream (examples/torch/real/
+# diffusers_group_offload.py, block level, record_stream=False), three blocks
+# in steady state: each block's weights live in one pinned segment and are
+# copied into a caching block of the transfer stream one block ahead, read
+# by the block's GEMM on the default stream and dropped after it. diffusers
+# synchronizes the transfer stream at each onload (which orders the next
+# block's GEMM after its weights' copy, made one block earlier), the
+# transfer stream again before the last block, and the default stream
+# before each drop. `drop` takes one of the two out: "offload" (the default
+# stream's synchronization before the drops: the third block's weights are
+# allocated in the first block's block while its GEMM may still read it) or
+# "onload" (the transfer stream's at each onload: the first two blocks' GEMMs
+# read weights whose copies nothing orders before them).
+def group_offload(drop=None):
+    tr = Trace("python3 diffusers_group_offload.py" + (" (%s synchronization dropped)" % drop if drop else ""),
+               pid=7301)
+    tr.lines[0]["version"] = 4
+    T = 0x5B00
+    HOST = 0x7F5200000000
+    W = 8 * MiB
+    blocks = [0x7F6200000000, 0x7F6200800000]
+    tr.ev("stream_create", go(("apply_group_offloading", 689)), s=T, fl="non_blocking")
+    tr.ev("alloc", go(("ModuleGroup._init_cpu_param_dict", 190)), a=HOST, n=4 * W, s=LEGACY, ak="pinned")
+
+    def onload(group, block, caller):
+        if drop != "onload":
+            tr.ev("stream_sync", go(("ModuleGroup._onload_from_memory", 279), caller), s=T)
+        frames = go(("ModuleGroup._transfer_tensor_to_device", 210),
+                    ("ModuleGroup._process_tensors_from_modules", 224),
+                    ("ModuleGroup._onload_from_memory", 287), caller)
+        tr.ev("alloc", frames, a=block, n=W, s=T, ak="caching")
+        tr.use(HOST + group * W, W, T, "read", "memcpy HtoD", frames, what="memcpy")
+        tr.use(block, W, T, "write", "memcpy HtoD", frames, what="memcpy")
+
+    where = {0: blocks[0]}
+    onload(0, blocks[0], ("GroupOffloadingHook.pre_forward", 417))   # the first group, by the unmatched one
+    for k in range(3):
+        if k + 1 < 3:
+            nxt = blocks[(k + 1) % 2]
+            onload(k + 1, nxt, ("GroupOffloadingHook.pre_forward", 417))
+            where[k + 1] = nxt
+        else:
+            tr.ev("stream_sync", go(("GroupOffloadingHook.pre_forward", 428)), s=T)
+        gemm = [("Block.forward", BLOCKS_PY, 50)] + go(("ModelHook.new_forward", 189))
+        tr.use(where[k], W, LEGACY, "read", "cublasLtMatmul", gemm, what="kernel")
+        if drop != "offload":
+            tr.ev("stream_sync", go(("ModuleGroup._offload_to_memory", 319),
+                                    ("GroupOffloadingHook.post_forward", 450)), s=LEGACY)
+        tr.ev("free", go(("ModuleGroup._offload_to_memory", 326), ("GroupOffloadingHook.post_forward", 450)),
+              a=where.pop(k), s=T, fk="caching")
+    tr.ev("device_sync", [("main", BLOCKS_PY, 106)])
+    return tr
+
+
 TRACES = {
+    "group_offload.jsonl": group_offload,
+    "group_offload_offload_race.jsonl": lambda: group_offload(drop="offload"),
+    "group_offload_onload_race.jsonl": lambda: group_offload(drop="onload"),
     "offloaded_cache_race.jsonl": lambda: offloaded_cache(prefetch_waits=False),
     "offloaded_cache_waits.jsonl": lambda: offloaded_cache(prefetch_waits=True),
     "operator_write_race.jsonl": lambda: operator_write(consumer_waits=False),
