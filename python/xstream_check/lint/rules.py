@@ -6,7 +6,7 @@ import ast
 import re
 
 from .facts import ANY_STREAM, ENTRY
-from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_DATA_WORDS, NOT_TENSOR_PARAMETER_WORDS, \
+from .vocabulary import CURRENT, DEVICE_SIGNAL_CALLS, FOREIGN_TENSOR, HOST_SOURCE_WORDS, NOT_TENSOR_PARAMETER_WORDS, \
     says_host_memory
 from .module import accepts, ordered_after_a_call, walk
 
@@ -452,7 +452,8 @@ class Rules:
                 return
             buf = self.st.buffers.get(atom)
             if self.made_sites[first_site] == ENTRY and (not (self.from_parameter(atom) or self.own_state(atom)) or
-                                                         any(w in atom[1].lower() for w in HOST_DATA_WORDS)):
+                                                         any(w in atom[1].lower() for w in HOST_SOURCE_WORDS) or
+                                                         says_host_memory(atom[1])):
                 # What the caller wrote is judged for the caller's own
                 # tensors: those of `self` (or a global) may have been
                 # written anywhere, by another method on another stream; a

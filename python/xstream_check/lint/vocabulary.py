@@ -2,6 +2,7 @@
 event and tensor calls, the tensor methods by what they do, the builtins
 that keep nothing. Facts only, no analysis."""
 import ast
+import re
 
 
 CURRENT = "<current>"  # the stream current when the function is entered
@@ -234,13 +235,25 @@ SIZES_WORDS = ("splits",)
 # Names of what the host fills (a data loader's batches, pinned buffers):
 # not written by a stream before the function started.
 HOST_MEMORY_WORDS = ("cpu", "host", "pinned")  # a name that says host memory
-HOST_DATA_WORDS = ("iter", "loader") + HOST_MEMORY_WORDS
+HOST_SOURCE_WORDS = ("iter", "loader")  # a name that says data the host filled
+
+
+DEVICE_MEMORY_WORDS = ("gpu", "cuda", "device")  # a name that says device memory
 
 
 def says_host_memory(text):
-    """Whether a name (`p_host.grad`, `self.cpu_grads[k]`) says host memory."""
-    text = text.lower()
-    return any(w in text for w in HOST_MEMORY_WORDS)
+    """Whether a name (`p_host.grad`, `self.cpu_grads[k]`) says host memory:
+    of the words that say where memory lives, the last one does, in the
+    innermost identifier that has one. `self.cpu_copys_map_gpu_param[p].grad`
+    is a device tensor (a map from host copies to device parameters), and
+    `gpu_to_cpu_buf` host memory. A subscript's key names no memory
+    (`self.gpu_params[host_key]`)."""
+    for ident in reversed(re.findall(r"[a-z0-9_]+", re.sub(r"\[[^\]]*\]", "", text.lower()))):
+        last_host = max((ident.rfind(w) for w in HOST_MEMORY_WORDS), default=-1)
+        last_device = max((ident.rfind(w) for w in DEVICE_MEMORY_WORDS), default=-1)
+        if last_host >= 0 or last_device >= 0:
+            return last_host > last_device
+    return False
 
 
 # Parameter names that are seldom a tensor's, for the one rule that takes a

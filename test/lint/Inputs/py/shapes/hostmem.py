@@ -124,6 +124,49 @@ class HostGradCopiesWaited(HostGradCopies):
         return self.d2h_stream.record_event()
 
 
+# The device parameters reached through a map from their host copies: a
+# name that says both memories says the one it ends with (the map's values
+# are the device's), and a subscript's key says nothing. The copy stream
+# does not wait for the backward that wrote their gradients.
+class HostCopyToDeviceParam:
+    def __init__(self):
+        self.d2h_stream = torch.cuda.Stream()
+        self.cpu_copy_to_gpu_param = {}
+        self.cpu_grad_of = {}
+
+    def copy_out_unwaited(self):
+        with torch.cuda.stream(self.d2h_stream):
+            for host_param in list(self.cpu_grad_of):
+                device_param = self.cpu_copy_to_gpu_param[host_param]
+                self.cpu_grad_of[host_param].copy_(device_param.grad, non_blocking=True)  # CHECK: [[@LINE]]:17: warning: 'self.cpu_copy_to_gpu_param[host_param].grad' is used on stream 'self.d2h_stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        return self.d2h_stream.record_event()
+
+
+class HostCopyToDeviceParamWaited(HostCopyToDeviceParam):
+    def copy_out_waited(self):
+        self.d2h_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.d2h_stream):
+            for host_param in list(self.cpu_grad_of):
+                device_param = self.cpu_copy_to_gpu_param[host_param]
+                self.cpu_grad_of[host_param].copy_(device_param.grad, non_blocking=True)
+        return self.d2h_stream.record_event()
+
+
+# The other way round: a map from device tensors to their host copies holds
+# host memory, filled by the host (a loader's batch), which the copy to the
+# device on a side stream needs no wait for.
+class DeviceToHostCopy:
+    def __init__(self):
+        self.h2d_stream = torch.cuda.Stream()
+        self.gpu_param_to_cpu_copy = {}
+
+    def upload(self, params):
+        with torch.cuda.stream(self.h2d_stream):
+            for p in params:
+                p.data.copy_(self.gpu_param_to_cpu_copy[p], non_blocking=True)
+        return self.h2d_stream.record_event()
+
+
 # Adapters loaded or pinned in place: each entry holds a list of tensors or
 # one host tensor. Nothing here is a copy the host must wait for.
 def load_adapters(model, load):
