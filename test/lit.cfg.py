@@ -169,9 +169,6 @@ if config.have_torch and python_has("torch"):
     if torch_cuda:
         config.available_features.add("torch-cuda-library")
         config.substitutions.append(("%torch_cuda_library", torch_cuda))
-    # Hugging Face transformers: the clean corpus's programs, and its
-    # offloaded key/value cache, whose prefetch stream waits for the default
-    # stream before each prefetch from 5.20 on (before, it never does).
     # timm: its clean-corpus program (test/corpus/timm.test).
     if python_has("timm"):
         config.available_features.add("timm")
@@ -183,6 +180,9 @@ if config.have_torch and python_has("torch"):
     # torchao: its CPUOffloadOptimizer, clean and with one ordering removed.
     if python_has("torchao.optim"):
         config.available_features.add("torchao")
+    # Hugging Face transformers: the clean corpus's programs, and its
+    # offloaded key/value cache, whose prefetch stream waits for the default
+    # stream before each prefetch from 5.20 on (before, it never does).
     transformers = transformers_version()
     if transformers is not None:
         config.available_features.add("transformers")

@@ -236,8 +236,6 @@ SIZES_WORDS = ("splits",)
 # not written by a stream before the function started.
 HOST_MEMORY_WORDS = ("cpu", "host", "pinned")  # a name that says host memory
 HOST_SOURCE_WORDS = ("iter", "loader")  # a name that says data the host filled
-
-
 DEVICE_MEMORY_WORDS = ("gpu", "cuda", "device")  # a name that says device memory
 
 
