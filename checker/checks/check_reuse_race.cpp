@@ -76,10 +76,12 @@ void Checker::Impl::check_past_uses(std::vector<PastUse>& past, const Allocation
     // caching block's uses on its own stream stackless until another stream
     // takes part), and it is the same bug as the later rounds' with one.
     bool fresh = false;
-    Finding& f =
-        report({FindingKind::kReuseRace, use.stack, p.free.stack, use.name, p.free.test}, &fresh);
+    Finding& f = report({FindingKind::kReuseRace, use.stack, p.free.stack,
+                         key_name(use.stack, use.name), p.free.test},
+                        &fresh);
     if (!fresh) {
       if (f.use.stack == kNoStack && p.use.stack != kNoStack) f.use = p.use;
+      prefer_directed(&f.reuse.use, use);
       continue;
     }
     f.alloc = p.alloc;

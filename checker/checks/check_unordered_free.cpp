@@ -23,7 +23,8 @@ namespace {
 constexpr std::size_t kMaxPendingLateWaits = 4096;
 
 FindingKey site_key(const FreeInfo& free, const UseInfo& use) {
-  return {FindingKind::kUnorderedFree, free.stack, use.stack, use.name, free.test};
+  return {FindingKind::kUnorderedFree, free.stack, use.stack, key_name(use.stack, use.name),
+          free.test};
 }
 
 }  // namespace
@@ -80,6 +81,7 @@ std::uint32_t Checker::Impl::unordered_pair(const Allocation& a, const FreeInfo&
     first.use = use;
   }
   UnorderedFreeSite& site = sites[it->second];
+  if (!inserted) prefer_directed(&site.first.use, use);
   ++site.frees;
   if (config.strict) report_site(site);
   return it->second;
@@ -88,7 +90,10 @@ std::uint32_t Checker::Impl::unordered_pair(const Allocation& a, const FreeInfo&
 void Checker::Impl::report_site(UnorderedFreeSite& site) {
   bool fresh = false;
   Finding& f = report(site_key(site.first.free, site.first.use), &fresh);
-  if (!fresh) return;
+  if (!fresh) {
+    prefer_directed(&f.use, site.first.use);
+    return;
+  }
   f.alloc = site.first.alloc;
   f.free = site.first.free;
   f.use = site.first.use;

@@ -38,11 +38,14 @@ void Checker::Impl::note_first_use_write(Allocation& a, AgentId agent, Epoch epo
 
 void Checker::Impl::use_before_ready(const Allocation& a, const Event& e) {
   bool fresh = false;
-  Finding& f =
-      report({FindingKind::kUseBeforeReady, a.info.stack, e.stack, e.name, current_test}, &fresh);
+  Finding& f = report({FindingKind::kUseBeforeReady, a.info.stack, e.stack,
+                       key_name(e.stack, e.name), current_test},
+                      &fresh);
   if (fresh) {
     f.alloc = a.info;
     f.use = use_info(e);
+  } else {
+    prefer_directed(&f.use, use_info(e));
   }
 }
 

@@ -120,14 +120,17 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
       // another thread) is not seen, so only the issuing thread is checked.
       if (use.what == UseWhat::kHostAccess && earlier.thread != use.thread) continue;
       bool fresh = false;
-      Finding& f =
-          report({FindingKind::kWriteAfterRead, use.stack, earlier.stack, use.name, current_test},
-                 &fresh);
+      Finding& f = report({FindingKind::kWriteAfterRead, use.stack, earlier.stack,
+                           key_name(use.stack, use.name), current_test},
+                          &fresh);
       if (fresh) {
         f.alloc = a.info;
         f.use = use;
         f.has_earlier = true;
         f.earlier = earlier;
+      } else {
+        prefer_directed(&f.use, use);
+        prefer_directed(&f.earlier, earlier);
       }
     }
   }

@@ -29,10 +29,26 @@ struct FindingKey {
   StackId site;  // free stack; the allocation stack for use-before-ready;
                  // the racing use's stack for a reuse race
   StackId use_stack;  // the use's; for a reuse race, the earlier free's
-  NameId use_name;
+  NameId use_name;    // key_name(): the use's name only where it has no stack
   NameId test;   // Finding::test
   bool operator==(const FindingKey&) const = default;
 };
+
+// The use's name in a finding's key: it tells uses apart only where no
+// stack does. A library call and the kernels it launches are fed at one
+// line (a cuBLAS GEMM's operator use, with its direction, and its kernel's,
+// without one), as are the kernels of one line's expression: one race to
+// the user, who fixes the line.
+inline NameId key_name(StackId stack, NameId name) { return stack == kNoStack ? name : kNoName; }
+
+// Of the uses one finding stands for, the one it names: the first, unless a
+// later one on the same stream says what it did where the first could not
+// (the GEMM's operator use after its kernel's).
+inline void prefer_directed(UseInfo* named, const UseInfo& later) {
+  if (named->access == Access::kUnknown && later.access != Access::kUnknown &&
+      later.stream == named->stream)
+    *named = later;
+}
 
 struct FindingKeyHash {
   std::size_t operator()(const FindingKey& k) const {

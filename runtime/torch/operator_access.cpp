@@ -1,10 +1,12 @@
 #include "runtime/torch/operator_access.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,10 +71,10 @@ constexpr std::string_view kPartialWriters[] = {
     "set_",            "_amp_update_scale_",
 };
 
-bool partial_writer(std::string_view base) {
-  for (std::string_view name : kPartialWriters)
-    if (base == name) return true;
-  return false;
+// Whether `base`, an aten name without its namespace, is one of `names`.
+template <std::size_t N>
+bool listed(std::string_view base, const std::string_view (&names)[N]) {
+  return std::find(std::begin(names), std::end(names), base) != std::end(names);
 }
 
 // An argument annotated as written: `Tensor(a!)`, `Tensor(a!)[]`,
@@ -104,12 +106,6 @@ constexpr std::string_view kNoElementOperators[] = {
     "transpose_",   "swapdims_",    "swapaxes_",    "as_strided_",       "rename_",
 };
 
-bool touches_no_element(std::string_view base) {
-  for (std::string_view name : kNoElementOperators)
-    if (base == name) return true;
-  return false;
-}
-
 // A view: every result aliases an argument (`Tensor(a)`, `Tensor(a)[]`)
 // and no argument is marked written (select, slice, view, detach, split,
 // expand). It reads no element. One that copies when it must (reshape or
@@ -139,13 +135,13 @@ OperatorWrites describe(const c10::FunctionSchema& schema) {
   std::string_view base(schema.name());
   if (base.substr(0, 6) != "aten::") return writes;
   base.remove_prefix(6);
-  if (touches_no_element(base)) {
+  if (listed(base, kNoElementOperators)) {
     writes.written.assign(schema.arguments().size(), 0);
     writes.reads_elements = false;
     return writes;
   }
   writes.reads_elements = !returns_views(schema);
-  const bool in_place = !base.empty() && base.back() == '_' && !partial_writer(base);
+  const bool in_place = !base.empty() && base.back() == '_' && !listed(base, kPartialWriters);
   for (const c10::Argument& arg : schema.arguments()) {
     const bool marked = marked_written(arg);
     const bool whole = marked && (arg.kwarg_only() || (in_place && arg.name() == "self"));

@@ -229,19 +229,68 @@ TEST_F(ChecksTest, DeduplicationKeepsFirstOccurrenceOrder) {
       feed(Use(kA, 0, kConsumer).stack(use_stack));
       feed(Free(kA, kProducer).stack(3));
     }
-    // Same sites, different kernel name: a separate finding.
-    feed(Alloc(kA, kSize, kProducer));
-    feed(Use(kA, 0, kConsumer).stack(7).name(1));
-    feed(Free(kA, kProducer).stack(3));
+    // Uses without a stack: their kernels' names tell them apart.
+    for (NameId kernel : {1u, 2u}) {
+      feed(Alloc(kA, kSize, kProducer));
+      feed(Use(kA, 0, kConsumer).name(kernel));
+      feed(Free(kA, kProducer).stack(3));
+    }
   }
   checker.finish();
   const auto& findings = checker.findings();
-  ASSERT_EQ(findings.size(), 3u);
+  ASSERT_EQ(findings.size(), 4u);
   EXPECT_EQ(findings[0].use.stack, 7u);
-  EXPECT_EQ(findings[0].use.name, kNoName);
   EXPECT_EQ(findings[1].use.stack, 6u);
   EXPECT_EQ(findings[2].use.name, 1u);
+  EXPECT_EQ(findings[3].use.name, 2u);
   for (const Finding& f : findings) EXPECT_EQ(f.count, 3u);
+}
+
+// A library call fed at the line its kernel was launched from: the kernel's
+// use (no direction) and the call's operator use (a read) are one race,
+// named by the use that says what it did.
+TEST_F(ChecksTest, OneLinesKernelAndLibraryCallAreOneFinding) {
+  constexpr NameId kKernel = 7, kCall = 8, kOtherKernel = 9;
+  feed(Alloc(kA, kSize, kProducer, AllocKind::kStreamOrdered).stack(1));
+  feed(Use(kA, 0, kConsumer).stack(3).name(kKernel));
+  feed(Use(kA, 64, kConsumer).stack(3).name(kCall).what(UseWhat::kOperator).access(Access::kRead));
+  feed(Use(kA, 0, kConsumer).stack(3).name(kOtherKernel));  // says no more
+  feed(Use(kA, 0, kConsumer).stack(4).name(kKernel));       // another line
+  checker.finish();
+  ASSERT_EQ(count(FindingKind::kUseBeforeReady), 2u);
+  const Finding& line = checker.findings()[0];
+  EXPECT_EQ(line.count, 3u);
+  EXPECT_EQ(line.use.name, kCall);
+  EXPECT_EQ(line.use.access, Access::kRead);
+  EXPECT_EQ(line.use.size, 64u);
+  EXPECT_EQ(checker.findings()[1].use.stack, 4u);
+}
+
+TEST_F(ChecksTest, OneLinesUsesOnTwoStreamsKeepTheFirst) {
+  constexpr StreamId kThird = 0x300;
+  feed(Alloc(kA, kSize, kProducer, AllocKind::kStreamOrdered).stack(1));
+  feed(Use(kA, 0, kConsumer).stack(3).name(7));
+  feed(Use(kA, 0, kThird).stack(3).name(8).access(Access::kRead));
+  checker.finish();
+  ASSERT_EQ(count(FindingKind::kUseBeforeReady), 1u);
+  EXPECT_EQ(checker.findings()[0].use.stream, kConsumer);
+  EXPECT_EQ(checker.findings()[0].use.name, 7u);
+}
+
+// The unordered free's side: the call's use after its kernel's, both before
+// the free, are one (free, use) pair named by the read.
+TEST_F(ChecksTest, UnorderedFreeOfALibraryCallsOperandIsOneFinding) {
+  feed(Alloc(kA, kSize, kProducer).stack(1));
+  feed(Use(kA, 0, kConsumer).stack(3).name(7));
+  feed(Free(kA, kProducer).stack(5));
+  feed(Alloc(kA, kSize, kProducer).stack(1));
+  feed(Use(kA, 0, kConsumer).stack(3).name(7));
+  feed(Use(kA, 64, kConsumer).stack(3).name(8).what(UseWhat::kOperator).access(Access::kRead));
+  feed(Free(kA, kProducer).stack(5));
+  checker.finish();
+  ASSERT_EQ(count(FindingKind::kUnorderedFree), 1u);
+  EXPECT_EQ(checker.findings()[0].use.name, 8u);
+  EXPECT_EQ(checker.findings()[0].use.access, Access::kRead);
 }
 
 TEST_F(ChecksTest, StaleOverlappingAllocationIsReplaced) {
