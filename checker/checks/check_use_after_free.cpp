@@ -15,24 +15,30 @@ void Checker::Impl::use_after_free(const Event& e, FreedRange& freed, AgentId ag
   check_past_uses(freed.past, nullptr, /*report=*/freed.leftover, agent, clock, use);
   if (!config.check_use_after_free || freed.leftover) return;
   bool fresh = false;
-  Finding& f = report(
-      {FindingKind::kUseAfterFree, freed.free.stack, e.stack, e.name, freed.free.test}, &fresh);
+  Finding& f = report({FindingKind::kUseAfterFree, freed.free.stack, e.stack,
+                       key_name(e.stack, e.name), freed.free.test},
+                      &fresh);
   if (fresh) {
     f.alloc = freed.alloc;
     f.free = freed.free;
     f.use = use;
+  } else {
+    prefer_directed(&f.use, use);
   }
 }
 
 void Checker::Impl::use_of_parked_block(const Event& e, const DeferredBlock& block) {
   if (!config.check_use_after_free) return;
   bool fresh = false;
-  Finding& f = report(
-      {FindingKind::kUseAfterFree, block.free.stack, e.stack, e.name, block.free.test}, &fresh);
+  Finding& f = report({FindingKind::kUseAfterFree, block.free.stack, e.stack,
+                       key_name(e.stack, e.name), block.free.test},
+                      &fresh);
   if (fresh) {
     f.alloc = live.at(block.slot).info;
     f.free = block.free;
     f.use = use_info(e);
+  } else {
+    prefer_directed(&f.use, use_info(e));
   }
 }
 

@@ -96,14 +96,17 @@ void Checker::Impl::check_known_writes(Allocation& a, AgentId agent, Epoch epoch
       // write is only checked against the device work it overwrites.
       if (w.use.what == UseWhat::kHostAccess) continue;
       bool fresh = false;
-      Finding& f = report(
-          {FindingKind::kUseBeforeReady, use.stack, w.use.stack, use.name, current_test}, &fresh);
+      Finding& f = report({FindingKind::kUseBeforeReady, use.stack, w.use.stack,
+                           key_name(use.stack, use.name), current_test},
+                          &fresh);
       if (fresh) {
         f.alloc = a.info;
         f.use = use;
         f.has_earlier = true;
         f.earlier = w.use;
         f.earlier_first_use = w.first_use;
+      } else {
+        prefer_directed(&f.use, use);
       }
     }
   }

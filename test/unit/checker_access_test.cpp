@@ -140,5 +140,30 @@ TEST_F(AccessTest, WritesOfUnknownExtentAreNotKnownWrites) {
   EXPECT_EQ(findings(), 0u);
 }
 
+TEST_F(AccessTest, AGemmOnAWriteNotYetOrderedIsOneFinding) {
+  // A copy refreshes the weights on stream A; the default stream's GEMM
+  // reads them with no wait. Its kernel's use (no direction) and its cuBLAS
+  // call's read are fed at the same line: one report, named by the read.
+  constexpr NameId kGemmKernel = 11, kMatmul = 12;
+  feed(Write(UseWhat::kMemcpy, kA, 2));
+  feed(Kernel(kLegacyStream, Access::kUnknown, 3).name(kGemmKernel));
+  feed(Use(kWeights, kSize, kLegacyStream).what(UseWhat::kOperator).access(Access::kRead)
+           .stack(3).name(kMatmul));
+  ASSERT_EQ(findings(), 1u);
+  const Finding& f = checker.findings()[0];
+  EXPECT_EQ(f.kind, FindingKind::kUseBeforeReady);
+  EXPECT_EQ(f.use.name, kMatmul);
+  EXPECT_EQ(f.use.access, Access::kRead);
+  EXPECT_EQ(f.count, 2u);
+}
+
+TEST_F(AccessTest, KernelsWithoutStacksStayApart) {
+  // Uses fed without a stack are told apart by their kernels' names.
+  feed(Write(UseWhat::kMemcpy, kA, 2));
+  feed(Kernel(kLegacyStream, Access::kRead, kNoStack).name(11));
+  feed(Kernel(kLegacyStream, Access::kRead, kNoStack).name(12));
+  EXPECT_EQ(findings(), 2u);
+}
+
 }  // namespace
 }  // namespace xsc::test

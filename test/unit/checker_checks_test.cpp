@@ -104,6 +104,8 @@ TEST_F(ChecksTest, UseAfterFree) {
   feed(Free(kA, kProducer).stack(3));  // ordered: same stream
   feed(Use(kA + 64, 0, kConsumer).stack(4).name(5));
   feed(Use(kA + 64, 0, kConsumer).stack(4).name(5));
+  // The same line's library call, with its direction: the same finding.
+  feed(Use(kA + 64, 0, kConsumer).stack(4).name(6).access(Access::kRead));
   checker.finish();
   ASSERT_EQ(checker.findings().size(), 1u);
   const Finding& f = checker.findings()[0];
@@ -111,14 +113,16 @@ TEST_F(ChecksTest, UseAfterFree) {
   EXPECT_EQ(f.free.stack, 3u);
   EXPECT_EQ(f.alloc.stack, 1u);
   EXPECT_EQ(f.use.stack, 4u);
-  EXPECT_EQ(f.use.name, 5u);
-  EXPECT_EQ(f.count, 2u);
+  EXPECT_EQ(f.use.name, 6u);
+  EXPECT_EQ(f.use.access, Access::kRead);
+  EXPECT_EQ(f.count, 3u);
 }
 
 TEST_F(ChecksTest, UseOfAParkedBlockIsUseAfterFree) {
   feed(Alloc(kA, kSize, kProducer));
   feed(Free(kA, kProducer, FreeKind::kCachingAllocator, true).stack(3));
-  feed(Use(kA, 16, kConsumer).stack(4));
+  feed(Use(kA, 16, kConsumer).stack(4).name(5));
+  feed(Use(kA, 16, kConsumer).stack(4).name(6));  // the same line's next kernel
   checker.finish();
   ASSERT_EQ(checker.findings().size(), 1u);
   EXPECT_EQ(checker.findings()[0].kind, FindingKind::kUseAfterFree);
