@@ -84,6 +84,8 @@ struct KernelCache {
   std::mutex mu;
   std::unordered_map<std::uint64_t, const KernelInfo*> by_handle;
   std::unordered_map<const void*, std::uint64_t> by_stub;  // host stub -> CUfunction
+  // Failed cudaGetFuncBySymbol lookups of stubs not yet in by_stub.
+  std::unordered_map<const void*, int> stub_lookups_failed;
   // What front ends declared of kernels' parameters (declare_kernel_params).
   std::unordered_map<std::uint64_t, std::vector<DeclaredParam>> declared;
 };
@@ -228,6 +230,19 @@ const KernelInfo* kernel_info(std::uint64_t handle) {
 
 // cudaLaunchKernel names its kernel by host stub; the runtime maps stubs to
 // functions. Only reachable when the CUDA runtime is a shared library.
+//
+// cudaGetFuncBySymbol is a runtime call made on the application's thread,
+// inside its launch: one that fails leaves its error as the thread's last
+// error (cudaErrorInvalidDeviceFunction, seen on an H100 in a program whose
+// eight threads launch the same kernels at once), which the
+// application's next cudaGetLastError returns as if its own call had
+// failed. So the lookup is made only while the thread has no error
+// pending, and an error it leaves is cleared: the application reads what
+// it would have read natively. A failed lookup is not cached but tried again
+// at the stub's next launches, up to kStubLookups times (a failure cached
+// would leave every later launch of the kernel unscanned).
+constexpr int kStubLookups = 8;
+
 std::uint64_t function_of_stub(const void* stub) {
   KernelCache& c = cache();
   {
@@ -236,14 +251,35 @@ std::uint64_t function_of_stub(const void* stub) {
     if (it != c.by_stub.end()) return it->second;
   }
   using GetFuncBySymbol = int (*)(void**, const void*);
+  using LastError = int (*)();
   static auto get = reinterpret_cast<GetFuncBySymbol>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+  static auto peek = reinterpret_cast<LastError>(dlsym(RTLD_DEFAULT, "cudaPeekAtLastError"));
+  static auto take = reinterpret_cast<LastError>(dlsym(RTLD_DEFAULT, "cudaGetLastError"));
   void* function = nullptr;
-  if (get != nullptr) {
+  int failed = 0;
+  if (get != nullptr && peek != nullptr && take != nullptr) {
     ReentrancyGuard guard;
-    if (get(&function, stub) != 0) function = nullptr;
+    if (peek() != 0) return 0;  // the application's error, not read yet: no call of ours
+    failed = get(&function, stub);
+    if (failed != 0) {
+      take();
+      function = nullptr;
+    }
   }
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.by_stub.emplace(stub, reinterpret_cast<std::uint64_t>(function));
+  bool first_failure = false;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (failed == 0 || ++c.stub_lookups_failed[stub] >= kStubLookups) {
+      // Another thread's lookup may have come first: its answer stands.
+      function = reinterpret_cast<void*>(
+          c.by_stub.emplace(stub, reinterpret_cast<std::uint64_t>(function)).first->second);
+    } else {
+      first_failure = c.stub_lookups_failed.size() == 1 && c.stub_lookups_failed[stub] == 1;
+    }
+  }
+  if (first_failure && options().verbosity >= 1)
+    notice("cudaGetFuncBySymbol failed on a launch's host stub (error " + std::to_string(failed) +
+           "), its error cleared; looked up again at the kernel's next launch");
   return reinterpret_cast<std::uint64_t>(function);
 }
 
