@@ -3367,6 +3367,17 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 return source
         if is_tensor:
             return self.tensor_method(recv, meth, node, args, kwargs)
+        if meth == "copy_" and len(args) == 1:
+            # `dst.copy_(src)` into a destination the check does not know (an
+            # entry made on only some paths, by a factory whose pinning a
+            # flag decides): the copy still reads its source on the current
+            # stream, and only tensors have copy_.
+            source = self.materialize(args[0])
+            self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
+            if self.names_host(node.func.value):
+                self.copies_to_host.add(id(node))
+            self.use(source, node)
+            return EMPTY
         if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and self.moves_to_device(node)):
             self.use(frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY, node)
             made = self.alloc(node, self.ctx)

@@ -123,11 +123,13 @@ class Program:
         m = self.text_replaced
         return [m] if m is not None and m is not indexed.get(m.name) else []
 
-    def a_caller_orders(self, name, before=False, own=None, fits=None):
+    def a_caller_orders(self, name, before=False, own=None, fits=None, itself=None):
         """Whether some call of `name` in the run is followed in its caller
         by an ordering, or by a call of a function that makes one
         (analysis.ordered_after_a_call); `before`: preceded by one; `fits`:
-        which calls' arities can be of the function meant. The run's functions that order are
+        which calls' arities can be of the function meant; `itself`: (module,
+        (name, line) of the calls the function makes of its own name, which
+        are not its callers). The run's functions that order are
         collected once; a module whose text was replaced since (the mutation
         harness's recheck) answers for itself."""
         from .module import ordered_after_a_call
@@ -155,6 +157,8 @@ class Program:
                 # A method named like a dict's or a list's (`update`): its
                 # callers are those through self.
                 skipped = frozenset(skipped) | m.builtin_named_calls()
+            if itself is not None and m.path == itself[0].path:
+                skipped = frozenset(skipped) | itself[1]
             return skipped
         for mod_name in self._callers.get(name, ()):
             m = self.modules.get(mod_name)

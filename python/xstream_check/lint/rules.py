@@ -365,11 +365,41 @@ class Rules:
         fn = self.func.name
         own = self.root if self.class_name is not None else None
         fits = accepts(self.func, self.class_name is not None)
+        itself = self.calls_of_itself()
         program = self.root.program
         if program is not None:
-            return program.a_caller_orders(fn, before=before, own=own, fits=fits)
+            return program.a_caller_orders(fn, before=before, own=own, fits=fits, itself=(self.root, itself))
         index = self.root.call_index()
-        return ordered_after_a_call(index, fn, index[1], before=before, fits=fits)
+        return ordered_after_a_call(index, fn, index[1], before=before, skip=itself, fits=fits)
+
+    def calls_of_itself(self):
+        """(name, line) of the calls of the analyzed function's own name made
+        inside it, or, for a method, inside the same-named method of a
+        subclass in its module, through another object than self
+        (`opt.step(closure)` in a `step` that steps its inner optimizers,
+        `self.module.forward(x)` in a wrapper's forward): they are no
+        callers of it whose orderings it lacks. Such a call delegates to
+        another object's method; a recursive call runs this very text, whose
+        orderings the analysis has seen."""
+        fn = self.func.name
+        defs = [self.func]
+        if self.class_name is not None:
+            for cls in self.root.class_nodes.values():
+                if cls.name != self.class_name and any(
+                        getattr(b, "id", None) == self.class_name or getattr(b, "attr", None) == self.class_name
+                        for b in cls.bases):
+                    defs += [d for d in cls.body if isinstance(d, ast.FunctionDef) and d.name == fn]
+
+        def delegates(n):
+            if not isinstance(n, ast.Call):
+                return False
+            if getattr(n.func, "id", None) == fn:
+                return True
+            recv = getattr(n.func, "value", None)
+            return getattr(n.func, "attr", None) == fn and not (
+                isinstance(recv, ast.Name) and recv.id in ("self", "cls") or
+                isinstance(recv, ast.Call) and getattr(recv.func, "id", None) == "super")
+        return frozenset((fn, n.lineno) for d in defs for n in walk(d) if delegates(n))
 
     def class_orders_later(self, waiter, waited, free=False):
         """Whether another method of the class may order `waiter` after
