@@ -237,6 +237,21 @@ def kwargs_of(node):
 # `ctx.module_contexts[name]`: the container's field name.
 FILLED_FIELD = re.compile(r"\.(\w+)\[[^\[\]]*\]$")
 
+# A module's own tensors, by the path of something not made here: an
+# element of `model.parameters()` (or its buffers, named or not), or
+# `layer.weight` / `layer.bias`. The group is the module's text.
+MODULE_PART = re.compile(r"^<(.+)\.(?:named_)?(?:parameters|buffers)\(\)>\[\*\]|^(.+)\.(?:weight|bias)$")
+
+
+# A module's methods that hand out its own tensors.
+MODULE_TENSOR_ACCESSORS = ("parameters", "named_parameters", "buffers", "named_buffers")
+
+
+def module_of_part(path):
+    """The module whose tensor `path` names (see MODULE_PART), or None."""
+    m = MODULE_PART.match(path)
+    return (m.group(1) or m.group(2)) if m else None
+
 
 def returns_a_stream(fn):
     """A def annotated to return a stream (`-> torch.cuda.Stream`), not
@@ -358,6 +373,10 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         # (frame, container text, container value, key name, value's binding
         # key, loop) of each `for k, v in d.items()` being run, or None
         self.items_loops = []
+        # module text -> device tensors this function put into that module
+        # (`p.data = t` for p in its parameters, `layer.weight.copy_(t)`):
+        # a call of the module reads them (call_module_of_parts).
+        self.module_parts = {}
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
         self.discarding = None  # the call whose result an expression statement drops
@@ -1442,6 +1461,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 self.escape(value)
                 self.escape_functions([value])
             if target.attr == "data" and (has_kind(base, "p") or tensor_atoms(base)):
+                self.note_module_parts(base, value)
                 # x.data = y: x's storage is replaced, the old one goes.
                 for atom in tensor_atoms(self.materialize(base)):
                     if isinstance(atom[1], str):
@@ -2369,6 +2389,11 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             text = ast.unparse(node.func)
             self.call_labels[path] = (text if len(text) <= 80 else text[:38] + "..." + text[-38:]) + "()"
         self.st.buffers.pop(("t", "p:" + path, 0), None)
+        if getattr(node.func, "attr", None) in MODULE_TENSOR_ACCESSORS and not node.args:
+            # `model.parameters()`: the module's own tensors, made before
+            # and elsewhere, not by this call on the stream current for it.
+            self.side_made.pop(path, None)
+            return frozenset((("p", path),))
         if self.ctx is not None:
             # If it is a tensor, the call's work wrote it, on the stream
             # current for the call.
@@ -2821,7 +2846,31 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         if has_kind(callee, "fn"):
             return self.call_function_value(callee, node)
         args, kwargs = self.eval_args(node)
+        self.call_module_of_parts(func, node)
         return self.unknown_call(node, args, kwargs)
+
+    def note_module_parts(self, parts, value):
+        """`parts` (tensors of a module not made here, see MODULE_PART) now
+        hold `value`'s device tensors."""
+        for a in parts:
+            path = a[1] if a[0] == "p" else a[1][2:] if a[0] == "t" and isinstance(a[1], str) else None
+            module = module_of_part(path) if path else None
+            if module is None:
+                continue
+            device = frozenset(t for t in tensor_atoms(value) if t[1] not in self.host_sites)
+            if device:
+                self.module_parts[module] = self.module_parts.get(module, EMPTY) | device
+
+    def call_module_of_parts(self, func, node):
+        """A call of a module this function put tensors into (`model(x)`
+        after `p.data = t` for its parameters): its forward reads them on
+        the current stream, which must be ordered after their copies."""
+        text = dotted(func)
+        parts = self.module_parts.get(text) if text is not None else None
+        if parts:
+            live = frozenset(a for a in parts if a in self.st.buffers)
+            if live:
+                self.use(live, node)
 
     def call_found(self, found, node, self_value=None, hint=None):
         """A call of a function or class the run defines."""
@@ -3485,6 +3534,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             return self.alloc(node, self.ctx)
         if meth in ("copy_", "set_"):
             # The source is read; the receiver is written (and waits for the source).
+            self.note_module_parts(mine, mine)
             source = self.materialize(others)
             self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
             if any(a[1] in self.host_sites for a in mine) or self.names_host(node.func.value):
