@@ -377,6 +377,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         # (`p.data = t` for p in its parameters, `layer.weight.copy_(t)`):
         # a call of the module reads them (call_module_of_parts).
         self.module_parts = {}
+        self.part_names = {}  # tensor made here -> the module part it was put into (`model.parameters()[*]`)
         self.call_labels = {}  # "<call@N()>" -> the call's text, for reports
         self.streams_recorded_on = set()  # streams some tensor was record_stream'ed on
         self.discarding = None  # the call whose result an expression statement drops
@@ -1949,6 +1950,9 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         return self.exit_names.get(atom) or self.exit_names.get(probe)
 
     def buffer_name(self, atom):
+        part = self.part_names.get(atom)
+        if part is not None:
+            return part
         if isinstance(atom[1], str) and not atom[1].startswith("p:<"):
             if "[" in atom[1] and "[*]" not in atom[1]:
                 # An element taken out of a container by a key the check
@@ -2860,6 +2864,9 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             device = frozenset(t for t in tensor_atoms(value) if t[1] not in self.host_sites)
             if device:
                 self.module_parts[module] = self.module_parts.get(module, EMPTY) | device
+                for t in device:
+                    if not isinstance(t[1], str):  # made here: named by where it went
+                        self.part_names.setdefault(t, path.strip("<").replace(")>", ")"))
 
     def call_module_of_parts(self, func, node):
         """A call of a module this function put tensors into (`model(x)`

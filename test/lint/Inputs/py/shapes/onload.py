@@ -12,7 +12,7 @@ def forward_onloaded(model, x, host_weights):
     with torch.cuda.stream(upload_stream):
         for p in model.parameters():
             p.data = host_weights[p].to("cuda", non_blocking=True)
-    return model(x)  # CHECK: [[@LINE]]:12: warning: 'p' is used on the current stream before its write on stream 'upload_stream' is ordered before this use{{.*}}[xstream-use-before-ready]
+    return model(x)  # CHECK: [[@LINE]]:12: warning: 'model.parameters()[*]' is used on the current stream before its write on stream 'upload_stream' is ordered before this use{{.*}}[xstream-use-before-ready]
 
 
 def forward_onloaded_waited(model, x, host_weights):
