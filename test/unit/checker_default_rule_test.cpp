@@ -99,6 +99,40 @@ TEST_F(DefaultRuleTest, AllocationBeforeTheWaitWithItsFirstUseAfterIsSafe) {
   EXPECT_EQ(checker.latent().size(), 1u);
 }
 
+// The racing line's kernel (no direction) and then its library call's write:
+// one race. The first racing use takes the earlier occupant's use, so the
+// report names it.
+TEST_F(DefaultRuleTest, OneLinesRacingKernelAndCallAreOneReuseRace) {
+  feed(Alloc(kBlock, kSize, kCompute).stack(1));
+  feed(Use(kBlock, 0, kCompute).stack(2).name(3));
+  feed(Free(kBlock, kCompute).stack(4));
+  feed(Alloc(kBlock, kSize, kCompute).stack(5));
+  feed(Use(kBlock, 0, kThird).stack(6).name(7));
+  feed(Use(kBlock, kSize, kThird).stack(6).name(8).access(Access::kWrite).what(UseWhat::kOperator));
+  checker.finish();
+  ASSERT_EQ(checker.findings().size(), 1u);
+  const Finding& f = checker.findings()[0];
+  EXPECT_EQ(f.kind, FindingKind::kReuseRace);
+  EXPECT_EQ(f.reuse.use.name, 7u);
+  EXPECT_EQ(f.reuse.use.stack, 6u);
+}
+
+// Two known writes of one line (a copy and the operator around it) over a
+// read another stream has pending: one write after read, named by the first.
+TEST_F(DefaultRuleTest, OneLinesTwoWritesOverAPendingReadAreOneFinding) {
+  feed(Alloc(kBlock, kSize, kCompute, AllocKind::kSynchronous).stack(1));
+  feed(DeviceSync());
+  feed(Use(kBlock, 0, kCompute).stack(2).name(3).access(Access::kRead));
+  feed(Use(kBlock, kSize, kThird).stack(6).name(7).access(Access::kWrite).what(UseWhat::kMemcpy));
+  feed(Use(kBlock, kSize, kThird).stack(6).name(8).access(Access::kWrite).what(UseWhat::kOperator));
+  checker.finish();
+  ASSERT_EQ(checker.findings().size(), 1u);
+  const Finding& f = checker.findings()[0];
+  EXPECT_EQ(f.kind, FindingKind::kWriteAfterRead);
+  EXPECT_EQ(f.use.name, 7u);
+  EXPECT_EQ(f.count, 2u);
+}
+
 // A block freed on its own stream, allocated again there and first written
 // on another stream that never waited: the write lands under the read.
 TEST_F(DefaultRuleTest, SameStreamFreeThenWriteOnAnotherStreamIsAReuseRace) {
