@@ -23,7 +23,7 @@ rebinding, the end of the function), or by `untyped_storage().resize_(0)`.
 import ast
 import re
 
-from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, tensor_atoms
+from .facts import ANY_STREAM, ENTRY, Buffer, State, has_kind, join_states, new_use, path_of, tensor_atoms
 from .vocabulary import (
     CONTAINER_ADD, CONTAINER_FACTORIES, CONTAINER_LOOK, CONTAINER_TAKE, CUPY_NON_ARRAY,
     CUPY_STREAM_FACTORIES, CURRENT, CURRENT_STREAM,
@@ -2425,7 +2425,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             return lo <= getattr(n, "lineno", 0) <= hi
 
         for a in elems:
-            path = a[1] if a[0] == "p" else a[1][2:] if a[0] == "t" and isinstance(a[1], str) else None
+            path = path_of(a)
             if path is None or "[*]" not in path:
                 continue
             prefix = "p:" + path
@@ -2715,7 +2715,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             # to an inlined helper: named as where it came from, while that
             # is a short path (a loop that rebinds `x = x[0]` is not followed).
             a = next(iter(base_value))
-            path = a[1] if a[0] == "p" else a[1][2:] if a[0] == "t" and isinstance(a[1], str) else None
+            path = path_of(a)
             # Not for an unknown call's result: what its elements hold was
             # not written by that call.
             if path is not None and element_depth(path) <= MAX_ELEMENT_DEPTH and not path.startswith("<"):
@@ -2857,7 +2857,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         """`parts` (tensors of a module not made here, see MODULE_PART) now
         hold `value`'s device tensors."""
         for a in parts:
-            path = a[1] if a[0] == "p" else a[1][2:] if a[0] == "t" and isinstance(a[1], str) else None
+            path = path_of(a)
             module = module_of_part(path) if path else None
             if module is None:
                 continue
@@ -3421,19 +3421,12 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             if source and path is not None:
                 self.st.names[self.key(path)] = source
                 return source
-        if is_tensor:
+        if is_tensor or (meth == "copy_" and len(args) == 1):
+            # Also `dst.copy_(src)` into a destination the check does not
+            # know (an entry made on only some paths, by a factory whose
+            # pinning a flag decides): only tensors have copy_, and the copy
+            # still reads its source on the current stream.
             return self.tensor_method(recv, meth, node, args, kwargs)
-        if meth == "copy_" and len(args) == 1:
-            # `dst.copy_(src)` into a destination the check does not know (an
-            # entry made on only some paths, by a factory whose pinning a
-            # flag decides): the copy still reads its source on the current
-            # stream, and only tensors have copy_.
-            source = self.materialize(args[0])
-            self.copy_sources.update((id(node), a) for a in source if a[0] == "t")
-            if self.names_host(node.func.value):
-                self.copies_to_host.add(id(node))
-            self.use(source, node)
-            return EMPTY
         if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and self.moves_to_device(node)):
             self.use(frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY, node)
             made = self.alloc(node, self.ctx)

@@ -193,6 +193,14 @@ def tensor_atoms(value):
     return [a for a in value if a[0] == "t"]
 
 
+def path_of(atom):
+    """The path naming something not made here (`params[*].grad`), from its
+    atom or the tensor made of it once used as one; None for the others."""
+    if atom[0] == "p":
+        return atom[1]
+    return atom[1][2:] if atom[0] == "t" and isinstance(atom[1], str) else None
+
+
 def has_kind(value, kind):
     for a in value:
         if a[0] == kind:
