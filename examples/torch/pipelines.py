@@ -17,7 +17,11 @@ Modes (one per run):
   two_consumers   a second consumer stream reads the buffer; only the first
                   one is waited on before the release (bug)
 
-Usage: python3 pipelines.py MODE [--trials N] [--layers L] [--hidden H]
+Usage: python3 pipelines.py MODE [--trials N] [--layers L] [--hidden H] [--mem-pool]
+
+--mem-pool makes every trial's allocations from a torch.cuda.MemPool of its
+own (torch.cuda.use_mem_pool), as programs that give a phase or a library
+its own pool do; the pool's blocks follow the same per-stream reuse.
 
 Every trial checks the consumer's results: a result differing from the
 expected value means the producer overwrote a buffer that was still being
@@ -254,6 +258,8 @@ def main(argv=None) -> int:
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=4096)
+    parser.add_argument("--mem-pool", action="store_true",
+                        help="allocate in a torch.cuda.MemPool of the run's own")
     args = parser.parse_args(argv)
     if args.trials < 1 or args.layers < 2 or args.hidden < 16:
         parser.error("need --trials >= 1, --layers >= 2, --hidden >= 16")
@@ -269,11 +275,18 @@ def main(argv=None) -> int:
 
     print(f"Config: HIDDEN={args.hidden}, LAYERS={args.layers}, TRIALS={args.trials}")
     print(f"=== {label} ===")
+    if args.mem_pool:
+        pool = torch.cuda.MemPool()
+        print(f"allocating from a MemPool {pool.id}")
     corrupted = 0
     most_blocks = 0
     for trial in range(args.trials):
         pipe.block_ptrs.clear()
-        error = runner(pipe, x)
+        if args.mem_pool:
+            with torch.cuda.use_mem_pool(pool):
+                error = runner(pipe, x)
+        else:
+            error = runner(pipe, x)
         most_blocks = max(most_blocks, len(set(pipe.block_ptrs)))
         if error > 1e-6:
             corrupted += 1
