@@ -180,6 +180,11 @@ if config.have_torch and python_has("torch"):
     # torchao: its CPUOffloadOptimizer, clean and with one ordering removed.
     if python_has("torchao.optim"):
         config.available_features.add("torchao")
+    # trl: its activation offloading (saved-tensor hooks that move activations
+    # to pinned host memory on a stream of their own), clean and with one
+    # ordering removed.
+    if python_has("trl.models.activation_offloading"):
+        config.available_features.add("trl")
     # Hugging Face transformers: the clean corpus's programs, and its
     # offloaded key/value cache, whose prefetch stream waits for the default
     # stream before each prefetch from 5.20 on (before, it never does).
