@@ -73,7 +73,8 @@ def main(argv=None) -> int:
         reference = results if args.sync else serve(model, prompts, args.new_tokens, False)
     failed = [key for key, (error, _) in results.items() if error is not None]
     missing = len(prompts) - len(results)
-    same = sum(reference.get(key, (None, None))[1] == tokens for key, (_, tokens) in results.items())
+    same = sum(reference.get(key, (None, None))[1] == generated
+               for key, (_, generated) in results.items())
     tokens = sum(len(generated) for _, generated in results.values())
     print(f"hf_continuous_batching: transformers {transformers.__version__}, "
           f"{'synchronous' if args.sync else 'asynchronous'}: {len(results)} requests, "
