@@ -28,28 +28,25 @@ method never ran.
 """
 import contextlib
 import inspect
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "real"))
+import torch
 
-import torch  # noqa: E402
+import library_mutant  # puts examples/torch/real on the path
+from library_mutant import SkippedCalls
 
-import diffusers_group_offload  # noqa: E402
+import diffusers_group_offload
 
+PROGRAM = "diffusers_sync_dropped.py"
 # The method each mutant patches, and the synchronization its source must hold.
 PATCHED = {
     "offload": ("_offload_to_memory", "current_stream().synchronize()"),
     "onload": ("_onload_from_memory", "self.stream.synchronize()"),
 }
-calls = 0
 
 
 def shape_error(message: str) -> None:
-    import diffusers
-    print(f"diffusers_sync_dropped.py: diffusers {diffusers.__version__} differs from what this "
-          f"program patches: {message}", file=sys.stderr, flush=True)
-    sys.exit(3)
+    library_mutant.shape_error(PROGRAM, "diffusers", message)
 
 
 @contextlib.contextmanager
@@ -62,7 +59,7 @@ def stream_synchronize_skipped():
         torch.cuda.Stream.synchronize = original
 
 
-def patch(which: str) -> None:
+def patch(which: str) -> SkippedCalls:
     from diffusers.hooks import group_offloading
 
     method, synchronization = PATCHED[which]
@@ -72,29 +69,20 @@ def patch(which: str) -> None:
         shape_error(f"ModuleGroup.{method} is gone")
     if synchronization not in inspect.getsource(original):
         shape_error(f"ModuleGroup.{method} no longer calls {synchronization}")
+    runs = SkippedCalls()  # counts the patched method's runs
 
     def without_synchronize(self, *args, **kwargs):
-        global calls
-        calls += 1
+        runs.count += 1
         with stream_synchronize_skipped():
             return original(self, *args, **kwargs)
 
     setattr(group_class, method, without_synchronize)
+    return runs
 
 
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in PATCHED:
-        print("usage: diffusers_sync_dropped.py offload|onload "
-              "[diffusers_group_offload.py options]", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("diffusers_sync_dropped.py: no CUDA device available", file=sys.stderr)
-        return 2
-    patch(sys.argv[1])
-    status = diffusers_group_offload.main(sys.argv[2:])
-    if calls == 0:
-        shape_error(f"ModuleGroup.{PATCHED[sys.argv[1]][0]} never ran")
-    return status
+    return library_mutant.run(PROGRAM, "diffusers", PATCHED, patch, diffusers_group_offload.main,
+                              lambda which: f"ModuleGroup.{PATCHED[which][0]}")
 
 
 if __name__ == "__main__":

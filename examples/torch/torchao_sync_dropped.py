@@ -24,38 +24,32 @@ relies on and exits 3 with a message when it does not or when the
 removed call never came.
 """
 import inspect
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "real"))
+import torch
 
-import torch  # noqa: E402
+import library_mutant  # puts examples/torch/real on the path
+from library_mutant import SkippedCalls
 
-import torchao_cpu_offload  # noqa: E402
+import torchao_cpu_offload
 
+PROGRAM = "torchao_sync_dropped.py"
 # What each mutant removes, and the line of CPUOffloadOptimizer that makes it.
 REMOVED = {
     "stream-wait": r"self\.stream\.wait_stream\(",
     "event-sync": r"grad_d2h_event\.synchronize\(\)",
     "step-sync": r"self\.stream\.synchronize\(\)",
 }
-skipped = 0
 
 
-def shape_error(message: str) -> None:
-    import torchao
-    print(f"torchao_sync_dropped.py: torchao {torchao.__version__} differs from what this "
-          f"program patches: {message}", file=sys.stderr, flush=True)
-    sys.exit(3)
-
-
-def patch(which: str) -> None:
+def patch(which: str) -> SkippedCalls:
     from torchao.optim import cpu_offload
 
     optimizer_class = cpu_offload.CPUOffloadOptimizer
     if not re.search(REMOVED[which], inspect.getsource(optimizer_class)):
-        shape_error(f"CPUOffloadOptimizer no longer calls {REMOVED[which]}")
+        library_mutant.shape_error(PROGRAM, "torchao",
+                                   f"CPUOffloadOptimizer no longer calls {REMOVED[which]}")
     optimizers = []
     original_init = optimizer_class.__init__
 
@@ -65,42 +59,25 @@ def patch(which: str) -> None:
 
     optimizer_class.__init__ = init
 
-    def own_stream(stream) -> bool:
+    def own_stream(stream, *args) -> bool:
         return any(stream is optimizer.stream for optimizer in optimizers)
 
-    def own_event(event) -> bool:
+    def own_event(event, *args) -> bool:
         return any(event in optimizer.queue.values() for optimizer in optimizers)
 
-    def skipping(original, own):
-        def call(self, *args, **kwargs):
-            global skipped
-            if own(self):
-                skipped += 1
-                return None
-            return original(self, *args, **kwargs)
-        return call
-
+    skipped = SkippedCalls()
     if which == "stream-wait":
-        torch.cuda.Stream.wait_stream = skipping(torch.cuda.Stream.wait_stream, own_stream)
+        torch.cuda.Stream.wait_stream = skipped.skipping(torch.cuda.Stream.wait_stream, own_stream)
     elif which == "event-sync":
-        torch.cuda.Event.synchronize = skipping(torch.cuda.Event.synchronize, own_event)
+        torch.cuda.Event.synchronize = skipped.skipping(torch.cuda.Event.synchronize, own_event)
     else:
-        torch.cuda.Stream.synchronize = skipping(torch.cuda.Stream.synchronize, own_stream)
+        torch.cuda.Stream.synchronize = skipped.skipping(torch.cuda.Stream.synchronize, own_stream)
+    return skipped
 
 
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in REMOVED:
-        print("usage: torchao_sync_dropped.py stream-wait|event-sync|step-sync "
-              "[torchao_cpu_offload.py options]", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("torchao_sync_dropped.py: no CUDA device available", file=sys.stderr)
-        return 2
-    patch(sys.argv[1])
-    status = torchao_cpu_offload.main(sys.argv[2:])
-    if skipped == 0:
-        shape_error(f"CPUOffloadOptimizer never made the call {REMOVED[sys.argv[1]]}")
-    return status
+    return library_mutant.run(PROGRAM, "torchao", REMOVED, patch, torchao_cpu_offload.main,
+                              lambda which: f"of CPUOffloadOptimizer {REMOVED[which]}")
 
 
 if __name__ == "__main__":

@@ -27,16 +27,17 @@ on and exits 3 with a message when it does not or when the removed call
 never came.
 """
 import inspect
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "real"))
+import torch
 
-import torch  # noqa: E402
+import library_mutant  # puts examples/torch/real on the path
+from library_mutant import SkippedCalls
 
-import trl_activation_offload  # noqa: E402
+import trl_activation_offload
 
+PROGRAM = "trl_offload_sync_dropped.py"
 # What each mutant removes, and the line of OffloadActivations that makes it.
 REMOVED = {
     "offload-wait": r"self\.s1\.wait_stream\(self\.s0\)",
@@ -44,22 +45,15 @@ REMOVED = {
     "stash-wait": r"self\.s0\.wait_event\(ev\)",
     "node-wait": r"self\.s1\.wait_event\(event\)",
 }
-skipped = 0
 
 
-def shape_error(message: str) -> None:
-    import trl
-    print(f"trl_offload_sync_dropped.py: trl {trl.__version__} differs from what this "
-          f"program patches: {message}", file=sys.stderr, flush=True)
-    sys.exit(3)
-
-
-def patch(which: str) -> None:
+def patch(which: str) -> SkippedCalls:
     from trl.models import activation_offloading
 
     hooks_class = activation_offloading.OffloadActivations
     if not re.search(REMOVED[which], inspect.getsource(hooks_class)):
-        shape_error(f"OffloadActivations no longer calls {REMOVED[which]}")
+        library_mutant.shape_error(PROGRAM, "trl",
+                                   f"OffloadActivations no longer calls {REMOVED[which]}")
     managers = []
     original_init = hooks_class.__init__
 
@@ -84,35 +78,14 @@ def patch(which: str) -> None:
         "node-wait": lambda stream, event: side(stream),
     }[which]
     method = "wait_stream" if which in ("offload-wait", "reload-wait") else "wait_event"
-    original = getattr(torch.cuda.Stream, method)
-
-    def call(self, argument, *args, **kwargs):
-        global skipped
-        if drops(self, argument):
-            skipped += 1
-            return None
-        return original(self, argument, *args, **kwargs)
-
-    setattr(torch.cuda.Stream, method, call)
+    skipped = SkippedCalls()
+    setattr(torch.cuda.Stream, method, skipped.skipping(getattr(torch.cuda.Stream, method), drops))
+    return skipped
 
 
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in REMOVED:
-        print("usage: trl_offload_sync_dropped.py offload-wait|reload-wait|stash-wait|node-wait "
-              "[trl_activation_offload.py options]", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("trl_offload_sync_dropped.py: no CUDA device available", file=sys.stderr)
-        return 2
-    try:
-        patch(sys.argv[1])
-    except ImportError as error:
-        print(f"trl_offload_sync_dropped.py: trl is not importable ({error})", file=sys.stderr)
-        return 3
-    status = trl_activation_offload.main(sys.argv[2:])
-    if skipped == 0:
-        shape_error(f"OffloadActivations never made the call {REMOVED[sys.argv[1]]}")
-    return status
+    return library_mutant.run(PROGRAM, "trl", REMOVED, patch, trl_activation_offload.main,
+                              lambda which: f"of OffloadActivations {REMOVED[which]}")
 
 
 if __name__ == "__main__":
