@@ -114,6 +114,18 @@ std::string_view headline(FindingKind kind) {
   return "finding";
 }
 
+// The device work a host access of pinned memory must wait for, as the fix
+// names it: mostly a copy, but a kernel may read or write pinned memory
+// itself.
+const char* device_work(const UseInfo& earlier) {
+  switch (earlier.what) {
+    case UseWhat::kMemcpy: return "copy";
+    case UseWhat::kMemset: return "memset";
+    case UseWhat::kKernel: return "kernel";
+    default: return "device's use";
+  }
+}
+
 std::string fix_advice(const Finding& f) {
   std::string use_stream = describe_stream(f.use.stream);
   // Two nodes of one graph launch: their order is the graph's, made where
@@ -140,9 +152,10 @@ std::string fix_advice(const Finding& f) {
              " (if that use is on another stream than the free, order the free after it with an event)";
     case FindingKind::kUseBeforeReady:
       if (f.use.what == UseWhat::kHostAccess && f.has_earlier)
-        return "synchronize the host with " + describe_stream(f.earlier.stream) +
-               " after the copy and before the host reads the memory (stream.synchronize(), "
-               "cudaStreamSynchronize, or an event recorded after the copy and synchronized; "
+        return "synchronize the host with " + describe_stream(f.earlier.stream) + " after the " +
+               device_work(f.earlier) +
+               " and before the host reads the memory (stream.synchronize(), "
+               "cudaStreamSynchronize, or an event recorded after it and synchronized; "
                "torch.cuda.synchronize() or cudaDeviceSynchronize also do)";
       if (f.has_earlier)
         return "make " + use_stream + " wait for " + describe_stream(f.earlier.stream) +
@@ -153,9 +166,10 @@ std::string fix_advice(const Finding& f) {
              ")";
     case FindingKind::kWriteAfterRead:
       if (f.use.what == UseWhat::kHostAccess)
-        return "synchronize the host with " + describe_stream(f.earlier.stream) +
-               " after the copy and before the host writes the memory again (stream.synchronize(), "
-               "cudaStreamSynchronize, or an event recorded after the copy and synchronized), or "
+        return "synchronize the host with " + describe_stream(f.earlier.stream) + " after the " +
+               device_work(f.earlier) +
+               " and before the host writes the memory again (stream.synchronize(), "
+               "cudaStreamSynchronize, or an event recorded after it and synchronized), or "
                "write the next batch into another pinned buffer";
       return "make " + use_stream + " wait for " + describe_stream(f.earlier.stream) +
              " (record an event on it after that use, or wait_stream) before the write";

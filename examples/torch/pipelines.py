@@ -273,11 +273,11 @@ def main(argv=None) -> int:
     x = torch.ones(args.hidden, args.hidden, device="cuda")
     torch.cuda.synchronize()
 
-    print(f"Config: HIDDEN={args.hidden}, LAYERS={args.layers}, TRIALS={args.trials}")
-    print(f"=== {label} ===")
     if args.mem_pool:
         pool = torch.cuda.MemPool()
         print(f"allocating from a MemPool {pool.id}")
+    print(f"Config: HIDDEN={args.hidden}, LAYERS={args.layers}, TRIALS={args.trials}")
+    print(f"=== {label} ===")
     corrupted = 0
     most_blocks = 0
     for trial in range(args.trials):

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,21 @@ struct KernelInfo {
   // kernel's inputs after its output, a reduction's src: param_fill.h's
   // kernel_operand_reads); empty when no slot has any.
   std::vector<ReadSpan> read_spans;
+
+  // A kernel of PyTorch's ATen (namespace at): ATen checks that every
+  // tensor a CUDA kernel is handed lives on the device, and passes a CPU
+  // scalar by value, so none of its words points into host memory. One
+  // that does into pinned host memory is a stale word of the host's stack
+  // (an OffsetCalculator's sizes and strides past its dims, inside a
+  // lambda's captures, where param_fill.h cannot see them): taken for a use,
+  // the host's next access of that pinned buffer would be reported against a
+  // kernel that never touched it.
+  bool device_operands_only = false;
+
+  // Whether an argument word that points into `alloc` is taken for a use.
+  bool uses(const AllocInfo& alloc) const {
+    return !(device_operands_only && alloc.kind == AllocKind::kPinnedHost);
+  }
 
   const ParamFill* fills_or_null() const { return fills.empty() ? nullptr : fills.data(); }
 
@@ -173,6 +189,7 @@ const KernelInfo* describe(std::uint64_t handle) {
   if (Session* session = session_unlocked())
     info->name = session->names().intern(demangle(raw_name));
   if (raw_name != nullptr) {
+    info->device_operands_only = std::strncmp(raw_name, "_ZN2at", 6) == 0;
     std::vector<std::uint32_t> sizes;
     for (const ParamSlot& slot : info->slots) sizes.push_back(slot.size);
     std::vector<ParamAccess> access;
@@ -321,7 +338,7 @@ void emit_uses(Locked& locked, const DistinctAllocations& found, StreamId stream
 // kernel reading or writing it directly), or 0; *pinned_may_write when a
 // word into pinned memory is not known to be only read.
 template <typename ForEachWord>
-Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stack,
+Addr emit_launch_uses(Locked& locked, StreamId stream, const KernelInfo& info, StackId stack,
                       bool* pinned_may_write, LaunchWordCounts* counts,
                       ForEachWord&& for_each_word) {
   DistinctAllocations found;
@@ -329,7 +346,7 @@ Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stac
   for_each_word([&](std::uint64_t word, bool read) {
     AllocInfo alloc;
     ++counts->looked_up;
-    if (!locked.lookup_allocation(word, &alloc)) {
+    if (!locked.lookup_allocation(word, &alloc) || !info.uses(alloc)) {
       ++counts->missed;
       return;
     }
@@ -339,7 +356,7 @@ Addr emit_launch_uses(Locked& locked, StreamId stream, NameId name, StackId stac
     }
     found.add(alloc.addr, word, read);
   });
-  emit_uses(locked, found, stream, name, stack);
+  emit_uses(locked, found, stream, info.name, stack);
   return pinned;
 }
 
@@ -470,7 +487,8 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
       AllocInfo alloc;
       bool carries_past_uses = false;
       ++looked.looked_up;
-      if (!locked.lookup_allocation(candidates[i], &alloc, &carries_past_uses)) {
+      if (!locked.lookup_allocation(candidates[i], &alloc, &carries_past_uses) ||
+          !info->uses(alloc)) {
         ++looked.missed;
         continue;
       }
@@ -497,9 +515,9 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
     if (!locked) return;
     // An overflowing launch scans again: its words are counted once, here.
     if (overflow) counts = LaunchWordCounts{};
-    pinned = !overflow ? emit_launch_uses(locked, stream, info->name, stack, &pinned_may_write,
+    pinned = !overflow ? emit_launch_uses(locked, stream, *info, stack, &pinned_may_write,
                                           &counts, each_candidate)
-                       : emit_launch_uses(locked, stream, info->name, stack, &pinned_may_write,
+                       : emit_launch_uses(locked, stream, *info, stack, &pinned_may_write,
                                           &counts, scan);
     count_launch_words(counts);
     if (declares_writes)

@@ -66,6 +66,15 @@
  *                           its second list, which it only loads) with no
  *                           wait; operands-foreach-wait: b waits for a first
  *
+ *   param_access pinned-stale   an ATen kernel (an elementwise kernel whose
+ *                               closure is scanned whole) whose offset
+ *                               calculator's unset words hold a pointer into
+ *                               pinned host memory, then the host writes
+ *                               that memory
+ *   param_access pinned-kernel  a kernel of the program's own, reduce,
+ *                               reads pinned host memory through its const
+ *                               pointer (zero-copy), then the host writes it
+ *
  *   param_access stray-words    launches passing, beside x, a word in the
  *                               span of the allocations but on a page none
  *                               ever covered (a thread's stack), and a word
@@ -96,8 +105,19 @@ static void* device_alloc(uintptr_t at, size_t size) {
   return ptr;
 }
 
+/* Page-aligned host memory the program pins with cudaHostAlloc (the fake
+ * CUPTI hands back the address the call's pointer already holds). */
+static float pinned_buffer[1024] __attribute__((aligned(4096)));
+
+static float* pinned_alloc(void) {
+  void* ptr = pinned_buffer;
+  cudaHostAlloc_v3020_params p = {&ptr, sizeof pinned_buffer, 0};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &p);
+  return (float*)ptr;
+}
+
 /* Stand for CUfunction handles. */
-static int reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
+static int closure_fn, reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
     index_fn, gather_fn, foreach_add_fn;
 
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
@@ -222,6 +242,23 @@ static void elementwise(float* out, float* in, cudaStream_t stream) {
   driver_launch(&elementwise_fn, params, stream, 1, 1);
 }
 
+/* elementwise_kernel<128, 2, Closure>(int, Closure): a lambda's captures as
+ * PyTorch's non-contiguous elementwise path makes them, an OffsetCalculator
+ * (dims, then sizes and strides set below dims only) and the operands. */
+enum { kClosure = 64 };
+static void closure_elementwise(float* out, float* in, float* stale, cudaStream_t stream) {
+  static unsigned char closure[kClosure];
+  memset(closure, 0x11, sizeof closure);
+  const int dims = 1;
+  memcpy(closure, &dims, 4);
+  memcpy(closure + 16, &stale, 8);  /* past dims: what the host's stack held */
+  memcpy(closure + 48, &out, 8);
+  memcpy(closure + 56, &in, 8);
+  int n = 256;
+  void* params[] = {&n, closure};
+  driver_launch(&closure_fn, params, stream, 1, 1);
+}
+
 static void fill(float* x, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&x, &n};
@@ -255,6 +292,9 @@ int main(int argc, char** argv) {
   const size_t pointer_int[] = {sizeof(void*), sizeof(void*), sizeof(int)};
   /* nvcc's names for reduce(const float*, float*, int) and fill(float*, int) */
   fake_cuda_define(&reduce_fn, "_Z6reducePKfPfi", 3, pointer_int);
+  const size_t closure_sizes[] = {4, kClosure};
+  fake_cuda_define(&closure_fn, "_ZN2at6native18elementwise_kernelILi128ELi2ENS0_7ClosureEEEviT1_",
+                   2, closure_sizes);
   fake_cuda_define(&fill_fn, "_Z4fillPfi", 2, pointer_int + 1);
   fake_cuda_define(&c_reduce_fn, "c_reduce", 3, pointer_int);
   /* CatArrayBatchedCopy_vectorized<OpaqueType<4u>, unsigned, 1, 128, 1, 16,
@@ -386,6 +426,19 @@ int main(int argc, char** argv) {
       foreach_add(z, y, b);  /* foreach-site */
     else
       elementwise(z, y, b);  /* operand-read */
+  } else if (strcmp(mode, "pinned-stale") == 0 || strcmp(mode, "pinned-kernel") == 0) {
+    const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
+    if (api == NULL || api->version < 3) {
+      printf("no host API\n");
+      return 1;
+    }
+    float* pinned = pinned_alloc();
+    if (strcmp(mode, "pinned-stale") == 0)
+      closure_elementwise(ya, x, pinned, a);
+    else
+      reduce(&reduce_fn, pinned, ya, a);  /* zero-copy-site */
+    api->host_access((uint64_t)(uintptr_t)pinned, sizeof pinned_buffer, XSC_ACCESS_WRITE, "host",
+                     0);
   } else if (strcmp(mode, "stray-words") == 0) {
     const xsc_host_api* api = xsc_runtime_host_api ? xsc_runtime_host_api() : NULL;
     if (api == NULL || !xsc_runtime_launch_words) {
