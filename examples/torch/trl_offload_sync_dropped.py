@@ -70,12 +70,18 @@ def patch(which: str) -> SkippedCalls:
         return any(event is stashed_event for manager in managers
                    for _, stashed_event in getattr(manager, "fwd_stash", {}).values())
 
-    # Whether a call is the one removed, by its receiver and argument.
+    def node_event(event) -> bool:
+        return any(event is node_done for manager in managers
+                   for node_done in getattr(manager, "bwd_ev_stash", {}).values())
+
+    # Whether a call is the one removed, by its receiver and argument. By
+    # its event too where the method is wait_event: torch.cuda.Stream's
+    # wait_stream waits through wait_event, on an event it records itself.
     drops = {
         "offload-wait": lambda stream, other: side(stream),
         "reload-wait": lambda stream, other: not side(stream) and side(other),
         "stash-wait": lambda stream, event: not side(stream) and stashed(event),
-        "node-wait": lambda stream, event: side(stream),
+        "node-wait": lambda stream, event: side(stream) and node_event(event),
     }[which]
     method = "wait_stream" if which in ("offload-wait", "reload-wait") else "wait_event"
     skipped = SkippedCalls()
