@@ -2856,17 +2856,18 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
     def note_module_parts(self, parts, value):
         """`parts` (tensors of a module not made here, see MODULE_PART) now
         hold `value`'s device tensors."""
+        device = frozenset(t for t in tensor_atoms(value) if t[1] not in self.host_sites)
+        if not device:
+            return
         for a in parts:
             path = path_of(a)
             module = module_of_part(path) if path else None
             if module is None:
                 continue
-            device = frozenset(t for t in tensor_atoms(value) if t[1] not in self.host_sites)
-            if device:
-                self.module_parts[module] = self.module_parts.get(module, EMPTY) | device
-                for t in device:
-                    if not isinstance(t[1], str):  # made here: named by where it went
-                        self.part_names.setdefault(t, path.strip("<").replace(")>", ")"))
+            self.module_parts[module] = self.module_parts.get(module, EMPTY) | device
+            for t in device:
+                if not isinstance(t[1], str):  # made here: named by where it went
+                    self.part_names.setdefault(t, path.strip("<").replace(")>", ")"))
 
     def call_module_of_parts(self, func, node):
         """A call of a module this function put tensors into (`model(x)`
