@@ -8,7 +8,9 @@ source still makes the call it removes, and afterwards that the call came:
 otherwise the run would prove nothing, and it exits 3 saying why.
 """
 import importlib
+import inspect
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "real"))
@@ -22,6 +24,28 @@ def shape_error(program: str, library: str, message: str) -> None:
     print(f"{program}: {library} {version} differs from what this program patches: {message}",
           file=sys.stderr, flush=True)
     sys.exit(3)
+
+
+def require_call(program: str, library: str, cls, pattern: str) -> None:
+    """Exits 3 unless the source of `cls` still makes the call `pattern`
+    (a regular expression) matches."""
+    if not re.search(pattern, inspect.getsource(cls)):
+        shape_error(program, library, f"{cls.__name__} no longer calls {pattern}")
+
+
+def instances_of(cls) -> list:
+    """A list that receives every instance of `cls` made from now on (its
+    __init__ wrapped), for a patch that tells the library's own streams and
+    events from the rest of the process's."""
+    made = []
+    original_init = cls.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        made.append(self)
+
+    cls.__init__ = init
+    return made
 
 
 class SkippedCalls:

@@ -26,8 +26,6 @@ The program checks that trl's code still has the shape the patch relies
 on and exits 3 with a message when it does not or when the removed call
 never came.
 """
-import inspect
-import re
 import sys
 
 import torch
@@ -51,17 +49,8 @@ def patch(which: str) -> SkippedCalls:
     from trl.models import activation_offloading
 
     hooks_class = activation_offloading.OffloadActivations
-    if not re.search(REMOVED[which], inspect.getsource(hooks_class)):
-        library_mutant.shape_error(PROGRAM, "trl",
-                                   f"OffloadActivations no longer calls {REMOVED[which]}")
-    managers = []
-    original_init = hooks_class.__init__
-
-    def init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        managers.append(self)
-
-    hooks_class.__init__ = init
+    library_mutant.require_call(PROGRAM, "trl", hooks_class, REMOVED[which])
+    managers = library_mutant.instances_of(hooks_class)
 
     def side(stream) -> bool:
         return any(stream is getattr(manager, "s1", None) for manager in managers)
