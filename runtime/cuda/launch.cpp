@@ -14,6 +14,7 @@
 // step's) hands them to the checker's thread instead, to be looked up there.
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -66,6 +67,11 @@ struct KernelInfo {
   // the host's next access of that pinned buffer would be reported against a
   // kernel that never touched it.
   bool device_operands_only = false;
+
+  // A verbose run's note that a launch's captured offset calculator did
+  // not read as one (param_fill.h's offset_calculator_at), said once per
+  // kernel: its words were scanned whole, stale ones too.
+  mutable std::atomic<bool> calculator_miss_noted{false};
 
   // Whether an argument word that points into `alloc` is taken for a use.
   bool uses(const AllocInfo& alloc) const {
@@ -139,6 +145,9 @@ void note_param_fills(const char* mangled, const std::vector<ParamFill>& fills) 
       case ParamFill::Kind::kReduction:
         kind = "offset calculators skipped, dst[1] only with two outputs";
         break;
+      case ParamFill::Kind::kLeadingOffsetCalculator:
+        kind = "captured offset calculator skipped where set";
+        break;
     }
     if (kind == nullptr) continue;
     kinds += (kinds.empty() ? "" : ", ") + std::string("parameter ") + std::to_string(i) + ": " +
@@ -172,6 +181,18 @@ void apply_declared_params(std::uint64_t handle, KernelInfo* info) {
   if (!read_only.empty()) info->read_only = std::move(read_only);
 }
 
+// A launch handle's mangled name (the driver's string), or null. Under a
+// ReentrancyGuard: the queries are driver calls.
+const char* mangled_name(void* h) {
+  const DriverApi& api = driver();
+  const char* raw_name = nullptr;
+  if (api.cuFuncGetName == nullptr || api.cuFuncGetName(&raw_name, h) != 0) raw_name = nullptr;
+  if (raw_name == nullptr && api.cuKernelGetName != nullptr &&
+      api.cuKernelGetName(&raw_name, h) != 0)
+    raw_name = nullptr;
+  return raw_name;
+}
+
 const KernelInfo* describe(std::uint64_t handle) {
   auto* info = new KernelInfo;
   const DriverApi& api = driver();
@@ -181,11 +202,7 @@ const KernelInfo* describe(std::uint64_t handle) {
   // accepts only its own kind, so try both.
   info->slots = read_layout(api.cuFuncGetParamInfo, h);
   if (info->slots.empty()) info->slots = read_layout(api.cuKernelGetParamInfo, h);
-  const char* raw_name = nullptr;
-  if (api.cuFuncGetName == nullptr || api.cuFuncGetName(&raw_name, h) != 0) raw_name = nullptr;
-  if (raw_name == nullptr && api.cuKernelGetName != nullptr &&
-      api.cuKernelGetName(&raw_name, h) != 0)
-    raw_name = nullptr;
+  const char* raw_name = mangled_name(h);
   if (Session* session = session_unlocked())
     info->name = session->names().intern(demangle(raw_name));
   if (raw_name != nullptr) {
@@ -388,6 +405,32 @@ void emit_declared_writes(Locked& locked, const KernelInfo& info, void** kernel_
   if (n > 0) feed_operator_uses_locked(locked, info.name, stream, writes, n, stack);
 }
 
+// Verbose runs: whether each launch's captured offset calculator read as
+// one, so that a run shows where the closure layout param_fill.h expects
+// is not the one a kernel was compiled with.
+void note_calculator_miss(std::uint64_t handle, const KernelInfo& info, void* const* kernel_params,
+                          const void* packed, std::size_t packed_size) {
+  if (info.calculator_miss_noted.load(std::memory_order_relaxed)) return;
+  for (std::size_t i = 0; i < info.fills.size() && i < info.slots.size(); ++i) {
+    if (info.fills[i].kind != ParamFill::Kind::kLeadingOffsetCalculator) continue;
+    const ParamSlot& slot = info.slots[i];
+    const unsigned char* bytes = nullptr;
+    if (packed != nullptr) {
+      if (std::size_t(slot.offset) + slot.size <= packed_size)
+        bytes = static_cast<const unsigned char*>(packed) + slot.offset;
+    } else if (kernel_params != nullptr) {
+      bytes = static_cast<const unsigned char*>(kernel_params[i]);
+    }
+    if (bytes == nullptr || offset_calculator_at(bytes, slot.size)) continue;
+    if (info.calculator_miss_noted.exchange(true)) return;
+    ReentrancyGuard guard;
+    notice("a launch's captured offset calculator (parameter " + std::to_string(i) +
+           ") did not read as one; its words were scanned whole in " +
+           demangle(mangled_name(reinterpret_cast<void*>(handle))));
+    return;
+  }
+}
+
 }  // namespace
 
 void declare_kernel_params(std::uint64_t func, const DeclaredParam* params, std::size_t n) {
@@ -409,6 +452,8 @@ void on_kernel_launch(std::uint64_t func, void** kernel_params, void** extra,
   const void* packed = nullptr;
   std::size_t packed_size = 0;
   const bool has_packed = packed_param_buffer(extra, &packed, &packed_size);
+  if (options().verbosity >= 1 && !info->fills.empty())
+    note_calculator_miss(func, *info, kernel_params, has_packed ? packed : nullptr, packed_size);
 
   std::uint64_t candidates[kMaxCandidates];
   bool candidate_read[kMaxCandidates];

@@ -8,7 +8,9 @@
 //
 //   param_fill_check < sizes.txt
 //
-// Output, one line per struct found: "NAME: R/N kernels", and for ReduceOp
+// Output, one line per struct found: "NAME: R/N kernels" (and per lambda of
+// the non-contiguous elementwise path, whose captures lead with an
+// OffsetCalculator), and for ReduceOp
 // the kernels left whole by design (over c10::complex<double>, whose
 // alignment may pad the tail) apart: "ReduceOp: R/N kernels (C over
 // c10::complex<double> scanned whole)". For the foreach kernels' metadata,
@@ -19,6 +21,7 @@
 // reader to tell the functors that store only from those the rule misses.
 // Exit 1 on a malformed line or argument.
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -35,6 +38,9 @@ struct Layout {
   const char* mangled;  // the struct's name as it appears in mangled names
   const char* name;
   ParamFill::Kind kind;  // what a recognized parameter of it reads
+  // Where set, the kernel's name must start with it instead: the lambda of
+  // the non-contiguous elementwise path is known by where it is declared.
+  const char* prefix = nullptr;
 };
 
 constexpr Layout kLayouts[] = {
@@ -49,7 +55,24 @@ constexpr Layout kLayouts[] = {
     {"10TensorInfo", "TensorInfo", ParamFill::Kind::kFixedEntries},
     {"16TensorSizeStride", "TensorSizeStride", ParamFill::Kind::kFixedEntries},
     {"16OffsetCalculator", "OffsetCalculator", ParamFill::Kind::kFixedEntries},
+    {"EZNS0_22gpu_kernel_impl_nocastI", "gpu_kernel_impl_nocast's lambda",
+     ParamFill::Kind::kLeadingOffsetCalculator, "_ZN2at6native18elementwise_kernelILi"},
+    {"EZNS0_15gpu_kernel_implI", "gpu_kernel_impl's lambda",
+     ParamFill::Kind::kLeadingOffsetCalculator, "_ZN2at6native18elementwise_kernelILi"},
 };
+
+// Whether the kernel `name` takes the layout's struct (or, with a prefix,
+// is such a kernel over such a lambda: elementwise_kernel<nt, vt, ...>,
+// its two integer arguments followed by the lambda's local name).
+bool takes(const std::string& name, const Layout& layout) {
+  if (layout.prefix == nullptr) return name.find(layout.mangled) != std::string::npos;
+  if (name.rfind(layout.prefix, 0) != 0) return false;
+  const std::size_t vt = name.find("ELi", std::strlen(layout.prefix));
+  if (vt == std::string::npos) return false;
+  const std::size_t end = name.find('E', vt + 3);
+  return end != std::string::npos && name.compare(end, std::strlen(layout.mangled),
+                                                  layout.mangled) == 0;
+}
 
 struct Count {
   int found = 0, recognized = 0, complex_double = 0, lists_read = 0;
@@ -89,7 +112,7 @@ int main(int argc, char** argv) {
     std::vector<ParamFill> fills;
     xsc::rt::kernel_param_fills(name, sizes.data(), sizes.size(), &fills);
     for (const Layout& layout : kLayouts) {
-      if (name.find(layout.mangled) == std::string::npos) continue;
+      if (!takes(name, layout)) continue;
       Count& count = counts[layout.name];
       ++count.found;
       bool recognized = false;

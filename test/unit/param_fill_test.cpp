@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -459,6 +461,156 @@ TEST_F(ParamFillTest, OffsetCalculatorsPassedByValueHoldNoPointer) {
   EXPECT_FALSE(kernel_param_fills(kGluBackward, other, 7, &out));
 }
 
+// The lambda TensorIterator's non-contiguous elementwise path launches:
+// elementwise_kernel<128, vt, gpu_kernel_impl_nocast<F>(...)::{lambda(int)}>
+// (int, closure) and the same from gpu_kernel_impl<F> (operands of other
+// dtypes), its captures laid out as the mirrors below.
+// ... over direct_copy_kernel_cuda's lambda(float): two operands.
+const char* const kClosureCopy =
+    "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastIZZZNS0_23direct_copy"
+    "_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE_clEvENKUlvE_clEvEUlfE_EEvS4_RKT_EUliE_EEviT1_";
+// ... over a named functor (AbsFunctor): its arity is not in the name.
+const char* const kClosureFunctor =
+    "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastINS0_10AbsFunctorEEEv"
+    "RNS_18TensorIteratorBaseERKT_EUliE_EEviT1_";
+// gpu_kernel_impl's, over a lambda(float, float): three operands, and their
+// dtypes captured after the functor.
+const char* const kClosureCasting =
+    "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_15gpu_kernel_implIZNS0_10add_kernelERNS_18"
+    "TensorIteratorBaseEEUlffE_EEvS4_RKT_EUliE_EEviT1_";
+// Another function's lambda(int): captures this file does not know.
+const char* const kClosureElsewhere =
+    "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_17index_kernel_implIZNS0_10add_kernelERNS_18"
+    "TensorIteratorBaseEEUlffE0_EEvS4_RKT_EUliE_EEviT1_";
+
+struct EmptyFunctor {};
+template <int N, class F>
+struct NocastClosure {
+  OffsetCalculatorMirror<N, IntDividerU32, unsigned> offset_calc;
+  std::array<char*, N> data;
+  F f;
+};
+template <int N, class F>
+struct CastingClosure {
+  OffsetCalculatorMirror<N, IntDividerU32, unsigned> offset_calc;
+  std::array<char*, N> data;
+  F f;
+  std::array<std::uint8_t, N> dtypes;
+};
+
+// IntegerDivider.cuh's IntDivider<unsigned int>(d).
+IntDividerU32 divider(unsigned d) {
+  IntDividerU32 out{d, 0, 0};
+  while ((1u << out.shift) < d) ++out.shift;
+  out.m1 = static_cast<unsigned>(((std::uint64_t{1} << 32) * ((std::uint64_t{1} << out.shift) - d)) / d + 1);
+  return out;
+}
+
+// A launch's closure: dims set, the rest of the calculator holding the
+// host stack's words (`stale` repeated), the operands after it.
+template <class Closure>
+Closure closure_with(int dims, std::uint64_t stale) {
+  Closure c;
+  for (std::size_t at = 0; at + 8 <= sizeof c; at += 8)
+    std::memcpy(reinterpret_cast<unsigned char*>(&c) + at, &stale, 8);
+  c.offset_calc.dims = dims;
+  const unsigned sizes[] = {7, 64, 1, 3};
+  for (int i = 0; i < dims; ++i) {
+    c.offset_calc.sizes[i] = divider(sizes[i % 4]);
+    for (auto& stride : c.offset_calc.strides[i]) stride = 4u << i;
+  }
+  for (std::size_t i = 0; i < c.data.size(); ++i)
+    c.data[i] = reinterpret_cast<char*>(0x7f0000010000 + 0x10000 * i);
+  return c;
+}
+
+template <class Closure>
+std::vector<std::uint64_t> words_scanned(const ParamFill& fill, const Closure& c) {
+  std::vector<std::uint64_t> words;
+  for (std::uint32_t at : scanned(fill, c, {})) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, reinterpret_cast<const unsigned char*>(&c) + at, 8);
+    words.push_back(w);
+  }
+  return words;
+}
+
+TEST_F(ParamFillTest, ElementwiseClosuresSkipTheirOffsetCalculator) {
+  using Copy = NocastClosure<2, EmptyFunctor>;
+  static_assert(sizeof(Copy) == 528, "two operands: calculator 504, data 16, functor");
+  for (const char* name : {kClosureCopy, kClosureFunctor}) {
+    const std::vector<ParamFill> fills = fills_of(name, {4, u32(sizeof(Copy))});
+    ASSERT_EQ(fills.size(), 2u) << name;
+    EXPECT_EQ(fills[0].kind, ParamFill::Kind::kWhole);
+    ASSERT_EQ(fills[1].kind, ParamFill::Kind::kLeadingOffsetCalculator) << name;
+    EXPECT_EQ(fills[1].skip_end, 504u);
+    // Set below dims 2, the rest a stale pointer: the operands alone.
+    const Copy c = closure_with<Copy>(2, 0x7f00000f0000);
+    std::vector<std::uint64_t> words = words_scanned(fills[1], c);
+    ASSERT_GE(words.size(), 2u);
+    EXPECT_EQ(words[0], 0x7f0000010000u);
+    EXPECT_EQ(words[1], 0x7f0000020000u);
+    for (std::size_t i = 2; i < words.size(); ++i) EXPECT_NE(words[i], 0x7f0000010000u);
+    // Every dims up to 25.
+    for (int dims = 1; dims <= 25; ++dims)
+      EXPECT_EQ(words_scanned(fills[1], closure_with<Copy>(dims, 0x7f00000f0000)).front(),
+                0x7f0000010000u) << dims;
+  }
+  using Add = CastingClosure<3, EmptyFunctor>;
+  const std::vector<ParamFill> casting = fills_of(kClosureCasting, {4, u32(sizeof(Add))});
+  ASSERT_EQ(casting[1].kind, ParamFill::Kind::kLeadingOffsetCalculator);
+  EXPECT_EQ(casting[1].skip_end, 608u);
+  const std::vector<std::uint64_t> words = words_scanned(casting[1], closure_with<Add>(3, 0x7f00000f0000));
+  // The first words read are the operands (the functor's and dtypes'
+  // bytes after them are read too).
+  ASSERT_GE(words.size(), 3u);
+  EXPECT_EQ(words[0], 0x7f0000010000u);
+  EXPECT_EQ(words[2], 0x7f0000030000u);
+  EXPECT_EQ(words.size(), (sizeof(Add) - 608) / 8);
+}
+
+TEST_F(ParamFillTest, AClosureWhoseBytesAreNoCalculatorIsScannedWhole) {
+  using Copy = NocastClosure<2, EmptyFunctor>;
+  const ParamFill fill = fills_of(kClosureCopy, {4, u32(sizeof(Copy))})[1];
+  const std::size_t whole = sizeof(Copy) / 8;
+  // dims out of range, or a divider that is not IntDivider's: the words
+  // before the operands may be anything, so they are all read.
+  for (int dims : {0, 26, -1})
+    EXPECT_EQ(words_scanned(fill, closure_with<Copy>(dims, 0x7f00000f0000)).size(), whole);
+  Copy wrong_m1 = closure_with<Copy>(2, 0x7f00000f0000);
+  wrong_m1.offset_calc.sizes[1].m1 += 1;
+  EXPECT_EQ(words_scanned(fill, wrong_m1).size(), whole);
+  Copy wrong_shift = closure_with<Copy>(2, 0x7f00000f0000);
+  wrong_shift.offset_calc.sizes[0].shift += 1;
+  EXPECT_EQ(words_scanned(fill, wrong_shift).size(), whole);
+  // Captures laid out otherwise (the operands first): dims is a pointer's
+  // low half.
+  Copy swapped = closure_with<Copy>(2, 0x7f00000f0000);
+  const std::uint64_t pointer = 0x7f0000010010;
+  std::memcpy(&swapped, &pointer, 8);
+  EXPECT_EQ(words_scanned(fill, swapped).size(), whole);
+}
+
+TEST_F(ParamFillTest, OnlyTheElementwisePathsClosures) {
+  using Copy = NocastClosure<2, EmptyFunctor>;
+  using Add = CastingClosure<3, EmptyFunctor>;
+  std::vector<ParamFill> out;
+  const std::uint32_t add[] = {4, u32(sizeof(Add))};
+  EXPECT_FALSE(kernel_param_fills(kClosureElsewhere, add, 2, &out));
+  // A lambda(float)'s two operands do not fit three operands' size, nor
+  // does a size with room for a functor of a calculator row's bytes.
+  const std::uint32_t three[] = {4, u32(sizeof(Add))};
+  EXPECT_FALSE(kernel_param_fills(kClosureCopy, three, 2, &out));
+  const std::uint32_t big[] = {4, u32(sizeof(Copy)) + 96};
+  EXPECT_FALSE(kernel_param_fills(kClosureFunctor, big, 2, &out));
+  const std::uint32_t small[] = {4, 412};  // less than one operand's captures
+  EXPECT_FALSE(kernel_param_fills(kClosureFunctor, small, 2, &out));
+  // A functor's count is the one the size allows: three operands.
+  const std::uint32_t functor3[] = {4, u32(sizeof(NocastClosure<3, EmptyFunctor>))};
+  ASSERT_TRUE(kernel_param_fills(kClosureFunctor, functor3, 2, &out));
+  EXPECT_EQ(out[1].skip_end, 608u);
+}
+
 // One parse gives what the two calls give apart.
 TEST_F(ParamFillTest, OneParseGivesAccessAndFillsAlike) {
   struct Case {
@@ -471,6 +623,7 @@ TEST_F(ParamFillTest, OneParseGivesAccessAndFillsAlike) {
       {kReduceFloat, {u32(sizeof(ReduceOpFloat))}},
       {"_Z6reducePKfPfi", {8, 8, 4}},
       {"c_reduce", {8, 8, 4}},
+      {kClosureCopy, {4, 528}},
   };
   for (const Case& c : cases) {
     std::vector<ParamAccess> access, expected_access;

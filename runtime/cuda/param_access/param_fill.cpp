@@ -351,6 +351,107 @@ bool reduction(const Specialization& s, std::uint32_t size, ParamFill* fill) {
   return true;
 }
 
+std::string_view native_kernel(const Node* name);
+
+// The closure type a lambda's mangling names (`{lambda(int)#1}`), with the
+// function it is local to; null when `type` is no local lambda.
+const itd::ClosureTypeName* local_lambda(const Node* type, const itd::FunctionEncoding** in) {
+  unsigned quals = 0;
+  const Node* n = demangled::strip_qualifiers(type, &quals);
+  if (n == nullptr || n->getKind() != Node::KLocalName) return nullptr;
+  const Node* encoding = nullptr;
+  const Node* entity = nullptr;
+  static_cast<const itd::LocalName*>(n)->match([&](const Node* e, const Node* x) {
+    encoding = demangled::resolved(e);
+    entity = demangled::resolved(x);
+  });
+  if (encoding == nullptr || entity == nullptr || encoding->getKind() != Node::KFunctionEncoding ||
+      entity->getKind() != Node::KClosureTypeName)
+    return nullptr;
+  if (in != nullptr) *in = static_cast<const itd::FunctionEncoding*>(encoding);
+  return static_cast<const itd::ClosureTypeName*>(entity);
+}
+
+itd::NodeArray lambda_params(const itd::ClosureTypeName* lambda) {
+  itd::NodeArray params;
+  lambda->match([&](itd::NodeArray, const Node*, itd::NodeArray p, const Node*, std::string_view) {
+    params = p;
+  });
+  return params;
+}
+
+// Template arguments of a function's name (none for a plain function).
+itd::NodeArray function_template_args(const itd::FunctionEncoding* function) {
+  itd::NodeArray args;
+  const Node* name = demangled::resolved(function->getName());
+  if (name == nullptr || name->getKind() != Node::KNameWithTemplateArgs) return args;
+  const Node* template_args = nullptr;
+  static_cast<const itd::NameWithTemplateArgs*>(name)->match(
+      [&](const Node*, const Node* ta) { template_args = demangled::resolved(ta); });
+  if (template_args != nullptr && template_args->getKind() == Node::KTemplateArgs)
+    static_cast<const itd::TemplateArgs*>(template_args)->match(
+        [&](itd::NodeArray params, const Node*) { args = params; });
+  return args;
+}
+
+// The lambda TensorIterator's non-contiguous elementwise path hands
+// elementwise_kernel<nt, vt, func_t>(int N, func_t f) (CUDALoops.cuh's
+// gpu_kernel_impl_nocast<func_t> and, for operands of other dtypes,
+// gpu_kernel_impl<func_t>, each a [=](int idx) lambda). It captures, in
+// the order its body first names them,
+//   OffsetCalculator<ntensors> offset_calc; std::array<char*, ntensors>
+//   data; func_t f; (gpu_kernel_impl: std::array<ScalarType, ntensors>
+//   dtypes;)
+// ntensors being func_t's arity + 1. The calculator is filled below its
+// dims only and holds no pointer: what the host's stack held past dims
+// reaches the kernel (a pointer into a live block, taken for a use, is
+// reported against whatever another stream does with it). Its words are
+// skipped where the launch's bytes show a calculator there (the fill is
+// checked per launch: for_each_scanned_word). ntensors is the lambda
+// func_t's parameter count plus one where func_t is a lambda; for a named
+// functor, the one count whose captures fit the parameter's size with
+// less than a calculator row's bytes (kMaxFunctorBytes) left for f.
+constexpr std::uint32_t kMaxFunctorBytes = 96;
+
+bool elementwise_closure(std::string_view kernel, const Node* type, std::uint32_t size,
+                         ParamFill* fill) {
+  if (kernel != "elementwise_kernel") return false;
+  const itd::FunctionEncoding* function = nullptr;
+  const itd::ClosureTypeName* lambda = local_lambda(type, &function);
+  if (lambda == nullptr) return false;
+  const itd::NodeArray params = lambda_params(lambda);
+  const Node* index = params.size() == 1 ? demangled::resolved(params[0]) : nullptr;
+  if (index == nullptr || index->getKind() != Node::KNameType || index->getBaseName() != "int")
+    return false;
+  const std::string_view impl = native_kernel(function->getName());
+  const bool casts = impl == "gpu_kernel_impl";
+  if (!casts && impl != "gpu_kernel_impl_nocast") return false;
+  const itd::NodeArray args = function_template_args(function);
+  if (args.size() != 1) return false;
+  std::uint32_t arity = 0;
+  bool arity_known = false;
+  if (const itd::ClosureTypeName* f = local_lambda(args[0], nullptr)) {
+    arity = static_cast<std::uint32_t>(lambda_params(f).size());
+    arity_known = true;
+  }
+  std::uint32_t found = 0, calculator_end = 0;
+  for (std::uint32_t n = 1; n <= 16; ++n) {
+    if (arity_known && n != arity + 1) continue;
+    std::uint32_t calculator = 0, align = 0;
+    offset_calculator_size(4, n, &calculator, &align);
+    const std::uint32_t data_at = align_up(calculator, 8);
+    const std::uint32_t captures = data_at + 8 * n + (casts ? n : 0);
+    if (captures > size || size - captures >= kMaxFunctorBytes) continue;
+    ++found;
+    calculator_end = data_at;
+  }
+  if (found != 1) return false;
+  fill->kind = ParamFill::Kind::kLeadingOffsetCalculator;
+  fill->skip_begin = 0;
+  fill->skip_end = calculator_end;
+  return true;
+}
+
 // The fill of a parameter of `type`, `size` bytes, where its layout is one
 // this file knows; `seen`, when given, receives the type's specialization.
 bool recognize(const Node* type, std::uint32_t size, ParamFill* fill,
@@ -461,15 +562,18 @@ bool foreach_inputs(const Node* functor, const ParamFill& lists, std::uint32_t d
 
 // The fills of parsed parameters; false (and `out` empty) when none is
 // filled in part or their count is not `count`.
-bool fills_of(const std::vector<demangled::Param>& params, const std::uint32_t* sizes,
-              std::size_t count, std::vector<ParamFill>* out) {
+bool fills_of(const Node* name, const std::vector<demangled::Param>& params,
+              const std::uint32_t* sizes, std::size_t count, std::vector<ParamFill>* out) {
   out->clear();
   if (params.size() != count) return false;
+  const std::string_view kernel = native_kernel(name);
   std::vector<ParamFill> fills(count);
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
     ParamFill fill;
-    if (recognize(params[i].type, sizes[i], &fill)) {
+    fill.size = sizes[i];
+    if (recognize(params[i].type, sizes[i], &fill) ||
+        elementwise_closure(kernel, params[i].type, sizes[i], &fill)) {
       fills[i] = fill;
       any = true;
     }
@@ -547,8 +651,9 @@ bool kernel_param_fills(std::string_view mangled_name, const std::uint32_t* size
                         std::size_t count, std::vector<ParamFill>* out) {
   out->clear();
   bool any = false;
-  demangled::with_function_params(mangled_name, [&](const std::vector<demangled::Param>& params) {
-    any = fills_of(params, sizes, count, out);
+  demangled::with_function(mangled_name, [&](const Node* name,
+                                             const std::vector<demangled::Param>& params) {
+    any = fills_of(name, params, sizes, count, out);
   });
   return any;
 }
@@ -573,7 +678,7 @@ void kernel_param_layout(std::string_view mangled_name, const std::uint32_t* siz
   demangled::with_function(mangled_name, [&](const Node* name,
                                              const std::vector<demangled::Param>& params) {
     for (const demangled::Param& param : params) access->push_back(demangled::access_of(param));
-    if (fills != nullptr) fills_of(params, sizes, count, fills);
+    if (fills != nullptr) fills_of(name, params, sizes, count, fills);
     if (reads != nullptr)
       operand_reads_of(name, params, sizes, count, /*filled_only=*/fills != nullptr, reads);
   });

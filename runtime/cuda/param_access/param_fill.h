@@ -16,6 +16,10 @@
 //   - reductions (ReduceOp): its two offset calculators, which hold no
 //     pointer and are filled only below their dims, are skipped, and dst[1]
 //     is read only when noutputs is 2;
+//   - the non-contiguous elementwise path's lambda (elementwise_kernel's
+//     closure, from gpu_kernel_impl_nocast and gpu_kernel_impl): its
+//     captured OffsetCalculator, first, holds no pointer and is filled
+//     below its dims only; skipped where the launch's bytes read as one;
 //   - at::cuda::detail::TensorInfo (index, scatter, gather, sort kernels):
 //     its data pointer only, sizes[] and strides[] being set only below
 //     dims; cat's TensorSizeStride and an OffsetCalculator passed by value
@@ -58,6 +62,10 @@ struct ParamFill {
     kReduction,     // every word but those wholly inside [skip_begin,
                     // skip_end), and but the one at `skip_at` unless the
                     // int at `count_at` (ReduceOp::noutputs) is 2
+    kLeadingOffsetCalculator,  // every word at or past skip_end, and those
+                               // before it too unless the bytes there read
+                               // as an OffsetCalculator<N, uint32_t>
+                               // (offset_calculator_at)
   };
   static constexpr std::size_t kMaxTables = 6;
   Kind kind = Kind::kWhole;
@@ -143,6 +151,35 @@ inline std::uint32_t filled_entries(const ParamFill& fill, const unsigned char* 
   return count;
 }
 
+// Whether `param` starts with a set OffsetCalculator<N, uint32_t>: its int
+// dims in [1, 25] and, below dims, IntDivider<unsigned int>s (divisor, m1,
+// shift) as IntegerDivider.cuh's constructor computes them: shift the
+// least with 2^shift >= divisor, m1 = 2^32 (2^shift - divisor) / divisor
+// + 1. Other bytes seldom pass: a pointer's low half is no dims, and one
+// word in 2^32 or so passes as an m1 by chance. Bytes that do not pass
+// are scanned whole.
+inline bool offset_calculator_at(const unsigned char* param, std::uint32_t size) {
+  constexpr std::uint32_t kMaxDims = 25;
+  std::int32_t dims = 0;
+  if (size < 4 + 12 * kMaxDims) return false;
+  std::memcpy(&dims, param, sizeof dims);
+  if (dims < 1 || dims > static_cast<std::int32_t>(kMaxDims)) return false;
+  for (std::int32_t i = 0; i < dims; ++i) {
+    std::uint32_t divisor = 0, m1 = 0, shift = 0;
+    std::memcpy(&divisor, param + 4 + 12 * i, 4);
+    std::memcpy(&m1, param + 8 + 12 * i, 4);
+    std::memcpy(&shift, param + 12 + 12 * i, 4);
+    if (divisor < 1 || divisor > 0x7fffffffu || shift > 31) return false;
+    std::uint32_t least = 0;
+    while ((1u << least) < divisor) ++least;
+    if (shift != least) return false;
+    const std::uint64_t magic =
+        ((std::uint64_t{1} << 32) * ((std::uint64_t{1} << shift) - divisor)) / divisor + 1;
+    if (magic != m1) return false;
+  }
+  return true;
+}
+
 // Calls visit(at) for each byte offset `at` of `param` (`size` bytes, the
 // parameter's bytes) whose word a scan reads; `first` is the first offset
 // of the kWhole walk (the parameter's start may not be 8-byte aligned in
@@ -167,6 +204,14 @@ void for_each_scanned_word(const ParamFill* fill, const unsigned char* param, st
     for (std::uint32_t at = 0; at + 8 <= size; at += 8) {
       if (layout && at >= fill->skip_begin && at + 8 <= fill->skip_end) continue;
       if (layout && outputs == 1 && at == fill->skip_at) continue;
+      visit(at);
+    }
+    return;
+  }
+  if (fill->kind == ParamFill::Kind::kLeadingOffsetCalculator) {
+    const bool layout = offset_calculator_at(param, size);
+    for (std::uint32_t at = 0; at + 8 <= size; at += 8) {
+      if (layout && at + 8 <= fill->skip_end) continue;
       visit(at);
     }
     return;

@@ -38,6 +38,12 @@
  *                               calculator past dims; reduce-reads-x: two
  *                               outputs; stale-reduce-calculators: two
  *                               outputs, x only in the calculator
+ *   param_access stale-closure  PyTorch's non-contiguous copy (an
+ *                               elementwise lambda's captures), x in its
+ *                               offset calculator past dims;
+ *                               closure-reads-x: x its input;
+ *                               stale-closure-unread: dims 40, no
+ *                               calculator's
  *
  *   param_access operands   TensorIterator's elementwise kernels (an operand
  *                           array, the output first): y, a new caching block
@@ -117,7 +123,7 @@ static float* pinned_alloc(void) {
 }
 
 /* Stand for CUfunction handles. */
-static int closure_fn, reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
+static int closure_fn, copy_closure_fn, reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
     index_fn, gather_fn, foreach_add_fn;
 
 /* PyTorch's layouts (param_fill.h): CatArrInputTensorMetadata<OpaqueType<4>,
@@ -259,6 +265,33 @@ static void closure_elementwise(float* out, float* in, float* stale, cudaStream_
   driver_launch(&closure_fn, params, stream, 1, 1);
 }
 
+/* elementwise_kernel<128, 2, gpu_kernel_impl_nocast<F>(...)::{lambda(int)}>
+ * (int, closure), F direct_copy_kernel_cuda's lambda(float): the captures of
+ * PyTorch's non-contiguous copy, an OffsetCalculator<2, unsigned> (504
+ * bytes with its padding: dims, 25 IntDivider<unsigned>s, 25 rows of two
+ * strides), the two operands and the empty functor. Two sizes and two
+ * rows of strides, set as IntDivider's constructor sets them, under `dims`
+ * (2, or another value for bytes that are no calculator); past them, the
+ * host stack's words: `stale` among them. */
+enum { kCopyClosure = 528, kCopyOperands = 504 };
+static void copy_closure(float* out, float* in, float* stale, int dims, cudaStream_t stream) {
+  static unsigned char closure[kCopyClosure];
+  memset(closure, 0x11, sizeof closure);
+  memcpy(closure, &dims, 4);
+  /* IntDivider<unsigned>(d): divisor, m1 = 2^32 (2^shift - d) / d + 1, shift */
+  const unsigned divider[2][3] = {{64, 1, 6}, {3, 1431655766u, 2}};
+  memcpy(closure + 4, divider, sizeof divider);
+  const unsigned strides[2][2] = {{4, 4}, {256, 1024}};
+  memcpy(closure + 304, strides, sizeof strides);
+  memcpy(closure + 104, &stale, 8);  /* sizes_[8]: past dims */
+  memcpy(closure + 400, &stale, 8);  /* strides_[12]: past dims */
+  memcpy(closure + kCopyOperands, &out, 8);
+  memcpy(closure + kCopyOperands + 8, &in, 8);
+  int n = 256;
+  void* params[] = {&n, closure};
+  driver_launch(&copy_closure_fn, params, stream, 1, 1);
+}
+
 static void fill(float* x, cudaStream_t stream) {
   int n = 256;
   void* params[] = {&x, &n};
@@ -295,6 +328,12 @@ int main(int argc, char** argv) {
   const size_t closure_sizes[] = {4, kClosure};
   fake_cuda_define(&closure_fn, "_ZN2at6native18elementwise_kernelILi128ELi2ENS0_7ClosureEEEviT1_",
                    2, closure_sizes);
+  const size_t copy_closure_sizes[] = {4, kCopyClosure};
+  fake_cuda_define(&copy_closure_fn,
+                   "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastIZZZNS0_"
+                   "23direct_copy_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE_clEvENKUlvE_clEvEUlfE_"
+                   "EEvS4_RKT_EUliE_EEviT1_",
+                   2, copy_closure_sizes);
   fake_cuda_define(&fill_fn, "_Z4fillPfi", 2, pointer_int + 1);
   fake_cuda_define(&c_reduce_fn, "c_reduce", 3, pointer_int);
   /* CatArrayBatchedCopy_vectorized<OpaqueType<4u>, unsigned, 1, 128, 1, 16,
@@ -370,6 +409,14 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "stale-reduce") == 0 || strcmp(mode, "reduce-reads-x") == 0) {
     upload(x, a);
     stale_reduce(yb, ya, x, x, strcmp(mode, "stale-reduce") == 0 ? 1 : 2, b);
+  } else if (strncmp(mode, "stale-closure", 13) == 0 || strcmp(mode, "closure-reads-x") == 0) {
+    upload(x, a);
+    if (strcmp(mode, "stale-closure") == 0)
+      copy_closure(ya, yb, x, 2, b);
+    else if (strcmp(mode, "stale-closure-unread") == 0)
+      copy_closure(ya, yb, x, 40, b);
+    else
+      copy_closure(ya, x, yb, 2, b);  /* closure-site */
   } else if (strcmp(mode, "stale-reduce-calculators") == 0) {
     upload(x, a);
     stale_reduce(yb, ya, ya, x, 2, b);
