@@ -222,6 +222,13 @@ struct ThreadState {
   // (host_funcs.cpp), for the kHostFunc event its exit feeds.
   EventId host_func_token = 0;
   int session_locks = 0;  // Locked objects alive on this thread
+  // Events this thread fed, and what host_sync.cpp last fed of its
+  // releases and acquires (to leave out ones that add nothing).
+  std::uint64_t events_admitted = 0;
+  EventId last_released = 0;
+  std::uint64_t events_at_release = 0;
+  EventId last_acquired = 0;
+  std::uint64_t releases_at_acquire = 0;
   // Per-thread caches of launch.cpp and stack.cpp, made on first use and
   // freed when the thread exits (thread_cache). Plain pointers here, read on
   // every launch: a thread_local with a destructor would be reached through
@@ -298,6 +305,9 @@ void set_launch_stack_hook(std::uint32_t (*hook)(void));
 // Run in each thread the interposed pthread_create starts, before its start
 // routine (runtime/host/thread_start.cpp).
 void set_thread_start_hook(void (*hook)(void));
+// host/host_sync.cpp: the calling thread, returning from its start
+// routine, releases what it did to whoever joins it.
+void release_thread_exit();
 // Return addresses of the calling thread, innermost first, with the unwinder
 // capture_stack uses (libunwind when loadable). The first call loads it; the
 // fatal-signal report calls it once at install time for that reason.

@@ -347,6 +347,7 @@ AddressSpan tracked_address_span() {
 void Locked::admit(Event& event) {
   if (event.kind == EventKind::kAlloc) note_allocation(event);
   ThreadState& thread = thread_state();
+  ++thread.events_admitted;
   event.thread = current_thread();
   if (!thread.named) {
     thread.named = true;

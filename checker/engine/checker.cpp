@@ -363,6 +363,13 @@ void Checker::Impl::on_event(const Event& e) {
       hb.thread_create(thread, e.event);
       hb.host_action(thread);
       break;
+    case EventKind::kSyncRelease:
+      hb.sync_release(thread, e.event);
+      hb.host_action(thread);
+      break;
+    case EventKind::kSyncAcquire:
+      hb.sync_acquire(thread, e.event);
+      break;
     case EventKind::kThreadStart:
       hb.thread_start(thread, e.event);
       hb.host_action(thread);

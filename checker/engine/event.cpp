@@ -14,6 +14,7 @@ constexpr std::array<std::string_view, kNumEventKinds> kEventKindNames = {
     "stream-sync",   "event-sync",     "device-sync", "host-func",
     "graph-launch",  "thread-name",    "host-func-run", "host-func-done",
     "thread-create", "thread-start",   "test",          "unchecked",
+    "sync-release",  "sync-acquire",
 };
 constexpr std::array<std::string_view, 2> kStreamFlagsNames = {"blocking",
                                                                "non-blocking"};

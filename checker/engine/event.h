@@ -69,8 +69,14 @@ enum class EventKind : std::uint8_t {
                     // not model ("graphs with conditional nodes: bodies not
                     // checked"). No ordering effect: the report names each
                     // distinct one once, on its closing line
+  // Trace version 6:
+  kSyncRelease,     // `thread` releases the host synchronization object
+                    // `event` (a semaphore's address posted, a thread's
+                    // exit): what it did and knew so far goes with it
+  kSyncAcquire,     // `thread` acquired `event` (a wait that returned, a
+                    // join): it is ordered after every release of it so far
 };
-inline constexpr int kNumEventKinds = 20;
+inline constexpr int kNumEventKinds = 22;
 
 enum class StreamFlags : std::uint8_t {
   kBlocking = 0,     // cudaStreamDefault: synchronizes with the legacy stream
@@ -126,7 +132,8 @@ struct Event {
                            // what is not checked (kUnchecked)
   StreamId stream = kLegacyStream;
   EventId event = 0;       // kEventRecord / kStreamWaitEvent / kEventSync;
-                           // a token for host functions and thread starts
+                           // a token for host functions and thread starts;
+                           // a host synchronization object (kSync*)
   Addr addr = 0;
   std::uint64_t size = 0;  // bytes; 0 on a kUse means "the whole allocation"
   std::uint64_t graph = 0; // kUse made by a graph launch: the graph's id

@@ -198,6 +198,24 @@ void HbState::thread_start(AgentId thread, EventId token) {
   thread_starts_.erase(it);
 }
 
+void HbState::sync_release(AgentId thread, EventId object) {
+  // Objects are addresses, released over and over: one clock each. Past a
+  // bound (objects freed and their addresses never reused) they all go,
+  // which can only leave later acquires knowing less.
+  constexpr std::size_t kMaxSyncObjects = 1 << 16;
+  if (sync_objects_.size() >= kMaxSyncObjects && sync_objects_.count(object) == 0)
+    sync_objects_.clear();
+  sync_objects_[object].join(agents_[thread].clock);
+}
+
+void HbState::sync_acquire(AgentId thread, EventId object) {
+  auto it = sync_objects_.find(object);
+  if (it == sync_objects_.end()) return;
+  frontier_valid_ = false;
+  ++agents_[thread].version;
+  agents_[thread].clock.join(it->second);
+}
+
 const VectorClock& HbState::thread_frontier() {
   if (frontier_valid_) return frontier_;
   frontier_valid_ = true;

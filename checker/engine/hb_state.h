@@ -15,6 +15,10 @@
 //    every host thread's later actions are ordered after it; once it has
 //    returned, after what the function itself did too.
 //  * A thread starts after what its creator did before creating it.
+//  * A thread that acquires a host synchronization object (a semaphore's
+//    wait that returned, a join) is after every release of it so far: the
+//    object's clock joins each releasing thread's, as ThreadSanitizer's
+//    sync objects do.
 // Destroying a stream retires its agent: a later stream with the same handle
 // is a new agent, since CUDA reuses handle values.
 #pragma once
@@ -88,6 +92,9 @@ class HbState {
   // Threads (kThreadCreate, kThreadStart).
   void thread_create(AgentId thread, EventId token);
   void thread_start(AgentId thread, EventId token);
+  // Host synchronization objects (kSyncRelease, kSyncAcquire).
+  void sync_release(AgentId thread, EventId object);
+  void sync_acquire(AgentId thread, EventId object);
   // Joins what completed host functions made known to every thread, when
   // `thread` has not yet: call before any action of `thread`.
   void catch_up(AgentId thread) {
@@ -173,6 +180,7 @@ class HbState {
   // creating thread when it started another.
   std::unordered_map<EventId, VectorClock> host_funcs_;
   std::unordered_map<EventId, VectorClock> thread_starts_;
+  std::unordered_map<EventId, VectorClock> sync_objects_;
   // What returned host functions knew; every thread joins it (catch_up).
   VectorClock completed_;
   std::uint64_t completed_version_ = 0;

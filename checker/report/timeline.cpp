@@ -84,6 +84,7 @@ struct TimelineRecorder::Impl {
   std::uint64_t host_floor = 0;
   std::unordered_map<EventId, std::uint64_t> host_funcs;      // token -> column of the op
   std::unordered_map<EventId, std::uint64_t> thread_creates;  // token -> creator's floor
+  std::unordered_map<EventId, std::uint64_t> sync_objects;    // object -> releasers' floor
   std::unordered_map<ThreadId, NameId> thread_names;
   std::map<Addr, Block> live;       // live allocations, by start address
   std::deque<Block> freed;          // recently freed ones, oldest first
@@ -246,6 +247,16 @@ struct TimelineRecorder::Impl {
           floor[e.thread] = std::max(floor[e.thread], it->second);
           thread_creates.erase(it);
         }
+        return;
+      }
+      case EventKind::kSyncRelease: {
+        std::uint64_t& released = sync_objects[e.event];
+        released = std::max({released, floor[e.thread], host_floor});
+        return;
+      }
+      case EventKind::kSyncAcquire: {
+        auto it = sync_objects.find(e.event);
+        if (it != sync_objects.end()) floor[e.thread] = std::max(floor[e.thread], it->second);
         return;
       }
       case EventKind::kGraphLaunch: {

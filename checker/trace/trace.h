@@ -16,10 +16,11 @@
 namespace xsc {
 
 inline constexpr std::string_view kTraceFormatName = "xstream-trace";
-inline constexpr std::uint64_t kTraceVersion = 5;
+inline constexpr std::uint64_t kTraceVersion = 6;
 // The oldest version a reader still reads (version 1 lacks the host
 // function and thread start kinds, version 2 the operator uses and the
-// test kind, version 3 the unchecked kind, and nothing else).
+// test kind, version 3 the unchecked kind, version 4 the autograd node
+// frames, version 5 the host synchronization kinds, and nothing else).
 inline constexpr std::uint64_t kOldestTraceVersion = 1;
 // Traces of versions before this one were written by runtimes that left a
 // caching block's kernel uses on its own allocation stream out of the trace

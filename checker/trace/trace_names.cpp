@@ -30,6 +30,8 @@ constexpr Table<EventKind, kNumEventKinds> kEventKinds = {{
     {EventKind::kThreadStart, "thread_start"},
     {EventKind::kTest, "test"},
     {EventKind::kUnchecked, "unchecked"},  // version 4
+    {EventKind::kSyncRelease, "sync_release"},  // version 6
+    {EventKind::kSyncAcquire, "sync_acquire"},  // version 6
 }};
 constexpr Table<StreamFlags, 2> kStreamFlags = {{
     {StreamFlags::kBlocking, "blocking"},

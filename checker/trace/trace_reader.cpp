@@ -681,6 +681,13 @@ bool Reader::event(const Fields& f, EventKind kind) {
         return fail("event kind '" + std::string(what) + "' needs trace version 4");
       if (!require(f, kNm, what) || !map_name(f.nm, &e.name)) return false;
       break;
+    case EventKind::kSyncRelease:
+    case EventKind::kSyncAcquire:
+      if (version_ < 6)
+        return fail("event kind '" + std::string(what) + "' needs trace version 6");
+      if (!require(f, kE, what)) return false;
+      e.event = f.e;
+      break;
   }
   e.stack = map_stack(f.sk);
   deliver(e);

@@ -183,6 +183,8 @@ void TraceWriter::write(const Event& e, const NameTable& names, const StackDepot
       break;
     case EventKind::kThreadCreate:
     case EventKind::kThreadStart:
+    case EventKind::kSyncRelease:
+    case EventKind::kSyncAcquire:
       field(out, "e", e.event);
       break;
     case EventKind::kTest:

@@ -381,6 +381,7 @@ void host_guard_after_event(Locked& locked, const Event& event) {
     case EventKind::kHostFuncRun:
     case EventKind::kHostFuncDone:
     case EventKind::kThreadStart:
+    case EventKind::kSyncAcquire:
       break;
     default:
       return;

@@ -45,7 +45,10 @@ void* start_thread(void* raw) {
   delete static_cast<ThreadStart*>(raw);
   if (enabled()) emit_edge(EventKind::kThreadStart, start.token);
   if (auto hook = thread_start_hook.load(std::memory_order_acquire)) hook();
-  return start.start(start.arg);
+  void* result = start.start(start.arg);
+  // What the thread did is the joiner's to know (host_sync.cpp).
+  release_thread_exit();
+  return result;
 }
 
 PthreadCreate real_pthread_create() {

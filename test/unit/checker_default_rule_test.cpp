@@ -414,5 +414,28 @@ TEST_F(DefaultRuleTest, ThreadStartedByAHostFunctionFreesAfterTheStreamsWork) {
   }
 }
 
+// A thread that synchronized hands the buffer to another through a queue
+// (a semaphore posted, then waited for): the other's free is ordered. The
+// same free after a wait on a semaphore nobody posted since is not.
+TEST_F(DefaultRuleTest, AFreeAfterAQueuesHandoverIsOrderedByTheSynchronizationBeforeIt) {
+  for (bool posted : {true, false}) {
+    Checker c(strict_config());
+    c.on_event(Alloc(kBlock, kSize, kCompute));
+    c.on_event(Use(kBlock, 0, kReduce).stack(2));
+    c.on_event(StreamSync(kReduce).thread(1));
+    E release(EventKind::kSyncRelease);
+    release.raw().event = 0x7ffc0040;
+    release.raw().thread = 1;
+    if (posted) c.on_event(release);
+    E acquire(EventKind::kSyncAcquire);
+    acquire.raw().event = 0x7ffc0040;
+    acquire.raw().thread = 2;
+    c.on_event(acquire);
+    c.on_event(Free(kBlock, kCompute).thread(2).stack(3));
+    c.finish();
+    EXPECT_EQ(c.findings().size(), posted ? 0u : 1u) << posted;
+  }
+}
+
 }  // namespace
 }  // namespace xsc

@@ -2,6 +2,8 @@
  * runtime and driver calls, copies between it and the device, the host's
  * accesses (through the runtime's host API, as the PyTorch adapter feeds
  * them) and the orderings between them. One scenario per argument. */
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,6 +71,53 @@ static void wait_for_off(int count) {
 static void copy_sync(void* dst, const void* src, enum cudaMemcpyKind kind) {
   cudaMemcpy_v3020_params p = {dst, src, sizeof staging, kind};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &p);
+}
+
+/* Handovers between threads: a reader thread, started before the copy (so
+ * its start orders nothing of it), reads the staging buffer once the main
+ * thread posts `ready`; the main thread synchronizes with the copy before
+ * the post (handover), or after the reader is done (handover-early). In
+ * join, the second thread makes the copy and synchronizes, and the main
+ * thread reads after joining it. */
+static sem_t ready, done;
+static cudaStream_t copy_stream;
+
+static void* reader(void* arg) {
+  (void)arg;
+  sem_wait(&ready);
+  host_access(XSC_ACCESS_READ);  /* handover-read */
+  sem_post(&done);
+  return NULL;
+}
+
+static void* downloader(void* arg) {
+  (void)arg;
+  copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
+  stream_sync(copy_stream);
+  return NULL;
+}
+
+static int handover(const char* mode) {
+  pthread_t thread;
+  sem_init(&ready, 0, 0);
+  sem_init(&done, 0, 0);
+  if (strcmp(mode, "join") == 0) {
+    pthread_create(&thread, NULL, downloader, NULL);
+    pthread_join(thread, NULL);
+    host_access(XSC_ACCESS_READ);
+    printf("done\n");
+    return 0;
+  }
+  pthread_create(&thread, NULL, reader, NULL);
+  copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
+  const int early = strcmp(mode, "handover-early") == 0;
+  if (!early) stream_sync(copy_stream);
+  sem_post(&ready);
+  sem_wait(&done);
+  if (early) stream_sync(copy_stream);
+  pthread_join(thread, NULL);
+  printf("done\n");
+  return 0;
 }
 
 int main(int argc, char** argv) {
@@ -157,6 +206,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  copy_stream = copy;
+  if (strncmp(mode, "handover", 8) == 0 || strcmp(mode, "join") == 0) return handover(mode);
   if (strcmp(mode, "h2d") == 0) {  /* refill while the upload may still read */
     host_access(XSC_ACCESS_WRITE);
     copy_async(device, staging, cudaMemcpyHostToDevice, copy);

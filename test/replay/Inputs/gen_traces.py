@@ -1022,7 +1022,7 @@ MALFORMED = {
     "blank.jsonl": b"\n\n",
     "not_a_trace.jsonl": b'{"hello":"world"}\n',
     "header_not_object.jsonl": b'[1,2,3]\n',
-    "bad_version.jsonl": b'{"format":"xstream-trace","version":6,"pid":1}\n',
+    "bad_version.jsonl": b'{"format":"xstream-trace","version":7,"pid":1}\n',
     "v4_kind_in_v3.jsonl": (b'{"format":"xstream-trace","version":3,"pid":1}\n'
                             b'{"t":"alloc","a":4096,"n":64,"s":0,"ak":"pinned"}\n'),
     "v4_field_in_v3.jsonl": (b'{"format":"xstream-trace","version":3,"pid":1}\n'

@@ -1,0 +1,160 @@
+// Host synchronization between threads: what one thread did and knew
+// reaches another through a semaphore or a join, and without these edges
+// the other's free of a buffer the first had waited for, or its read of a
+// download the first had synchronized with, would look unordered.
+//
+//   - sem_post releases the semaphore (kSyncRelease, the sem_t's address);
+//     a sem_wait, sem_trywait, sem_timedwait or sem_clockwait that took a
+//     count acquires it (kSyncAcquire). CPython's locks on Linux are
+//     semaphores: a threading.Lock's release, a queue.Queue's handover and a
+//     threading.Event's set all post one, and their waits take one.
+//   - a thread's return from its start routine releases the thread, and a
+//     pthread_join that returns 0 acquires it.
+// The checker keeps one clock per object, the join of its releases (as
+// ThreadSanitizer's sync objects do), so a wait is ordered after every
+// post made before it, whichever post it took.
+//
+// Edges are followed once a checking session exists, never from inside
+// the runtime's own work (its threads, the session lock it holds), and only
+// when preloaded: loaded later (CUDA_INJECTION64_PATH), nothing is
+// interposed. A release with nothing new since the same thread's last
+// release of the same object, and an acquire with no release anywhere
+// since the thread's last acquire of it, are not fed: a lock taken and
+// given back in a loop costs two events per round only while the thread
+// does something in between. Mutexes and condition variables are not
+// followed (C++ programs' own handovers); nor are Python 3.13's locks,
+// which post a semaphore only when a waiter sleeps.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
+
+#include <atomic>
+#include <cerrno>
+#include <ctime>
+
+#include "runtime/rtl.h"
+
+namespace xsc::rt {
+namespace {
+
+// Thread objects are tagged apart from semaphores' addresses.
+constexpr EventId kThreadObjectBit = 1ull << 63;
+
+std::atomic<std::uint64_t> releases_fed{0};
+
+bool following() {
+  return session_started() && enabled() && thread_state().guard == 0 && !holding_session_lock();
+}
+
+void feed_edge(EventKind kind, EventId object) {
+  Event event;
+  event.kind = kind;
+  event.event = object;
+  Locked locked;
+  if (locked) locked.emit(event);
+}
+
+void release(EventId object) {
+  if (!following()) return;
+  ThreadState& t = thread_state();
+  if (t.last_released == object && t.events_at_release == t.events_admitted) return;
+  const int saved = errno;
+  feed_edge(EventKind::kSyncRelease, object);
+  releases_fed.fetch_add(1, std::memory_order_relaxed);
+  t.last_released = object;
+  t.events_at_release = t.events_admitted;
+  errno = saved;
+}
+
+void acquire(EventId object) {
+  if (!following()) return;
+  ThreadState& t = thread_state();
+  const std::uint64_t releases = releases_fed.load(std::memory_order_relaxed);
+  if (t.last_acquired == object && t.releases_at_acquire == releases) return;
+  const int saved = errno;
+  feed_edge(EventKind::kSyncAcquire, object);
+  t.last_acquired = object;
+  t.releases_at_acquire = releases;
+  errno = saved;
+}
+
+template <class Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+}  // namespace
+
+void release_thread_exit() { release(static_cast<EventId>(pthread_self()) | kThreadObjectBit); }
+
+}  // namespace xsc::rt
+
+using xsc::EventId;
+
+extern "C" __attribute__((visibility("default"))) int sem_post(sem_t* sem) {
+  static const auto real = xsc::rt::next_symbol<int (*)(sem_t*)>("sem_post");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  // Before the post: the waiter it wakes feeds its acquire after this.
+  xsc::rt::release(reinterpret_cast<EventId>(sem));
+  return real(sem);
+}
+
+extern "C" __attribute__((visibility("default"))) int sem_wait(sem_t* sem) {
+  static const auto real = xsc::rt::next_symbol<int (*)(sem_t*)>("sem_wait");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int rc = real(sem);
+  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int sem_trywait(sem_t* sem) {
+  static const auto real = xsc::rt::next_symbol<int (*)(sem_t*)>("sem_trywait");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int rc = real(sem);
+  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int sem_timedwait(sem_t* sem,
+                                                                   const struct timespec* abstime) {
+  static const auto real =
+      xsc::rt::next_symbol<int (*)(sem_t*, const struct timespec*)>("sem_timedwait");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int rc = real(sem, abstime);
+  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int sem_clockwait(
+    sem_t* sem, clockid_t clock, const struct timespec* abstime) {
+  static const auto real =
+      xsc::rt::next_symbol<int (*)(sem_t*, clockid_t, const struct timespec*)>("sem_clockwait");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int rc = real(sem, clock, abstime);
+  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread,
+                                                                  void** result) {
+  static const auto real = xsc::rt::next_symbol<int (*)(pthread_t, void**)>("pthread_join");
+  if (real == nullptr) return ENOSYS;
+  const int rc = real(thread, result);
+  if (rc == 0) xsc::rt::acquire(static_cast<EventId>(thread) | xsc::rt::kThreadObjectBit);
+  return rc;
+}
