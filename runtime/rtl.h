@@ -131,6 +131,9 @@ Session* session_unlocked();
 bool session_started();
 // Whether this thread holds the session mutex (a Locked is alive on it).
 bool holding_session_lock();
+// Whether this process fed any event but a host synchronization edge since
+// it started or was forked.
+bool fed_in_this_process();
 
 // ---- device uses of pinned memory (host/pinned_uses.cpp) ------------------------
 // Whether one may still be pending, and the hook that has PyTorch's host

@@ -39,6 +39,9 @@ struct State {
   // Set in a forked child: the session, made before the fork, still names
   // the parent's process in its reports and must be told.
   std::atomic<bool> forked{false};
+  // This process fed an event since it started or was forked: a forked
+  // data-loader worker that never touches CUDA has nothing to order.
+  std::atomic<bool> fed_here{false};
   bool session_failed = false;
   std::once_flag subscribe_once;
   std::mutex log_mu;
@@ -261,7 +264,10 @@ Locked::Locked() : lock_(state().mu, std::defer_lock) {
     install_symbolizer(*session);
     static std::once_flag at_fork;
     std::call_once(at_fork, [] {
-      pthread_atfork(nullptr, nullptr, [] { state().forked.store(true, std::memory_order_relaxed); });
+      pthread_atfork(nullptr, nullptr, [] {
+        state().forked.store(true, std::memory_order_relaxed);
+        state().fed_here.store(false, std::memory_order_relaxed);
+      });
     });
     s.session = std::move(session);
     s.published.store(s.session.get(), std::memory_order_release);
@@ -274,6 +280,8 @@ Locked::~Locked() { --thread_state().session_locks; }
 bool session_started() { return state().published.load(std::memory_order_acquire) != nullptr; }
 
 bool holding_session_lock() { return thread_state().session_locks > 0; }
+
+bool fed_in_this_process() { return state().fed_here.load(std::memory_order_relaxed); }
 
 Session& Locked::session() {
   checker_catch_up();
@@ -348,6 +356,9 @@ void Locked::admit(Event& event) {
   if (event.kind == EventKind::kAlloc) note_allocation(event);
   ThreadState& thread = thread_state();
   ++thread.events_admitted;
+  if (!state().fed_here.load(std::memory_order_relaxed) && event.kind != EventKind::kSyncRelease &&
+      event.kind != EventKind::kSyncAcquire)
+    state().fed_here.store(true, std::memory_order_relaxed);
   event.thread = current_thread();
   if (!thread.named) {
     thread.named = true;

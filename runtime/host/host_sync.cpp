@@ -14,7 +14,8 @@
 // ThreadSanitizer's sync objects do), so a wait is ordered after every
 // post made before it, whichever post it took.
 //
-// Edges are followed once a checking session exists, never from inside
+// Edges are followed once this process has fed an event (a forked
+// data-loader worker that never touches CUDA feeds none), never from inside
 // the runtime's own work (its threads, the session lock it holds), and only
 // when preloaded: loaded later (CUDA_INJECTION64_PATH), nothing is
 // interposed. A release with nothing new since the same thread's last
@@ -43,7 +44,8 @@ constexpr EventId kThreadObjectBit = 1ull << 63;
 std::atomic<std::uint64_t> releases_fed{0};
 
 bool following() {
-  return session_started() && enabled() && thread_state().guard == 0 && !holding_session_lock();
+  return session_started() && enabled() && fed_in_this_process() && thread_state().guard == 0 &&
+         !holding_session_lock();
 }
 
 void feed_edge(EventKind kind, EventId object) {
