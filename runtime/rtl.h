@@ -311,6 +311,9 @@ void set_thread_start_hook(void (*hook)(void));
 // host/host_sync.cpp: the calling thread, returning from its start
 // routine, releases what it did to whoever joins it.
 void release_thread_exit();
+// Feeds a host edge of the calling thread: kind (kThreadCreate,
+// kThreadStart, kSyncRelease, kSyncAcquire) with its token or object.
+void feed_host_edge(EventKind kind, EventId object);
 // Return addresses of the calling thread, innermost first, with the unwinder
 // capture_stack uses (libunwind when loadable). The first call loads it; the
 // fatal-signal report calls it once at install time for that reason.

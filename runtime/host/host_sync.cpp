@@ -48,20 +48,12 @@ bool following() {
          !holding_session_lock();
 }
 
-void feed_edge(EventKind kind, EventId object) {
-  Event event;
-  event.kind = kind;
-  event.event = object;
-  Locked locked;
-  if (locked) locked.emit(event);
-}
-
 void release(EventId object) {
   if (!following()) return;
   ThreadState& t = thread_state();
   if (t.last_released == object && t.events_at_release == t.events_admitted) return;
   const int saved = errno;
-  feed_edge(EventKind::kSyncRelease, object);
+  feed_host_edge(EventKind::kSyncRelease, object);
   releases_fed.fetch_add(1, std::memory_order_relaxed);
   t.last_released = object;
   t.events_at_release = t.events_admitted;
@@ -74,7 +66,7 @@ void acquire(EventId object) {
   const std::uint64_t releases = releases_fed.load(std::memory_order_relaxed);
   if (t.last_acquired == object && t.releases_at_acquire == releases) return;
   const int saved = errno;
-  feed_edge(EventKind::kSyncAcquire, object);
+  feed_host_edge(EventKind::kSyncAcquire, object);
   t.last_acquired = object;
   t.releases_at_acquire = releases;
   errno = saved;
@@ -85,7 +77,27 @@ Fn next_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
+// A semaphore wait through `real`: one that took a count acquires it.
+template <class Wait, class... Args>
+int acquiring(Wait real, sem_t* sem, Args... args) {
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const int rc = real(sem, args...);
+  if (rc == 0) acquire(reinterpret_cast<EventId>(sem));
+  return rc;
+}
+
 }  // namespace
+
+void feed_host_edge(EventKind kind, EventId object) {
+  Event event;
+  event.kind = kind;
+  event.event = object;
+  Locked locked;
+  if (locked) locked.emit(event);
+}
 
 void release_thread_exit() { release(static_cast<EventId>(pthread_self()) | kThreadObjectBit); }
 
@@ -106,50 +118,26 @@ extern "C" __attribute__((visibility("default"))) int sem_post(sem_t* sem) {
 
 extern "C" __attribute__((visibility("default"))) int sem_wait(sem_t* sem) {
   static const auto real = xsc::rt::next_symbol<int (*)(sem_t*)>("sem_wait");
-  if (real == nullptr) {
-    errno = ENOSYS;
-    return -1;
-  }
-  const int rc = real(sem);
-  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
-  return rc;
+  return xsc::rt::acquiring(real, sem);
 }
 
 extern "C" __attribute__((visibility("default"))) int sem_trywait(sem_t* sem) {
   static const auto real = xsc::rt::next_symbol<int (*)(sem_t*)>("sem_trywait");
-  if (real == nullptr) {
-    errno = ENOSYS;
-    return -1;
-  }
-  const int rc = real(sem);
-  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
-  return rc;
+  return xsc::rt::acquiring(real, sem);
 }
 
 extern "C" __attribute__((visibility("default"))) int sem_timedwait(sem_t* sem,
                                                                    const struct timespec* abstime) {
   static const auto real =
       xsc::rt::next_symbol<int (*)(sem_t*, const struct timespec*)>("sem_timedwait");
-  if (real == nullptr) {
-    errno = ENOSYS;
-    return -1;
-  }
-  const int rc = real(sem, abstime);
-  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
-  return rc;
+  return xsc::rt::acquiring(real, sem, abstime);
 }
 
 extern "C" __attribute__((visibility("default"))) int sem_clockwait(
     sem_t* sem, clockid_t clock, const struct timespec* abstime) {
   static const auto real =
       xsc::rt::next_symbol<int (*)(sem_t*, clockid_t, const struct timespec*)>("sem_clockwait");
-  if (real == nullptr) {
-    errno = ENOSYS;
-    return -1;
-  }
-  const int rc = real(sem, clock, abstime);
-  if (rc == 0) xsc::rt::acquire(reinterpret_cast<EventId>(sem));
-  return rc;
+  return xsc::rt::acquiring(real, sem, clock, abstime);
 }
 
 extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread,

@@ -32,18 +32,10 @@ struct ThreadStart {
   EventId token = 0;
 };
 
-void emit_edge(EventKind kind, EventId token) {
-  Event event;
-  event.kind = kind;
-  event.event = token;
-  Locked locked;
-  if (locked) locked.emit(event);
-}
-
 void* start_thread(void* raw) {
   const ThreadStart start = *static_cast<ThreadStart*>(raw);
   delete static_cast<ThreadStart*>(raw);
-  if (enabled()) emit_edge(EventKind::kThreadStart, start.token);
+  if (enabled()) feed_host_edge(EventKind::kThreadStart, start.token);
   if (auto hook = thread_start_hook.load(std::memory_order_acquire)) hook();
   void* result = start.start(start.arg);
   // What the thread did is the joiner's to know (host_sync.cpp).
@@ -74,7 +66,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(
   if (!session_started() || !enabled() || thread_state().guard > 0 || holding_session_lock())
     return real(thread, attr, start, arg);
   auto* box = new ThreadStart{start, arg, next_token.fetch_add(1, std::memory_order_relaxed)};
-  emit_edge(xsc::EventKind::kThreadCreate, box->token);
+  feed_host_edge(xsc::EventKind::kThreadCreate, box->token);
   const int rc = real(thread, attr, &start_thread, box);
   if (rc != 0) delete box;
   return rc;
