@@ -197,6 +197,18 @@ void unlock_session_after_fork();
 
 // ---- threads (thread.cpp) ---------------------------------------------------
 
+// What host/host_sync.cpp last fed of a thread's releases and acquires, to
+// leave out the ones that add nothing.
+struct SyncEdges {
+  EventId last_released = 0;
+  std::uint64_t actions_at_release = 0;
+  std::uint64_t acquires_at_release = 0;
+  std::uint64_t acquires = 0;      // acquires this thread fed
+  std::uint64_t own_releases = 0;  // releases this thread fed
+  EventId last_acquired = 0;
+  std::uint64_t others_at_acquire = 0;  // other threads' releases then
+};
+
 struct ThreadState {
   ThreadId id = 0;
   bool has_id = false;
@@ -225,13 +237,9 @@ struct ThreadState {
   // (host_funcs.cpp), for the kHostFunc event its exit feeds.
   EventId host_func_token = 0;
   int session_locks = 0;  // Locked objects alive on this thread
-  // Events this thread fed, and what host_sync.cpp last fed of its
-  // releases and acquires (to leave out ones that add nothing).
-  std::uint64_t events_admitted = 0;
-  EventId last_released = 0;
-  std::uint64_t events_at_release = 0;
-  EventId last_acquired = 0;
-  std::uint64_t releases_at_acquire = 0;
+  // Events this thread fed, but host synchronization edges.
+  std::uint64_t actions = 0;
+  SyncEdges sync_edges;  // host/host_sync.cpp
   // Per-thread caches of launch.cpp and stack.cpp, made on first use and
   // freed when the thread exits (thread_cache). Plain pointers here, read on
   // every launch: a thread_local with a destructor would be reached through

@@ -355,10 +355,11 @@ AddressSpan tracked_address_span() {
 void Locked::admit(Event& event) {
   if (event.kind == EventKind::kAlloc) note_allocation(event);
   ThreadState& thread = thread_state();
-  ++thread.events_admitted;
-  if (!state().fed_here.load(std::memory_order_relaxed) && event.kind != EventKind::kSyncRelease &&
-      event.kind != EventKind::kSyncAcquire)
-    state().fed_here.store(true, std::memory_order_relaxed);
+  if (event.kind != EventKind::kSyncRelease && event.kind != EventKind::kSyncAcquire) {
+    ++thread.actions;
+    if (!state().fed_here.load(std::memory_order_relaxed))
+      state().fed_here.store(true, std::memory_order_relaxed);
+  }
   event.thread = current_thread();
   if (!thread.named) {
     thread.named = true;

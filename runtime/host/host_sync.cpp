@@ -18,11 +18,8 @@
 // data-loader worker that never touches CUDA feeds none), never from inside
 // the runtime's own work (its threads, the session lock it holds), and only
 // when preloaded: loaded later (CUDA_INJECTION64_PATH), nothing is
-// interposed. A release with nothing new since the same thread's last
-// release of the same object, and an acquire with no release anywhere
-// since the thread's last acquire of it, are not fed: a lock taken and
-// given back in a loop costs two events per round only while the thread
-// does something in between. Mutexes and condition variables are not
+// interposed. A release or acquire that adds nothing to what the checker
+// knows is not fed (release() and acquire() say when). Mutexes and condition variables are not
 // followed (C++ programs' own handovers); nor are Python 3.13's locks,
 // which post a semaphore only when a waiter sleeps.
 #include <dlfcn.h>
@@ -48,27 +45,40 @@ bool following() {
          !holding_session_lock();
 }
 
+// A release adds nothing when the thread released the same object last and
+// has since fed no event of its own (ThreadState::actions) and acquired
+// nothing.
 void release(EventId object) {
   if (!following()) return;
   ThreadState& t = thread_state();
-  if (t.last_released == object && t.events_at_release == t.events_admitted) return;
+  SyncEdges& e = t.sync_edges;
+  if (e.last_released == object && e.actions_at_release == t.actions &&
+      e.acquires_at_release == e.acquires)
+    return;
   const int saved = errno;
   feed_host_edge(EventKind::kSyncRelease, object);
   releases_fed.fetch_add(1, std::memory_order_relaxed);
-  t.last_released = object;
-  t.events_at_release = t.events_admitted;
+  ++e.own_releases;
+  e.last_released = object;
+  e.actions_at_release = t.actions;
+  e.acquires_at_release = e.acquires;
   errno = saved;
 }
 
+// An acquire adds nothing when the thread acquired the same object last and
+// no other thread has released anything since: a lock a thread takes and
+// gives back in a loop costs nothing after its first round.
 void acquire(EventId object) {
   if (!following()) return;
   ThreadState& t = thread_state();
-  const std::uint64_t releases = releases_fed.load(std::memory_order_relaxed);
-  if (t.last_acquired == object && t.releases_at_acquire == releases) return;
+  SyncEdges& e = t.sync_edges;
+  const std::uint64_t others = releases_fed.load(std::memory_order_relaxed) - e.own_releases;
+  if (e.last_acquired == object && e.others_at_acquire == others) return;
   const int saved = errno;
   feed_host_edge(EventKind::kSyncAcquire, object);
-  t.last_acquired = object;
-  t.releases_at_acquire = releases;
+  ++e.acquires;
+  e.last_acquired = object;
+  e.others_at_acquire = others;
   errno = saved;
 }
 

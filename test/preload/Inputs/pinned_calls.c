@@ -78,7 +78,8 @@ static void copy_sync(void* dst, const void* src, enum cudaMemcpyKind kind) {
  * thread posts `ready`; the main thread synchronizes with the copy before
  * the post (handover), or after the reader is done (handover-early). In
  * join, the second thread makes the copy and synchronizes, and the main
- * thread reads after joining it. */
+ * thread reads after joining it. In lock-loop, one thread takes and gives
+ * back a semaphore a thousand times. */
 static sem_t ready, done;
 static cudaStream_t copy_stream;
 
@@ -101,6 +102,16 @@ static int handover(const char* mode) {
   pthread_t thread;
   sem_init(&ready, 0, 0);
   sem_init(&done, 0, 0);
+  if (strcmp(mode, "lock-loop") == 0) {  /* one thread takes its lock over and over */
+    sem_t lock;
+    sem_init(&lock, 0, 1);
+    for (int i = 0; i < 1000; ++i) {
+      sem_wait(&lock);
+      sem_post(&lock);
+    }
+    printf("done\n");
+    return 0;
+  }
   if (strcmp(mode, "join") == 0) {
     pthread_create(&thread, NULL, downloader, NULL);
     pthread_join(thread, NULL);
@@ -207,7 +218,9 @@ int main(int argc, char** argv) {
   }
 
   copy_stream = copy;
-  if (strncmp(mode, "handover", 8) == 0 || strcmp(mode, "join") == 0) return handover(mode);
+  if (strncmp(mode, "handover", 8) == 0 || strcmp(mode, "join") == 0 ||
+      strcmp(mode, "lock-loop") == 0)
+    return handover(mode);
   if (strcmp(mode, "h2d") == 0) {  /* refill while the upload may still read */
     host_access(XSC_ACCESS_WRITE);
     copy_async(device, staging, cudaMemcpyHostToDevice, copy);
