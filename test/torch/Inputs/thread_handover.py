@@ -28,9 +28,9 @@ MODES = ("read", "read-early", "free", "free-early")
 
 
 def worker(mode, jobs, results, acks):
-    side = torch.cuda.Stream()
     early = mode.endswith("-early")
     source = jobs.get()
+    side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         if mode.startswith("read"):
             made = torch.empty(source.shape, dtype=source.dtype, pin_memory=True)
