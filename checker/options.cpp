@@ -81,6 +81,8 @@ bool apply_one(std::string_view name, std::string_view value, Options* o, std::s
     if (!parse_bool(value, &o->host_guard)) return bad_value("0 or 1");
   } else if (name == "checker_thread") {
     if (!parse_bool(value, &o->checker_thread)) return bad_value("0 or 1");
+  } else if (name == "host_sync") {
+    if (!parse_bool(value, &o->host_sync)) return bad_value("0 or 1");
   } else if (name == "param_fills") {
     if (!parse_bool(value, &o->param_fills)) return bad_value("0 or 1");
   } else if (name == "launch_callbacks") {

@@ -41,8 +41,8 @@ constexpr EventId kThreadObjectBit = 1ull << 63;
 std::atomic<std::uint64_t> releases_fed{0};
 
 bool following() {
-  return session_started() && enabled() && fed_in_this_process() && thread_state().guard == 0 &&
-         !holding_session_lock();
+  return session_started() && enabled() && options().host_sync && fed_in_this_process() &&
+         thread_state().guard == 0 && !holding_session_lock();
 }
 
 // A release adds nothing when the thread released the same object last and

@@ -478,6 +478,14 @@ const char* const kClosureFunctor =
 const char* const kClosureCasting =
     "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_15gpu_kernel_implIZNS0_10add_kernelERNS_18"
     "TensorIteratorBaseEEUlffE_EEvS4_RKT_EUliE_EEviT1_";
+// ... over a lambda local to a function template (masked_scale_kernel<
+// unsigned char, short, float>, its lambda(short, unsigned char) capturing
+// the float scale): the demangler takes the closure parameter's type for
+// that template's float, so the closure is read from the kernel's own
+// template arguments.
+const char* const kClosureInTemplate =
+    "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_22gpu_kernel_impl_nocastIZNS0_19masked_scale"
+    "_kernelIhsfEEvRNS_18TensorIteratorBaseET1_EUlshE_EEvS5_RKT_EUliE_EEviS6_";
 // Another function's lambda(int): captures this file does not know.
 const char* const kClosureElsewhere =
     "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_17index_kernel_implIZNS0_10add_kernelERNS_18"
@@ -597,14 +605,22 @@ TEST_F(ParamFillTest, OnlyTheElementwisePathsClosures) {
   std::vector<ParamFill> out;
   const std::uint32_t add[] = {4, u32(sizeof(Add))};
   EXPECT_FALSE(kernel_param_fills(kClosureElsewhere, add, 2, &out));
-  // A lambda(float)'s two operands do not fit three operands' size, nor
-  // does a size with room for a functor of a calculator row's bytes.
-  const std::uint32_t three[] = {4, u32(sizeof(Add))};
-  EXPECT_FALSE(kernel_param_fills(kClosureCopy, three, 2, &out));
+  // A lambda(float)'s two operands do not fit one operand's size; a named
+  // functor's count is not told by a size with room for a functor of a
+  // calculator row's bytes, while a lambda's is known whatever it captures.
+  const std::uint32_t one[] = {4, u32(sizeof(NocastClosure<1, EmptyFunctor>))};
+  EXPECT_FALSE(kernel_param_fills(kClosureCopy, one, 2, &out));
   const std::uint32_t big[] = {4, u32(sizeof(Copy)) + 96};
   EXPECT_FALSE(kernel_param_fills(kClosureFunctor, big, 2, &out));
+  ASSERT_TRUE(kernel_param_fills(kClosureCopy, big, 2, &out));
+  EXPECT_EQ(out[1].skip_end, 504u);
   const std::uint32_t small[] = {4, 412};  // less than one operand's captures
   EXPECT_FALSE(kernel_param_fills(kClosureFunctor, small, 2, &out));
+  // A lambda local to a function template: three operands.
+  const std::uint32_t scaled[] = {4, u32(sizeof(NocastClosure<3, float>))};
+  ASSERT_TRUE(kernel_param_fills(kClosureInTemplate, scaled, 2, &out));
+  EXPECT_EQ(out[1].kind, ParamFill::Kind::kLeadingOffsetCalculator);
+  EXPECT_EQ(out[1].skip_end, 608u);
   // A functor's count is the one the size allows: three operands.
   const std::uint32_t functor3[] = {4, u32(sizeof(NocastClosure<3, EmptyFunctor>))};
   ASSERT_TRUE(kernel_param_fills(kClosureFunctor, functor3, 2, &out));

@@ -381,9 +381,9 @@ itd::NodeArray lambda_params(const itd::ClosureTypeName* lambda) {
 }
 
 // Template arguments of a function's name (none for a plain function).
-itd::NodeArray function_template_args(const itd::FunctionEncoding* function) {
+itd::NodeArray template_args_of(const Node* name) {
   itd::NodeArray args;
-  const Node* name = demangled::resolved(function->getName());
+  name = demangled::resolved(name);
   if (name == nullptr || name->getKind() != Node::KNameWithTemplateArgs) return args;
   const Node* template_args = nullptr;
   static_cast<const itd::NameWithTemplateArgs*>(name)->match(
@@ -408,14 +408,24 @@ itd::NodeArray function_template_args(const itd::FunctionEncoding* function) {
 // reported against whatever another stream does with it). Its words are
 // skipped where the launch's bytes show a calculator there (the fill is
 // checked per launch: for_each_scanned_word). ntensors is the lambda
-// func_t's parameter count plus one where func_t is a lambda; for a named
-// functor, the one count whose captures fit the parameter's size with
-// less than a calculator row's bytes (kMaxFunctorBytes) left for f.
+// func_t's parameter count plus one where func_t is a lambda (whose own
+// captures may take any size: the sparse kernels' take hundreds of bytes);
+// for a named functor, the one count whose captures fit the parameter's
+// size with less than a calculator row's bytes (kMaxFunctorBytes) left
+// for f.
 constexpr std::uint32_t kMaxFunctorBytes = 96;
 
-bool elementwise_closure(std::string_view kernel, const Node* type, std::uint32_t size,
-                         ParamFill* fill) {
-  if (kernel != "elementwise_kernel") return false;
+bool elementwise_closure(std::string_view kernel, const Node* name, std::size_t i,
+                         std::uint32_t size, ParamFill* fill) {
+  if (kernel != "elementwise_kernel" || i != 1) return false;
+  // The closure is the kernel's third template argument, read there: the
+  // parameter's own type is a reference to it (T1_), which the demangler
+  // resolves against the last template argument list it parsed, a nested
+  // function template's when the functor is a lambda inside one
+  // (masked_scale_kernel<unsigned char, c10::BFloat16, float>'s).
+  const itd::NodeArray kernel_args = template_args_of(name);
+  if (kernel_args.size() != 3) return false;
+  const Node* type = kernel_args[2];
   const itd::FunctionEncoding* function = nullptr;
   const itd::ClosureTypeName* lambda = local_lambda(type, &function);
   if (lambda == nullptr) return false;
@@ -426,7 +436,7 @@ bool elementwise_closure(std::string_view kernel, const Node* type, std::uint32_
   const std::string_view impl = native_kernel(function->getName());
   const bool casts = impl == "gpu_kernel_impl";
   if (!casts && impl != "gpu_kernel_impl_nocast") return false;
-  const itd::NodeArray args = function_template_args(function);
+  const itd::NodeArray args = template_args_of(function->getName());
   if (args.size() != 1) return false;
   std::uint32_t arity = 0;
   bool arity_known = false;
@@ -441,7 +451,7 @@ bool elementwise_closure(std::string_view kernel, const Node* type, std::uint32_
     offset_calculator_size(4, n, &calculator, &align);
     const std::uint32_t data_at = align_up(calculator, 8);
     const std::uint32_t captures = data_at + 8 * n + (casts ? n : 0);
-    if (captures > size || size - captures >= kMaxFunctorBytes) continue;
+    if (captures > size || (!arity_known && size - captures >= kMaxFunctorBytes)) continue;
     ++found;
     calculator_end = data_at;
   }
@@ -573,7 +583,7 @@ bool fills_of(const Node* name, const std::vector<demangled::Param>& params,
     ParamFill fill;
     fill.size = sizes[i];
     if (recognize(params[i].type, sizes[i], &fill) ||
-        elementwise_closure(kernel, params[i].type, sizes[i], &fill)) {
+        elementwise_closure(kernel, name, i, sizes[i], &fill)) {
       fills[i] = fill;
       any = true;
     }
