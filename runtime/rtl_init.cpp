@@ -310,9 +310,19 @@ void Locked::emit_raw(const Event& event) {
   feed(event);
 }
 
-void lock_session_for_fork() { state().mu.lock(); }
+// Counted as held by the forking thread: other libraries' fork handlers
+// run inside the runtime's, on that thread, and what they call (a
+// semaphore, a CUDA call) must pass straight through rather than wait for
+// the lock it holds.
+void lock_session_for_fork() {
+  state().mu.lock();
+  ++thread_state().session_locks;
+}
 
-void unlock_session_after_fork() { state().mu.unlock(); }
+void unlock_session_after_fork() {
+  --thread_state().session_locks;
+  state().mu.unlock();
+}
 
 namespace {
 std::atomic<bool> caching_blocks_fed{false};

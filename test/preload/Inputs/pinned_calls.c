@@ -6,6 +6,7 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -102,6 +103,22 @@ static int handover(const char* mode) {
   pthread_t thread;
   sem_init(&ready, 0, 0);
   sem_init(&done, 0, 0);
+  if (strcmp(mode, "fork-handlers") == 0) {
+    copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
+    stream_sync(copy_stream);
+    const pid_t child = fork();
+    if (child == 0) {
+      sem_post(&ready);  /* the child feeds nothing: a plain post */
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    sem_post(&ready);
+    sem_wait(&ready);
+    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    printf("done\n");
+    return 0;
+  }
   if (strcmp(mode, "lock-loop") == 0) {  /* one thread takes its lock over and over */
     sem_t lock;
     sem_init(&lock, 0, 1);
@@ -131,8 +148,22 @@ static int handover(const char* mode) {
   return 0;
 }
 
+/* fork-handlers: a library's fork handlers (registered before the
+ * runtime's, so they run while the runtime holds its lock across the
+ * fork) take and give back a semaphore, as a driver's or an OpenMP
+ * runtime's may. */
+static sem_t handler_sem;
+static void handler_takes_semaphore(void) {
+  sem_post(&handler_sem);
+  sem_wait(&handler_sem);
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "fork-handlers") == 0) {
+    sem_init(&handler_sem, 0, 0);
+    pthread_atfork(handler_takes_semaphore, handler_takes_semaphore, handler_takes_semaphore);
+  }
   cudaStream_t copy = make_stream(0x7530);
   device_alloc();
   if (strcmp(mode, "driver") == 0) {
@@ -219,7 +250,7 @@ int main(int argc, char** argv) {
 
   copy_stream = copy;
   if (strncmp(mode, "handover", 8) == 0 || strcmp(mode, "join") == 0 ||
-      strcmp(mode, "lock-loop") == 0)
+      strcmp(mode, "lock-loop") == 0 || strcmp(mode, "fork-handlers") == 0)
     return handover(mode);
   if (strcmp(mode, "h2d") == 0) {  /* refill while the upload may still read */
     host_access(XSC_ACCESS_WRITE);
