@@ -16,13 +16,14 @@
 //
 // Only calls from the program's own code are followed: the executable's
 // and the Python interpreter's (called_by_program). Edges are followed
-// once this process has fed an event (a forked
-// data-loader worker that never touches CUDA feeds none), never from inside
-// the runtime's own work (its threads, the session lock it holds), and only
-// when preloaded: loaded later (CUDA_INJECTION64_PATH), nothing is
-// interposed. A release or acquire that adds nothing to what the checker
-// knows is not fed (release() and acquire() say when). Mutexes and condition variables are not
-// followed (C++ programs' own handovers); nor are Python 3.13's locks,
+// once this process has fed an event (a forked data-loader worker that
+// never touches CUDA feeds none), never from inside the runtime's own work
+// (its threads, the session lock it holds, a fork it holds that lock
+// across), with host_sync=1 (the default), and only when preloaded: loaded
+// later (CUDA_INJECTION64_PATH), nothing is interposed. A release or
+// acquire that adds nothing to what the checker knows is not fed
+// (release() and acquire() say when). Mutexes and condition variables are
+// not followed (C++ programs' own handovers); nor are Python 3.13's locks,
 // which post a semaphore only when a waiter sleeps.
 #include <dlfcn.h>
 #include <link.h>
