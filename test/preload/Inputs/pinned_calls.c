@@ -79,14 +79,21 @@ static void copy_sync(void* dst, const void* src, enum cudaMemcpyKind kind) {
  * thread posts `ready`; the main thread synchronizes with the copy before
  * the post (handover), or after the reader is done (handover-early). In
  * join, the second thread makes the copy and synchronizes, and the main
- * thread reads after joining it. In lock-loop, one thread takes and gives
+ * thread reads after joining it. handover-library hands over through a
+ * library's sem_post and sem_wait. In lock-loop, one thread takes and gives
  * back a semaphore a thousand times. */
 static sem_t ready, done;
 static cudaStream_t copy_stream;
 
+/* handover-library: the same handover through a library's calls. */
+int library_post(sem_t* sem);  /* library_semaphores.c */
+int library_wait(sem_t* sem);
+static int through_library;
+
 static void* reader(void* arg) {
   (void)arg;
-  sem_wait(&ready);
+  if (through_library) library_wait(&ready);
+  else sem_wait(&ready);
   host_access(XSC_ACCESS_READ);  /* handover-read */
   sem_post(&done);
   return NULL;
@@ -136,11 +143,13 @@ static int handover(const char* mode) {
     printf("done\n");
     return 0;
   }
+  through_library = strcmp(mode, "handover-library") == 0;
   pthread_create(&thread, NULL, reader, NULL);
   copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
   const int early = strcmp(mode, "handover-early") == 0;
   if (!early) stream_sync(copy_stream);
-  sem_post(&ready);
+  if (through_library) library_post(&ready);
+  else sem_post(&ready);
   sem_wait(&done);
   if (early) stream_sync(copy_stream);
   pthread_join(thread, NULL);
