@@ -351,117 +351,6 @@ bool reduction(const Specialization& s, std::uint32_t size, ParamFill* fill) {
   return true;
 }
 
-std::string_view native_kernel(const Node* name);
-
-// The closure type a lambda's mangling names (`{lambda(int)#1}`), with the
-// function it is local to; null when `type` is no local lambda.
-const itd::ClosureTypeName* local_lambda(const Node* type, const itd::FunctionEncoding** in) {
-  unsigned quals = 0;
-  const Node* n = demangled::strip_qualifiers(type, &quals);
-  if (n == nullptr || n->getKind() != Node::KLocalName) return nullptr;
-  const Node* encoding = nullptr;
-  const Node* entity = nullptr;
-  static_cast<const itd::LocalName*>(n)->match([&](const Node* e, const Node* x) {
-    encoding = demangled::resolved(e);
-    entity = demangled::resolved(x);
-  });
-  if (encoding == nullptr || entity == nullptr || encoding->getKind() != Node::KFunctionEncoding ||
-      entity->getKind() != Node::KClosureTypeName)
-    return nullptr;
-  if (in != nullptr) *in = static_cast<const itd::FunctionEncoding*>(encoding);
-  return static_cast<const itd::ClosureTypeName*>(entity);
-}
-
-itd::NodeArray lambda_params(const itd::ClosureTypeName* lambda) {
-  itd::NodeArray params;
-  lambda->match([&](itd::NodeArray, const Node*, itd::NodeArray p, const Node*, std::string_view) {
-    params = p;
-  });
-  return params;
-}
-
-// Template arguments of a function's name (none for a plain function).
-itd::NodeArray template_args_of(const Node* name) {
-  itd::NodeArray args;
-  name = demangled::resolved(name);
-  if (name == nullptr || name->getKind() != Node::KNameWithTemplateArgs) return args;
-  const Node* template_args = nullptr;
-  static_cast<const itd::NameWithTemplateArgs*>(name)->match(
-      [&](const Node*, const Node* ta) { template_args = demangled::resolved(ta); });
-  if (template_args != nullptr && template_args->getKind() == Node::KTemplateArgs)
-    static_cast<const itd::TemplateArgs*>(template_args)->match(
-        [&](itd::NodeArray params, const Node*) { args = params; });
-  return args;
-}
-
-// The lambda TensorIterator's non-contiguous elementwise path hands
-// elementwise_kernel<nt, vt, func_t>(int N, func_t f) (CUDALoops.cuh's
-// gpu_kernel_impl_nocast<func_t> and, for operands of other dtypes,
-// gpu_kernel_impl<func_t>, each a [=](int idx) lambda). It captures, in
-// the order its body first names them,
-//   OffsetCalculator<ntensors> offset_calc; std::array<char*, ntensors>
-//   data; func_t f; (gpu_kernel_impl: std::array<ScalarType, ntensors>
-//   dtypes;)
-// ntensors being func_t's arity + 1. The calculator is filled below its
-// dims only and holds no pointer: what the host's stack held past dims
-// reaches the kernel (a pointer into a live block, taken for a use, is
-// reported against whatever another stream does with it). Its words are
-// skipped where the launch's bytes show a calculator there (the fill is
-// checked per launch: for_each_scanned_word). ntensors is the lambda
-// func_t's parameter count plus one where func_t is a lambda (whose own
-// captures may take any size: the sparse kernels' take hundreds of bytes);
-// for a named functor, the one count whose captures fit the parameter's
-// size with less than a calculator row's bytes (kMaxFunctorBytes) left
-// for f.
-constexpr std::uint32_t kMaxFunctorBytes = 96;
-
-bool elementwise_closure(std::string_view kernel, const Node* name, std::size_t i,
-                         std::uint32_t size, ParamFill* fill) {
-  if (kernel != "elementwise_kernel" || i != 1) return false;
-  // The closure is the kernel's third template argument, read there: the
-  // parameter's own type is a reference to it (T1_), which the demangler
-  // resolves against the last template argument list it parsed, a nested
-  // function template's when the functor is a lambda inside one
-  // (masked_scale_kernel<unsigned char, c10::BFloat16, float>'s).
-  const itd::NodeArray kernel_args = template_args_of(name);
-  if (kernel_args.size() != 3) return false;
-  const Node* type = kernel_args[2];
-  const itd::FunctionEncoding* function = nullptr;
-  const itd::ClosureTypeName* lambda = local_lambda(type, &function);
-  if (lambda == nullptr) return false;
-  const itd::NodeArray params = lambda_params(lambda);
-  const Node* index = params.size() == 1 ? demangled::resolved(params[0]) : nullptr;
-  if (index == nullptr || index->getKind() != Node::KNameType || index->getBaseName() != "int")
-    return false;
-  const std::string_view impl = native_kernel(function->getName());
-  const bool casts = impl == "gpu_kernel_impl";
-  if (!casts && impl != "gpu_kernel_impl_nocast") return false;
-  const itd::NodeArray args = template_args_of(function->getName());
-  if (args.size() != 1) return false;
-  std::uint32_t arity = 0;
-  bool arity_known = false;
-  if (const itd::ClosureTypeName* f = local_lambda(args[0], nullptr)) {
-    arity = static_cast<std::uint32_t>(lambda_params(f).size());
-    arity_known = true;
-  }
-  std::uint32_t found = 0, calculator_end = 0;
-  for (std::uint32_t n = 1; n <= 16; ++n) {
-    if (arity_known && n != arity + 1) continue;
-    std::uint32_t calculator = 0, align = 0;
-    offset_calculator_size(4, n, &calculator, &align);
-    const std::uint32_t data_at = align_up(calculator, 8);
-    const std::uint32_t captures = data_at + 8 * n + (casts ? n : 0);
-    if (captures > size || (!arity_known && size - captures >= kMaxFunctorBytes)) continue;
-    ++found;
-    calculator_end = data_at;
-  }
-  if (found != 1) return false;
-  fill->kind = ParamFill::Kind::kLeadingOffsetCalculator;
-  fill->skip_begin = 0;
-  fill->skip_end = calculator_end;
-  return true;
-}
-
 // The fill of a parameter of `type`, `size` bytes, where its layout is one
 // this file knows; `seen`, when given, receives the type's specialization.
 bool recognize(const Node* type, std::uint32_t size, ParamFill* fill,
@@ -494,6 +383,102 @@ std::string_view native_kernel(const Node* name) {
   components(name, &parts);
   if (parts.size() != 3 || parts[0] != "at" || parts[1] != "native") return {};
   return parts[2];
+}
+
+// The closure type a lambda's mangling names (`{lambda(int)#1}`), with the
+// function it is local to; null when `type` is no local lambda.
+const itd::ClosureTypeName* local_lambda(const Node* type, const itd::FunctionEncoding** in) {
+  unsigned quals = 0;
+  const Node* n = demangled::strip_qualifiers(type, &quals);
+  if (n == nullptr || n->getKind() != Node::KLocalName) return nullptr;
+  const Node* encoding = nullptr;
+  const Node* entity = nullptr;
+  static_cast<const itd::LocalName*>(n)->match([&](const Node* e, const Node* x) {
+    encoding = demangled::resolved(e);
+    entity = demangled::resolved(x);
+  });
+  if (encoding == nullptr || entity == nullptr || encoding->getKind() != Node::KFunctionEncoding ||
+      entity->getKind() != Node::KClosureTypeName)
+    return nullptr;
+  if (in != nullptr) *in = static_cast<const itd::FunctionEncoding*>(encoding);
+  return static_cast<const itd::ClosureTypeName*>(entity);
+}
+
+itd::NodeArray lambda_params(const itd::ClosureTypeName* lambda) {
+  itd::NodeArray params;
+  lambda->match([&](itd::NodeArray, const Node*, itd::NodeArray p, const Node*, std::string_view) {
+    params = p;
+  });
+  return params;
+}
+
+// The lambda TensorIterator's non-contiguous elementwise path hands
+// elementwise_kernel<nt, vt, func_t>(int N, func_t f) (CUDALoops.cuh's
+// gpu_kernel_impl_nocast<func_t> and, for operands of other dtypes,
+// gpu_kernel_impl<func_t>, each a [=](int idx) lambda). It captures, in
+// the order its body first names them,
+//   OffsetCalculator<ntensors> offset_calc; std::array<char*, ntensors>
+//   data; func_t f; (gpu_kernel_impl: std::array<ScalarType, ntensors>
+//   dtypes;)
+// ntensors being func_t's arity + 1. The calculator is filled below its
+// dims only and holds no pointer: what the host's stack held past dims
+// reaches the kernel (a pointer into a live block, taken for a use, is
+// reported against whatever another stream does with it). Its words are
+// skipped where the launch's bytes show a calculator there (the fill is
+// checked per launch: for_each_scanned_word). ntensors is the lambda
+// func_t's parameter count plus one where func_t is a lambda (whose own
+// captures may take any size: the sparse kernels' take hundreds of bytes);
+// for a named functor, the one count whose captures fit the parameter's
+// size with less than a calculator row's bytes (kMaxFunctorBytes) left
+// for f.
+constexpr std::uint32_t kMaxFunctorBytes = 96;
+
+bool elementwise_closure(std::string_view kernel, const Node* name, std::size_t i,
+                         std::uint32_t size, ParamFill* fill) {
+  if (kernel != "elementwise_kernel" || i != 1) return false;
+  // The closure is the kernel's third template argument, read there: the
+  // parameter's own type is a reference to it (T1_), which the demangler
+  // resolves against the last template argument list it parsed, a nested
+  // function template's when the functor is a lambda inside one
+  // (masked_scale_kernel<unsigned char, c10::BFloat16, float>'s).
+  Specialization kernel_template;
+  if (!specialization(name, &kernel_template) || kernel_template.args.size() != 3) return false;
+  const Node* type = kernel_template.args[2];
+  const itd::FunctionEncoding* function = nullptr;
+  const itd::ClosureTypeName* lambda = local_lambda(type, &function);
+  if (lambda == nullptr) return false;
+  const itd::NodeArray params = lambda_params(lambda);
+  const Node* index = params.size() == 1 ? demangled::resolved(params[0]) : nullptr;
+  if (index == nullptr || index->getKind() != Node::KNameType || index->getBaseName() != "int")
+    return false;
+  const std::string_view impl = native_kernel(function->getName());
+  const bool casts = impl == "gpu_kernel_impl";
+  if (!casts && impl != "gpu_kernel_impl_nocast") return false;
+  Specialization impl_template;
+  if (!specialization(function->getName(), &impl_template) || impl_template.args.size() != 1)
+    return false;
+  std::uint32_t arity = 0;
+  bool arity_known = false;
+  if (const itd::ClosureTypeName* f = local_lambda(impl_template.args[0], nullptr)) {
+    arity = static_cast<std::uint32_t>(lambda_params(f).size());
+    arity_known = true;
+  }
+  std::uint32_t found = 0, calculator_end = 0;
+  for (std::uint32_t n = 1; n <= 16; ++n) {
+    if (arity_known && n != arity + 1) continue;
+    std::uint32_t calculator = 0, align = 0;
+    offset_calculator_size(4, n, &calculator, &align);
+    const std::uint32_t data_at = align_up(calculator, 8);
+    const std::uint32_t captures = data_at + 8 * n + (casts ? n : 0);
+    if (captures > size || (!arity_known && size - captures >= kMaxFunctorBytes)) continue;
+    ++found;
+    calculator_end = data_at;
+  }
+  if (found != 1) return false;
+  fill->size = size;
+  fill->kind = ParamFill::Kind::kLeadingOffsetCalculator;
+  fill->skip_end = calculator_end;
+  return true;
 }
 
 // TensorIterator's elementwise kernels with a single output: Loops.cuh's
@@ -581,7 +566,6 @@ bool fills_of(const Node* name, const std::vector<demangled::Param>& params,
   bool any = false;
   for (std::size_t i = 0; i < count; ++i) {
     ParamFill fill;
-    fill.size = sizes[i];
     if (recognize(params[i].type, sizes[i], &fill) ||
         elementwise_closure(kernel, name, i, sizes[i], &fill)) {
       fills[i] = fill;
