@@ -423,14 +423,8 @@ TEST_F(DefaultRuleTest, AFreeAfterAQueuesHandoverIsOrderedByTheSynchronizationBe
     c.on_event(Alloc(kBlock, kSize, kCompute));
     c.on_event(Use(kBlock, 0, kReduce).stack(2));
     c.on_event(StreamSync(kReduce).thread(1));
-    E release(EventKind::kSyncRelease);
-    release.raw().event = 0x7ffc0040;
-    release.raw().thread = 1;
-    if (posted) c.on_event(release);
-    E acquire(EventKind::kSyncAcquire);
-    acquire.raw().event = 0x7ffc0040;
-    acquire.raw().thread = 2;
-    c.on_event(acquire);
+    if (posted) c.on_event(SyncRelease(0x7ffc0040).thread(1));
+    c.on_event(SyncAcquire(0x7ffc0040).thread(2));
     c.on_event(Free(kBlock, kCompute).thread(2).stack(3));
     c.finish();
     EXPECT_EQ(c.findings().size(), posted ? 0u : 1u) << posted;

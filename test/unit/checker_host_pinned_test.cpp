@@ -70,21 +70,14 @@ TEST_F(HostPinnedTest, AThreadStartedAfterTheSynchronizationIsOrdered) {
   EXPECT_EQ(findings(), 0u);
 }
 
-E SyncEdge(EventKind kind, EventId object, ThreadId t) {
-  E e(kind);
-  e.raw().event = object;
-  e.raw().thread = t;
-  return e;
-}
-
 // A queue between threads (a semaphore posted after the synchronization,
 // waited for before the read) orders the reader; a post before the
 // synchronization, or another object's, does not.
 TEST_F(HostPinnedTest, ASynchronizationHandedOverThroughASemaphoreOrdersTheReader) {
   download(0, kSize);
   feed(StreamSync(kCopy).thread(1));
-  feed(SyncEdge(EventKind::kSyncRelease, 0x5e4, 1));
-  feed(SyncEdge(EventKind::kSyncAcquire, 0x5e4, 0));
+  feed(SyncRelease(0x5e4).thread(1));
+  feed(SyncAcquire(0x5e4).thread(0));
   feed(HostRead(0, kSize, /*t=*/0));
   EXPECT_EQ(findings(), 0u);
 }
@@ -96,10 +89,10 @@ TEST_F(HostPinnedTest, AReleaseBeforeTheSynchronizationOrAnotherObjectDoesNotOrd
     c.on_event(CreateStream(kCopy, StreamFlags::kNonBlocking));
     c.on_event(Alloc(kPinned, kSize, kLegacyStream, AllocKind::kPinnedHost).stack(1));
     c.on_event(Use(kPinned, kSize, kCopy).what(UseWhat::kMemcpy).access(Access::kWrite).stack(2));
-    c.on_event(SyncEdge(EventKind::kSyncRelease, 0x5e4, 1));
+    c.on_event(SyncRelease(0x5e4).thread(1));
     c.on_event(StreamSync(kCopy).thread(1));
-    c.on_event(SyncEdge(EventKind::kSyncRelease, 0x5e8, 1));
-    c.on_event(SyncEdge(EventKind::kSyncAcquire, acquired, 0));
+    c.on_event(SyncRelease(0x5e8).thread(1));
+    c.on_event(SyncAcquire(acquired).thread(0));
     c.on_event(HostRead(0, kSize, /*t=*/0));
     c.finish();
     EXPECT_EQ(c.findings().size(), 1u) << acquired;

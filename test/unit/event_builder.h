@@ -90,5 +90,17 @@ inline E HostFunc(StreamId s) {
   e.e_.stream = s;
   return e;
 }
+// A host synchronization object released or acquired (a semaphore posted,
+// a wait that took it).
+inline E SyncRelease(EventId object) {
+  E e(EventKind::kSyncRelease);
+  e.e_.event = object;
+  return e;
+}
+inline E SyncAcquire(EventId object) {
+  E e(EventKind::kSyncAcquire);
+  e.e_.event = object;
+  return e;
+}
 
 }  // namespace xsc::test
