@@ -380,6 +380,19 @@ Addr emit_launch_uses(Locked& locked, StreamId stream, const KernelInfo& info, S
 // Feeds the bytes the launch writes through its declared array
 // descriptors, as known writes named by the kernel, after its uses and with
 // their stack.
+// The bytes of parameter `i` (laid out at `slot`) of a launch: in its
+// packed buffer when it has one, else where kernel_params[i] points; null
+// when neither holds them.
+const unsigned char* launch_param_bytes(const ParamSlot& slot, std::size_t i,
+                                        void* const* kernel_params, const void* packed,
+                                        std::size_t packed_size) {
+  if (packed != nullptr)
+    return std::size_t{slot.offset} + slot.size <= packed_size
+               ? static_cast<const unsigned char*>(packed) + slot.offset
+               : nullptr;
+  return kernel_params != nullptr ? static_cast<const unsigned char*>(kernel_params[i]) : nullptr;
+}
+
 void emit_declared_writes(Locked& locked, const KernelInfo& info, void** kernel_params,
                           const void* packed, std::size_t packed_size, StreamId stream,
                           StackId stack) {
@@ -387,13 +400,8 @@ void emit_declared_writes(Locked& locked, const KernelInfo& info, void** kernel_
   std::size_t n = 0;
   for (const KernelInfo::DeclaredWrite& w : info.writes) {
     const ParamSlot& slot = info.slots[w.slot];
-    const unsigned char* bytes = nullptr;
-    if (packed != nullptr) {
-      if (std::size_t{slot.offset} + slot.size <= packed_size)
-        bytes = static_cast<const unsigned char*>(packed) + slot.offset;
-    } else if (kernel_params != nullptr) {
-      bytes = static_cast<const unsigned char*>(kernel_params[w.slot]);
-    }
+    const unsigned char* bytes =
+        launch_param_bytes(slot, w.slot, kernel_params, packed, packed_size);
     ArrayWrite extent;
     if (!array_write_extent(bytes, slot.size, w.param, &extent)) continue;
     writes[n++] = {extent.addr, extent.size, Access::kWrite};
@@ -414,13 +422,7 @@ void note_calculator_miss(std::uint64_t handle, const KernelInfo& info, void* co
   for (std::size_t i = 0; i < info.fills.size() && i < info.slots.size(); ++i) {
     if (info.fills[i].kind != ParamFill::Kind::kLeadingOffsetCalculator) continue;
     const ParamSlot& slot = info.slots[i];
-    const unsigned char* bytes = nullptr;
-    if (packed != nullptr) {
-      if (std::size_t(slot.offset) + slot.size <= packed_size)
-        bytes = static_cast<const unsigned char*>(packed) + slot.offset;
-    } else if (kernel_params != nullptr) {
-      bytes = static_cast<const unsigned char*>(kernel_params[i]);
-    }
+    const unsigned char* bytes = launch_param_bytes(slot, i, kernel_params, packed, packed_size);
     if (bytes == nullptr || offset_calculator_at(bytes, slot.size)) continue;
     if (info.calculator_miss_noted.exchange(true)) return;
     ReentrancyGuard guard;
