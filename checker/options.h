@@ -78,9 +78,10 @@ struct Options {
   // that made it, as it is made.
   bool checker_thread = true;
   // host_sync=0|1: 1, the default, follows semaphores (CPython's locks and
-  // queues) and joins between threads, preloaded (the runtime only;
-  // runtime/host/host_sync.cpp, docs/rules.md). 0: threads are ordered
-  // only by their starts.
+  // queues), a C++ program's own locks and joins between threads,
+  // preloaded (the runtime only; runtime/host/host_sync.cpp and
+  // host_locks.cpp, docs/rules.md). 0: threads are ordered only by their
+  // starts.
   bool host_sync = true;
   // param_fills=0|1: of the kernel parameters PyTorch fills only in part
   // (cat's, foreach kernels' and fused optimizers' tables of pointers, a

@@ -207,6 +207,11 @@ struct SyncEdges {
   std::uint64_t own_releases = 0;  // releases this thread fed
   EventId last_acquired = 0;
   std::uint64_t others_at_acquire = 0;  // other threads' releases then
+  // Mutexes the program's own code locked on this thread and has not
+  // unlocked (the last few): a condition variable's wait on one of them,
+  // called through the C++ library, is the program's (host_locks.cpp).
+  const void* held_locks[4] = {};
+  std::uint8_t next_held = 0;
 };
 
 struct ThreadState {
@@ -319,6 +324,26 @@ void set_thread_start_hook(void (*hook)(void));
 // host/host_sync.cpp: the calling thread, returning from its start
 // routine, releases what it did to whoever joins it.
 void release_thread_exit();
+// At the runtime's start: where the program's code lies, and whether its
+// locks are followed (host/host_locks.cpp): a program that is no Python
+// interpreter, with host_sync=1. `injected`: loaded into a running program
+// (CUDA_INJECTION64_PATH), which may have threads the runtime never saw
+// start.
+void init_host_sync(bool injected);
+extern std::atomic<bool> program_locks_followed;
+// Whether the program's code (the executable, libpython, the C++ library)
+// started a thread; note_thread_created is told of every pthread_create.
+extern std::atomic<bool> program_threads_started;
+void note_thread_created(const void* caller);
+// host/host_locks.cpp: has the executable's lock calls (and the C++
+// library's condition variable waits) reach the runtime; returns how many
+// call slots it rewrote.
+std::size_t install_lock_hooks();
+bool called_by_cxx_library(const void* pc);
+// A release or acquire of `object` (a lock's address) by the calling
+// thread, fed when `from_program` and the edge adds something.
+void sync_release(EventId object, bool from_program);
+void sync_acquire(EventId object, bool from_program);
 // Feeds a host edge of the calling thread: kind (kThreadCreate,
 // kThreadStart, kSyncRelease, kSyncAcquire) with its token or object.
 void feed_host_edge(EventKind kind, EventId object);

@@ -228,7 +228,9 @@ void runtime_init_steps() {
   // CUDA runtime's teardown among them) have made their last CUDA calls.
   std::atexit(finish_at_exit);
   __cxa_atexit(exit_with_pending_status, nullptr, nullptr);
-  if (!loaded_for_injection()) subscribe_once();
+  const bool injected = loaded_for_injection();
+  init_host_sync(injected);
+  if (!injected) subscribe_once();
 }
 
 }  // namespace

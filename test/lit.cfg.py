@@ -142,6 +142,29 @@ for minor in ("3.11", "3.12", "3.13"):
         config.available_features.add("python-embed-" + minor)
         config.substitutions.append(("%embed_py" + minor.replace(".", "") + "_config", python_config))
 
+def python_in_executable():
+    """A CPython whose interpreter is linked into its executable (not a
+    libpython beside it), as Debian's and the venvs made from it are: the
+    interpreter's own mutexes are then the executable's calls."""
+    for candidate in (os.path.realpath(config.python_executable), "/usr/bin/python3"):
+        if not os.access(candidate, os.X_OK):
+            continue
+        try:
+            out = subprocess.run([candidate, "-c", "print(any('libpython' in line for line in "
+                                  "open('/proc/self/maps')))"],
+                                 capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if out.returncode == 0 and out.stdout.strip() == "False":
+            return candidate
+    return None
+
+
+static_python = python_in_executable()
+if static_python:
+    config.available_features.add("python-in-executable")
+    config.substitutions.append(("%static_python", static_python))
+
 if config.have_runtime:
     config.available_features.add("runtime")
 if config.have_examples:

@@ -54,7 +54,7 @@ constexpr const char* kUsage =
     "                     program's threads only hand events over; default 1)\n"
     "  param_fills=0|1 (run only: of PyTorch's kernel parameters filled in part,\n"
     "                  only the filled entries are read; default 1)\n"
-    "  host_sync=0|1 (run only: semaphores and joins order threads; default 1)\n";
+    "  host_sync=0|1 (run only: semaphores, locks and joins order threads; default 1)\n";
 
 }  // namespace
 

@@ -22,9 +22,10 @@
 // across), with host_sync=1 (the default), and only when preloaded: loaded
 // later (CUDA_INJECTION64_PATH), nothing is interposed. A release or
 // acquire that adds nothing to what the checker knows is not fed
-// (release() and acquire() say when). Mutexes and condition variables are
-// not followed (C++ programs' own handovers); nor are Python 3.13's locks,
-// which post a semaphore only when a waiter sleeps.
+// (release() and acquire() say when). A C++ program's mutexes, condition
+// variables, reader-writer locks and barriers come through
+// host_locks.cpp, fed here. Python 3.13's locks are not followed: they
+// post a semaphore only when a waiter sleeps.
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -46,63 +47,77 @@ constexpr EventId kThreadObjectBit = 1ull << 63;
 
 std::atomic<std::uint64_t> releases_fed{0};
 
-// Where the program's own synchronization is called from: the main
-// executable's code and the Python interpreter's (libpython, when it is not
-// linked into the executable). A library's semaphores (a driver's worker
-// threads, posting while they hold a lock of their own that a CUDA call
-// under the session lock may want) are its own business, and following
-// them could only deadlock.
+// Where the program's own synchronization is called from: the executable's
+// code and the Python interpreter's (libpython, when it is not linked into
+// the executable) for semaphores and joins, and the C++ library's for a
+// C++ program's joins (std::thread::join). A library's synchronization (a
+// driver's worker threads, posting while they hold a lock of their own
+// that a CUDA call under the session lock may want) is its own business,
+// and following it could only deadlock. (Locks are not told apart by
+// return address: host_locks.cpp rewrites the executable's own calls.)
 struct CodeRange {
   std::uintptr_t begin = 0, end = 0;
 };
-struct ProgramCode {
-  CodeRange ranges[8];
+struct CodeRanges {
+  CodeRange ranges[4];
   std::size_t count = 0;
   bool contains(std::uintptr_t pc) const {
     for (std::size_t i = 0; i < count; ++i)
       if (pc >= ranges[i].begin && pc < ranges[i].end) return true;
     return false;
   }
+  void add(const struct dl_phdr_info* info) {
+    for (int i = 0; i < info->dlpi_phnum && count < std::size(ranges); ++i) {
+      const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+      if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+      const std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+      ranges[count++] = {begin, begin + ph.p_memsz};
+    }
+  }
 };
+struct ProgramCode {
+  CodeRanges executable, interpreter, cxx_library;
+  bool seen_executable = false;
+};
+ProgramCode program_code;
 
 int note_program_code(struct dl_phdr_info* info, std::size_t, void* raw) {
   auto* code = static_cast<ProgramCode*>(raw);
   const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
   const char* base = std::strrchr(name, '/');
   base = base != nullptr ? base + 1 : name;
-  const bool program = name[0] == '\0' && code->count == 0;  // the first object: the executable
-  if (!program && std::strncmp(base, "libpython", 9) != 0) return 0;
-  for (int i = 0; i < info->dlpi_phnum && code->count < std::size(code->ranges); ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-    const std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-    code->ranges[code->count++] = {begin, begin + ph.p_memsz};
+  if (!code->seen_executable) {  // the first object: the executable
+    code->seen_executable = true;
+    code->executable.add(info);
+  } else if (std::strncmp(base, "libpython", 9) == 0) {
+    code->interpreter.add(info);
+  } else if (std::strncmp(base, "libstdc++.so", 12) == 0) {
+    code->cxx_library.add(info);
   }
   return 0;
 }
 
-bool called_by_program(const void* pc) {
-  static const ProgramCode code = [] {
-    ProgramCode c;
-    dl_iterate_phdr(&note_program_code, &c);
-    return c;
-  }();
+bool in(const CodeRanges& code, const void* pc) {
   return code.contains(reinterpret_cast<std::uintptr_t>(pc));
 }
 
-// `caller`: the code that called the interposed function; null for the
-// runtime's own edges (a started thread's exit).
-bool following(const void* caller) {
-  return session_started() && enabled() && options().host_sync && fed_in_this_process() &&
-         thread_state().guard == 0 && !holding_session_lock() &&
-         (caller == nullptr || called_by_program(caller));
+// Whether a semaphore call or a join came from the program.
+bool called_by_program(const void* pc) {
+  return in(program_code.executable, pc) || in(program_code.interpreter, pc);
+}
+
+// `from_program`: the caller was judged the program's; the runtime's own
+// edges (a started thread's exit) pass true.
+bool following(bool from_program) {
+  return from_program && session_started() && enabled() && options().host_sync &&
+         fed_in_this_process() && thread_state().guard == 0 && !holding_session_lock();
 }
 
 // A release adds nothing when the thread released the same object last and
 // has since fed no event of its own (ThreadState::actions) and acquired
 // nothing.
-void release(EventId object, const void* caller) {
-  if (!following(caller)) return;
+void release(EventId object, bool from_program) {
+  if (!following(from_program)) return;
   ThreadState& t = thread_state();
   SyncEdges& e = t.sync_edges;
   if (e.last_released == object && e.actions_at_release == t.actions &&
@@ -121,8 +136,8 @@ void release(EventId object, const void* caller) {
 // An acquire adds nothing when the thread acquired the same object last and
 // no other thread has released anything since: a lock a thread takes and
 // gives back in a loop costs nothing after its first round.
-void acquire(EventId object, const void* caller) {
-  if (!following(caller)) return;
+void acquire(EventId object, bool from_program) {
+  if (!following(from_program)) return;
   ThreadState& t = thread_state();
   SyncEdges& e = t.sync_edges;
   const std::uint64_t others = releases_fed.load(std::memory_order_relaxed) - e.own_releases;
@@ -148,7 +163,7 @@ int acquiring(const void* caller, Wait real, sem_t* sem, Args... args) {
     return -1;
   }
   const int rc = real(sem, args...);
-  if (rc == 0) acquire(reinterpret_cast<EventId>(sem), caller);
+  if (rc == 0) acquire(reinterpret_cast<EventId>(sem), called_by_program(caller));
   return rc;
 }
 
@@ -165,8 +180,39 @@ void feed_host_edge(EventKind kind, EventId object) {
 // Every thread the runtime started for the program (start_thread) releases
 // at its exit, whatever code it ran.
 void release_thread_exit() {
-  release(static_cast<EventId>(pthread_self()) | kThreadObjectBit, nullptr);
+  release(static_cast<EventId>(pthread_self()) | kThreadObjectBit, true);
 }
+
+std::atomic<bool> program_locks_followed{false};
+std::atomic<bool> program_threads_started{false};
+
+void note_thread_created(const void* caller) {
+  if (!program_threads_started.load(std::memory_order_relaxed) &&
+      (called_by_program(caller) || called_by_cxx_library(caller)))
+    program_threads_started.store(true, std::memory_order_relaxed);
+}
+
+void init_host_sync(bool injected) {
+  dl_iterate_phdr(&note_program_code, &program_code);
+  // An interpreter in the process (the executable, or libpython linked to
+  // it) makes it a Python program: its locks are semaphores, followed
+  // above, and its mutexes the interpreter's.
+  const bool python = dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr;
+  if (!options().host_sync || python) return;
+  program_locks_followed.store(true, std::memory_order_relaxed);
+  // Loaded into a running program, the runtime has not seen which threads
+  // it started.
+  if (injected) program_threads_started.store(true, std::memory_order_relaxed);
+  const std::size_t slots = install_lock_hooks();
+  if (options().verbosity >= 2)
+    notice("following the program's locks: " + std::to_string(slots) + " call slots rewritten");
+}
+
+bool called_by_cxx_library(const void* pc) { return in(program_code.cxx_library, pc); }
+
+void sync_release(EventId object, bool from_program) { release(object, from_program); }
+
+void sync_acquire(EventId object, bool from_program) { acquire(object, from_program); }
 
 }  // namespace xsc::rt
 
@@ -179,7 +225,8 @@ extern "C" __attribute__((visibility("default"))) int sem_post(sem_t* sem) {
     return -1;
   }
   // Before the post: the waiter it wakes feeds its acquire after this.
-  xsc::rt::release(reinterpret_cast<EventId>(sem), __builtin_return_address(0));
+  xsc::rt::release(reinterpret_cast<EventId>(sem),
+                   xsc::rt::called_by_program(__builtin_return_address(0)));
   return real(sem);
 }
 
@@ -212,8 +259,12 @@ extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thr
   static const auto real = xsc::rt::next_symbol<int (*)(pthread_t, void**)>("pthread_join");
   if (real == nullptr) return ENOSYS;
   const int rc = real(thread, result);
+  // std::thread::join calls it from the C++ library: a C++ program's join.
+  const void* caller = __builtin_return_address(0);
   if (rc == 0)
     xsc::rt::acquire(static_cast<EventId>(thread) | xsc::rt::kThreadObjectBit,
-                     __builtin_return_address(0));
+                     xsc::rt::called_by_program(caller) ||
+                         (xsc::rt::program_locks_followed.load(std::memory_order_relaxed) &&
+                          xsc::rt::called_by_cxx_library(caller)));
   return rc;
 }

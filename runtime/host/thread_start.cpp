@@ -61,6 +61,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(
   using namespace xsc::rt;
   const PthreadCreate real = real_pthread_create();
   if (real == nullptr) return EAGAIN;
+  note_thread_created(__builtin_return_address(0));
   // Nothing to order before a session exists; never from inside the
   // runtime's own work (a CUDA call it makes, the session lock it holds).
   if (!session_started() || !enabled() || thread_state().guard > 0 || holding_session_lock())

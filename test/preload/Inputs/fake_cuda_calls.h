@@ -11,6 +11,9 @@
 
 #include <cupti.h>
 
+#ifdef __cplusplus
+extern "C"
+#endif
 int fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int exit_site,
                     const void* params, void* result);
 
