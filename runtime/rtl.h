@@ -339,6 +339,9 @@ void note_thread_created(const void* caller);
 // library's condition variable waits) reach the runtime; returns how many
 // call slots it rewrote.
 std::size_t install_lock_hooks();
+// host/openmp_regions.cpp: the same for the executable's OpenMP regions,
+// barriers and critical sections (GCC's libgomp).
+std::size_t install_openmp_hooks();
 bool called_by_cxx_library(const void* pc);
 // A release or acquire of `object` (a lock's address) by the calling
 // thread, fed when `from_program` and the edge adds something.

@@ -30,8 +30,8 @@
 // host_sync.cpp's to say.
 //
 // Not followed: lock-free handovers (atomics, futexes, C++20's semaphores,
-// latches and barriers, std::future), spin locks, OpenMP's own barriers
-// and joins, and locks taken by code that dlopen loaded later.
+// latches and barriers, std::future), spin locks, and locks taken by code
+// that dlopen loaded later. OpenMP's regions: openmp_regions.cpp.
 #include <pthread.h>
 
 #include <atomic>

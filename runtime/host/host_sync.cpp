@@ -204,8 +204,10 @@ void init_host_sync(bool injected) {
   // it started.
   if (injected) program_threads_started.store(true, std::memory_order_relaxed);
   const std::size_t slots = install_lock_hooks();
+  const std::size_t openmp_slots = install_openmp_hooks();
   if (options().verbosity >= 2)
-    notice("following the program's locks: " + std::to_string(slots) + " call slots rewritten");
+    notice("following the program's locks: " + std::to_string(slots) + " call slots rewritten, " +
+           std::to_string(openmp_slots) + " of OpenMP's");
 }
 
 bool called_by_cxx_library(const void* pc) { return in(program_code.cxx_library, pc); }
