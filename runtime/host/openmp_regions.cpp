@@ -32,7 +32,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <iterator>
 
 #include "runtime/host/got_patch.h"
 #include "runtime/rtl.h"
@@ -138,36 +137,45 @@ bool look_up(std::atomic<Fn>& slot, const char* name) {
   return found != nullptr;
 }
 
-int rewrite_executable(struct dl_phdr_info* info, std::size_t, void* raw) {
-  // Only the functions libgomp gives: a slot is rewritten only where its
-  // function was found, so a wrapper never calls a null one.
-  GotHook hooks[6];
+struct Hooks {
+  GotHook list[6];
   std::size_t count = 0;
-  if (look_up(real_parallel, "GOMP_parallel"))
-    hooks[count++] = {"GOMP_parallel", reinterpret_cast<void*>(&parallel)};
-  if (look_up(real_barrier, "GOMP_barrier"))
-    hooks[count++] = {"GOMP_barrier", reinterpret_cast<void*>(&barrier)};
-  if (look_up(real_critical_start, "GOMP_critical_start") &&
-      look_up(real_critical_end, "GOMP_critical_end")) {
-    hooks[count++] = {"GOMP_critical_start", reinterpret_cast<void*>(&critical_start)};
-    hooks[count++] = {"GOMP_critical_end", reinterpret_cast<void*>(&critical_end)};
-  }
-  if (look_up(real_critical_name_start, "GOMP_critical_name_start") &&
-      look_up(real_critical_name_end, "GOMP_critical_name_end")) {
-    hooks[count++] = {"GOMP_critical_name_start", reinterpret_cast<void*>(&critical_name_start)};
-    hooks[count++] = {"GOMP_critical_name_end", reinterpret_cast<void*>(&critical_name_end)};
-  }
-  *static_cast<std::size_t*>(raw) = count > 0 ? patch_got(*info, hooks, count) : 0;
+  std::size_t slots = 0;
+};
+
+int rewrite_executable(struct dl_phdr_info* info, std::size_t, void* raw) {
+  auto* hooks = static_cast<Hooks*>(raw);
+  hooks->slots = patch_got(*info, hooks->list, hooks->count);
   return 1;  // the first object, the executable, only
 }
 
 }  // namespace
 
 std::size_t install_openmp_hooks() {
-  if (dlsym(RTLD_DEFAULT, "GOMP_parallel") == nullptr) return 0;  // no libgomp
-  std::size_t slots = 0;
-  dl_iterate_phdr(&rewrite_executable, &slots);
-  return slots;
+  // Only the functions libgomp gives: a slot is rewritten only where its
+  // function was found, so a wrapper never calls a null one. Looked up
+  // before the walk of loaded objects, outside the loader's lock.
+  Hooks hooks;
+  if (look_up(real_parallel, "GOMP_parallel"))
+    hooks.list[hooks.count++] = {"GOMP_parallel", reinterpret_cast<void*>(&parallel)};
+  else
+    return 0;  // no libgomp
+  if (look_up(real_barrier, "GOMP_barrier"))
+    hooks.list[hooks.count++] = {"GOMP_barrier", reinterpret_cast<void*>(&barrier)};
+  if (look_up(real_critical_start, "GOMP_critical_start") &&
+      look_up(real_critical_end, "GOMP_critical_end")) {
+    hooks.list[hooks.count++] = {"GOMP_critical_start", reinterpret_cast<void*>(&critical_start)};
+    hooks.list[hooks.count++] = {"GOMP_critical_end", reinterpret_cast<void*>(&critical_end)};
+  }
+  if (look_up(real_critical_name_start, "GOMP_critical_name_start") &&
+      look_up(real_critical_name_end, "GOMP_critical_name_end")) {
+    hooks.list[hooks.count++] = {"GOMP_critical_name_start",
+                                 reinterpret_cast<void*>(&critical_name_start)};
+    hooks.list[hooks.count++] = {"GOMP_critical_name_end",
+                                 reinterpret_cast<void*>(&critical_name_end)};
+  }
+  dl_iterate_phdr(&rewrite_executable, &hooks);
+  return hooks.slots;
 }
 
 }  // namespace xsc::rt
