@@ -31,7 +31,6 @@
 #include <link.h>
 
 #include <atomic>
-#include <cstring>
 
 #include "runtime/host/got_patch.h"
 #include "runtime/rtl.h"
