@@ -343,10 +343,16 @@ std::size_t install_lock_hooks();
 // barriers and critical sections (GCC's libgomp).
 std::size_t install_openmp_hooks();
 bool called_by_cxx_library(const void* pc);
-// A release or acquire of `object` (a lock's address) by the calling
-// thread, fed when `from_program` and the edge adds something.
+// A release or acquire of `object` (a semaphore's or a lock's address, a
+// thread, an OpenMP region) by the calling thread, fed when `from_program`
+// and the edge adds something.
 void sync_release(EventId object, bool from_program);
 void sync_acquire(EventId object, bool from_program);
+// Whether the program's locks and OpenMP regions feed edges now: followed
+// (program_locks_followed) and a thread of the program's own started. A
+// lock's edges matter only then: until then the one thread knows
+// everything, and a thread it starts begins after all it did.
+bool following_program_locks();
 // Feeds a host edge of the calling thread: kind (kThreadCreate,
 // kThreadStart, kSyncRelease, kSyncAcquire) with its token or object.
 void feed_host_edge(EventKind kind, EventId object);

@@ -55,7 +55,8 @@ bool read_dynamic(const struct dl_phdr_info& object, DynamicTables* tables) {
         tables->strings = reinterpret_cast<const char*>(absolute(base, d->d_un.d_ptr));
         break;
       case DT_JMPREL:
-        tables->plt_relocations = reinterpret_cast<const ElfW(Rela)*>(absolute(base, d->d_un.d_ptr));
+        tables->plt_relocations =
+            reinterpret_cast<const ElfW(Rela)*>(absolute(base, d->d_un.d_ptr));
         break;
       case DT_PLTRELSZ:
         tables->plt_size = d->d_un.d_val;
@@ -127,7 +128,42 @@ std::size_t patch_table(const struct dl_phdr_info& object, const DynamicTables& 
   return rewritten;
 }
 
+// Which loaded objects a walk rewrites: the executable (prefix null) or
+// the libraries whose file names begin with `prefix`.
+struct Walk {
+  const char* prefix = nullptr;
+  const GotHook* hooks = nullptr;
+  std::size_t count = 0;
+  std::size_t rewritten = 0;
+};
+
+int patch_matching(struct dl_phdr_info* info, std::size_t, void* raw) {
+  auto* walk = static_cast<Walk*>(raw);
+  if (walk->prefix == nullptr) {
+    walk->rewritten = patch_got(*info, walk->hooks, walk->count);
+    return 1;  // the first object, the executable, only
+  }
+  const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  const char* base = std::strrchr(name, '/');
+  base = base != nullptr ? base + 1 : name;
+  if (std::strncmp(base, walk->prefix, std::strlen(walk->prefix)) == 0)
+    walk->rewritten += patch_got(*info, walk->hooks, walk->count);
+  return 0;
+}
+
 }  // namespace
+
+std::size_t patch_executable_got(const GotHook* hooks, std::size_t count) {
+  Walk walk{nullptr, hooks, count};
+  dl_iterate_phdr(&patch_matching, &walk);
+  return walk.rewritten;
+}
+
+std::size_t patch_library_got(const char* prefix, const GotHook* hooks, std::size_t count) {
+  Walk walk{prefix, hooks, count};
+  dl_iterate_phdr(&patch_matching, &walk);
+  return walk.rewritten;
+}
 
 std::size_t patch_got(const struct dl_phdr_info& object, const GotHook* hooks, std::size_t count) {
   DynamicTables tables;

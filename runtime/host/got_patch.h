@@ -26,4 +26,10 @@ struct GotHook {
 // writes and read-only again.
 std::size_t patch_got(const struct dl_phdr_info& object, const GotHook* hooks, std::size_t count);
 
+// patch_got on the executable (the first object dl_iterate_phdr gives).
+std::size_t patch_executable_got(const GotHook* hooks, std::size_t count);
+// patch_got on every loaded library whose file name begins with `prefix`
+// ("libstdc++.so").
+std::size_t patch_library_got(const char* prefix, const GotHook* hooks, std::size_t count);
+
 }  // namespace xsc::rt

@@ -37,7 +37,6 @@
 #include <atomic>
 #include <cerrno>
 #include <ctime>
-#include <cstring>
 #include <iterator>
 
 #include "runtime/host/got_patch.h"
@@ -45,16 +44,6 @@
 
 namespace xsc::rt {
 namespace {
-
-// A lock's edges matter once the program has a second thread of its own:
-// until then the one thread knows everything, and a thread it starts
-// begins after all it did (thread_start.cpp). A single-threaded program
-// whose CUDA runtime, linked into the executable, takes a lock of its own
-// in its calls pays nothing for it.
-bool following_locks() {
-  return program_locks_followed.load(std::memory_order_relaxed) &&
-         program_threads_started.load(std::memory_order_relaxed);
-}
 
 EventId object_of(const void* lock) { return reinterpret_cast<EventId>(lock); }
 
@@ -85,39 +74,32 @@ bool held_by_program(const void* mutex) {
 // start).
 void taken(const void* lock, bool mutex) {
   if (mutex) note_held(lock);
-  if (following_locks()) sync_acquire(object_of(lock), true);
+  if (following_program_locks()) sync_acquire(object_of(lock), true);
 }
 
 void given_back(const void* lock, bool mutex) {
   if (mutex) note_unheld(lock);
-  if (following_locks()) sync_release(object_of(lock), true);
+  if (following_program_locks()) sync_release(object_of(lock), true);
 }
 
-bool locked(int rc) { return rc == 0; }
+// A lock call's result: one that took the lock acquires it.
+int after_lock(int rc, const void* lock, bool mutex) {
+  if (rc == 0) taken(lock, mutex);
+  return rc;
+}
 
 // The executable's calls.
 int exe_mutex_lock(pthread_mutex_t* mutex) {
-  const int rc = pthread_mutex_lock(mutex);
-  if (locked(rc)) taken(mutex, true);
-  return rc;
+  return after_lock(pthread_mutex_lock(mutex), mutex, true);
 }
-
 int exe_mutex_trylock(pthread_mutex_t* mutex) {
-  const int rc = pthread_mutex_trylock(mutex);
-  if (locked(rc)) taken(mutex, true);
-  return rc;
+  return after_lock(pthread_mutex_trylock(mutex), mutex, true);
 }
-
 int exe_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* abstime) {
-  const int rc = pthread_mutex_timedlock(mutex, abstime);
-  if (locked(rc)) taken(mutex, true);
-  return rc;
+  return after_lock(pthread_mutex_timedlock(mutex, abstime), mutex, true);
 }
-
 int exe_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock, const struct timespec* abstime) {
-  const int rc = pthread_mutex_clocklock(mutex, clock, abstime);
-  if (locked(rc)) taken(mutex, true);
-  return rc;
+  return after_lock(pthread_mutex_clocklock(mutex, clock, abstime), mutex, true);
 }
 
 // Before the unlock: the thread that takes the mutex next feeds its
@@ -127,36 +109,31 @@ int exe_mutex_unlock(pthread_mutex_t* mutex) {
   return pthread_mutex_unlock(mutex);
 }
 
-int rwlock_taken(int rc, pthread_rwlock_t* lock) {
-  if (locked(rc)) taken(lock, false);
-  return rc;
-}
-
 int exe_rwlock_rdlock(pthread_rwlock_t* lock) {
-  return rwlock_taken(pthread_rwlock_rdlock(lock), lock);
+  return after_lock(pthread_rwlock_rdlock(lock), lock, false);
 }
 int exe_rwlock_wrlock(pthread_rwlock_t* lock) {
-  return rwlock_taken(pthread_rwlock_wrlock(lock), lock);
+  return after_lock(pthread_rwlock_wrlock(lock), lock, false);
 }
 int exe_rwlock_tryrdlock(pthread_rwlock_t* lock) {
-  return rwlock_taken(pthread_rwlock_tryrdlock(lock), lock);
+  return after_lock(pthread_rwlock_tryrdlock(lock), lock, false);
 }
 int exe_rwlock_trywrlock(pthread_rwlock_t* lock) {
-  return rwlock_taken(pthread_rwlock_trywrlock(lock), lock);
+  return after_lock(pthread_rwlock_trywrlock(lock), lock, false);
 }
 int exe_rwlock_timedrdlock(pthread_rwlock_t* lock, const struct timespec* abstime) {
-  return rwlock_taken(pthread_rwlock_timedrdlock(lock, abstime), lock);
+  return after_lock(pthread_rwlock_timedrdlock(lock, abstime), lock, false);
 }
 int exe_rwlock_timedwrlock(pthread_rwlock_t* lock, const struct timespec* abstime) {
-  return rwlock_taken(pthread_rwlock_timedwrlock(lock, abstime), lock);
+  return after_lock(pthread_rwlock_timedwrlock(lock, abstime), lock, false);
 }
 int exe_rwlock_clockrdlock(pthread_rwlock_t* lock, clockid_t clock,
                            const struct timespec* abstime) {
-  return rwlock_taken(pthread_rwlock_clockrdlock(lock, clock, abstime), lock);
+  return after_lock(pthread_rwlock_clockrdlock(lock, clock, abstime), lock, false);
 }
 int exe_rwlock_clockwrlock(pthread_rwlock_t* lock, clockid_t clock,
                            const struct timespec* abstime) {
-  return rwlock_taken(pthread_rwlock_clockwrlock(lock, clock, abstime), lock);
+  return after_lock(pthread_rwlock_clockwrlock(lock, clock, abstime), lock, false);
 }
 
 int exe_rwlock_unlock(pthread_rwlock_t* lock) {
@@ -176,22 +153,22 @@ int waiting(bool program, pthread_mutex_t* mutex, Wait wait) {
 }
 
 int exe_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
-  return waiting(following_locks(), mutex, [&] { return pthread_cond_wait(cond, mutex); });
+  return waiting(following_program_locks(), mutex, [&] { return pthread_cond_wait(cond, mutex); });
 }
 int exe_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
                        const struct timespec* abstime) {
-  return waiting(following_locks(), mutex,
+  return waiting(following_program_locks(), mutex,
                  [&] { return pthread_cond_timedwait(cond, mutex, abstime); });
 }
 int exe_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
                        const struct timespec* abstime) {
-  return waiting(following_locks(), mutex,
+  return waiting(following_program_locks(), mutex,
                  [&] { return pthread_cond_clockwait(cond, mutex, clock, abstime); });
 }
 
 // The C++ library's waits: the program's on a mutex its code holds.
 bool program_mutex(pthread_mutex_t* mutex) {
-  return following_locks() && held_by_program(mutex);
+  return following_program_locks() && held_by_program(mutex);
 }
 int cxx_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
   return waiting(program_mutex(mutex), mutex, [&] { return pthread_cond_wait(cond, mutex); });
@@ -209,7 +186,7 @@ int cxx_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t c
 
 // Every thread's arrival before any leaves.
 int exe_barrier_wait(pthread_barrier_t* barrier) {
-  const bool program = following_locks();
+  const bool program = following_program_locks();
   if (program) sync_release(object_of(barrier), true);
   const int rc = pthread_barrier_wait(barrier);
   if (program && (rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD))
@@ -246,32 +223,11 @@ const GotHook cxx_library_hooks[] = {
     {"pthread_cond_clockwait", as_slot(&cxx_cond_clockwait)},
 };
 
-struct Installed {
-  bool seen_executable = false;
-  std::size_t slots = 0;
-};
-
-int install_in(struct dl_phdr_info* info, std::size_t, void* raw) {
-  auto* installed = static_cast<Installed*>(raw);
-  if (!installed->seen_executable) {  // the first object: the executable
-    installed->seen_executable = true;
-    installed->slots += patch_got(*info, executable_hooks, std::size(executable_hooks));
-    return 0;
-  }
-  const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
-  const char* base = std::strrchr(name, '/');
-  base = base != nullptr ? base + 1 : name;
-  if (std::strncmp(base, "libstdc++.so", 12) == 0)
-    installed->slots += patch_got(*info, cxx_library_hooks, std::size(cxx_library_hooks));
-  return 0;
-}
-
 }  // namespace
 
 std::size_t install_lock_hooks() {
-  Installed installed;
-  dl_iterate_phdr(&install_in, &installed);
-  return installed.slots;
+  return patch_executable_got(executable_hooks, std::size(executable_hooks)) +
+         patch_library_got("libstdc++.so", cxx_library_hooks, std::size(cxx_library_hooks));
 }
 
 }  // namespace xsc::rt

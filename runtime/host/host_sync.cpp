@@ -22,7 +22,7 @@
 // across), with host_sync=1 (the default), and only when preloaded: loaded
 // later (CUDA_INJECTION64_PATH), nothing is interposed. A release or
 // acquire that adds nothing to what the checker knows is not fed
-// (release() and acquire() say when). A C++ program's mutexes, condition
+// (sync_release() and sync_acquire() say when). A C++ program's mutexes, condition
 // variables, reader-writer locks and barriers come through
 // host_locks.cpp, fed here. Python 3.13's locks are not followed: they
 // post a semaphore only when a waiter sleeps.
@@ -113,10 +113,12 @@ bool following(bool from_program) {
          fed_in_this_process() && thread_state().guard == 0 && !holding_session_lock();
 }
 
+}  // namespace
+
 // A release adds nothing when the thread released the same object last and
 // has since fed no event of its own (ThreadState::actions) and acquired
 // nothing.
-void release(EventId object, bool from_program) {
+void sync_release(EventId object, bool from_program) {
   if (!following(from_program)) return;
   ThreadState& t = thread_state();
   SyncEdges& e = t.sync_edges;
@@ -136,7 +138,7 @@ void release(EventId object, bool from_program) {
 // An acquire adds nothing when the thread acquired the same object last and
 // no other thread has released anything since: a lock a thread takes and
 // gives back in a loop costs nothing after its first round.
-void acquire(EventId object, bool from_program) {
+void sync_acquire(EventId object, bool from_program) {
   if (!following(from_program)) return;
   ThreadState& t = thread_state();
   SyncEdges& e = t.sync_edges;
@@ -149,6 +151,8 @@ void acquire(EventId object, bool from_program) {
   e.others_at_acquire = others;
   errno = saved;
 }
+
+namespace {
 
 template <class Fn>
 Fn next_symbol(const char* name) {
@@ -163,7 +167,7 @@ int acquiring(const void* caller, Wait real, sem_t* sem, Args... args) {
     return -1;
   }
   const int rc = real(sem, args...);
-  if (rc == 0) acquire(reinterpret_cast<EventId>(sem), called_by_program(caller));
+  if (rc == 0) sync_acquire(reinterpret_cast<EventId>(sem), called_by_program(caller));
   return rc;
 }
 
@@ -180,7 +184,7 @@ void feed_host_edge(EventKind kind, EventId object) {
 // Every thread the runtime started for the program (start_thread) releases
 // at its exit, whatever code it ran.
 void release_thread_exit() {
-  release(static_cast<EventId>(pthread_self()) | kThreadObjectBit, true);
+  sync_release(static_cast<EventId>(pthread_self()) | kThreadObjectBit, true);
 }
 
 std::atomic<bool> program_locks_followed{false};
@@ -212,9 +216,10 @@ void init_host_sync(bool injected) {
 
 bool called_by_cxx_library(const void* pc) { return in(program_code.cxx_library, pc); }
 
-void sync_release(EventId object, bool from_program) { release(object, from_program); }
-
-void sync_acquire(EventId object, bool from_program) { acquire(object, from_program); }
+bool following_program_locks() {
+  return program_locks_followed.load(std::memory_order_relaxed) &&
+         program_threads_started.load(std::memory_order_relaxed);
+}
 
 }  // namespace xsc::rt
 
@@ -227,7 +232,7 @@ extern "C" __attribute__((visibility("default"))) int sem_post(sem_t* sem) {
     return -1;
   }
   // Before the post: the waiter it wakes feeds its acquire after this.
-  xsc::rt::release(reinterpret_cast<EventId>(sem),
+  xsc::rt::sync_release(reinterpret_cast<EventId>(sem),
                    xsc::rt::called_by_program(__builtin_return_address(0)));
   return real(sem);
 }
@@ -264,7 +269,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thr
   // std::thread::join calls it from the C++ library: a C++ program's join.
   const void* caller = __builtin_return_address(0);
   if (rc == 0)
-    xsc::rt::acquire(static_cast<EventId>(thread) | xsc::rt::kThreadObjectBit,
+    xsc::rt::sync_acquire(static_cast<EventId>(thread) | xsc::rt::kThreadObjectBit,
                      xsc::rt::called_by_program(caller) ||
                          (xsc::rt::program_locks_followed.load(std::memory_order_relaxed) &&
                           xsc::rt::called_by_cxx_library(caller)));

@@ -28,7 +28,6 @@
 // their waits, the implicit barriers of worksharing loops with a dynamic
 // schedule (GOMP_loop_end), and offloading.
 #include <dlfcn.h>
-#include <link.h>
 
 #include <atomic>
 
@@ -70,11 +69,6 @@ struct TeamMember {
 };
 thread_local TeamMember member;
 
-bool following() {
-  return program_locks_followed.load(std::memory_order_relaxed) &&
-         program_threads_started.load(std::memory_order_relaxed);
-}
-
 void run_body(void* raw) {
   const auto* region = static_cast<const Region*>(raw);
   const TeamMember outer = member;
@@ -87,8 +81,8 @@ void run_body(void* raw) {
 
 void parallel(void (*body)(void*), void* data, unsigned threads, unsigned flags) {
   const ParallelFn real = real_parallel.load(std::memory_order_relaxed);
-  if (!program_locks_followed.load(std::memory_order_relaxed)) return real(body, data, threads, flags);
-  // A team: the program now has threads of its own at work.
+  // A team: the program now has threads of its own at work (the wrapper
+  // is installed only where the program's locks are followed).
   program_threads_started.store(true, std::memory_order_relaxed);
   const EventId first =
       kRegionObjectBit |
@@ -101,8 +95,9 @@ void parallel(void (*body)(void*), void* data, unsigned threads, unsigned flags)
 
 void barrier() {
   const VoidFn real = real_barrier.load(std::memory_order_relaxed);
-  if (member.region == nullptr || !following()) return real();
-  const EventId object = member.region->first_object + 2 + member.barriers++ % (kObjectsPerRegion - 2);
+  if (member.region == nullptr || !following_program_locks()) return real();
+  const EventId generation = member.barriers++ % (kObjectsPerRegion - 2);
+  const EventId object = member.region->first_object + 2 + generation;
   sync_release(object, true);
   real();
   sync_acquire(object, true);
@@ -110,22 +105,22 @@ void barrier() {
 
 void critical_start() {
   real_critical_start.load(std::memory_order_relaxed)();
-  if (following()) sync_acquire(kCriticalObject, true);
+  if (following_program_locks()) sync_acquire(kCriticalObject, true);
 }
 
 void critical_end() {
-  if (following()) sync_release(kCriticalObject, true);
+  if (following_program_locks()) sync_release(kCriticalObject, true);
   real_critical_end.load(std::memory_order_relaxed)();
 }
 
 // A named section's object: the address of libgomp's slot for the name.
 void critical_name_start(void** name) {
   real_critical_name_start.load(std::memory_order_relaxed)(name);
-  if (following()) sync_acquire(reinterpret_cast<EventId>(name), true);
+  if (following_program_locks()) sync_acquire(reinterpret_cast<EventId>(name), true);
 }
 
 void critical_name_end(void** name) {
-  if (following()) sync_release(reinterpret_cast<EventId>(name), true);
+  if (following_program_locks()) sync_release(reinterpret_cast<EventId>(name), true);
   real_critical_name_end.load(std::memory_order_relaxed)(name);
 }
 
@@ -136,25 +131,16 @@ bool look_up(std::atomic<Fn>& slot, const char* name) {
   return found != nullptr;
 }
 
-struct Hooks {
-  GotHook list[6];
-  std::size_t count = 0;
-  std::size_t slots = 0;
-};
-
-int rewrite_executable(struct dl_phdr_info* info, std::size_t, void* raw) {
-  auto* hooks = static_cast<Hooks*>(raw);
-  hooks->slots = patch_got(*info, hooks->list, hooks->count);
-  return 1;  // the first object, the executable, only
-}
-
 }  // namespace
 
 std::size_t install_openmp_hooks() {
   // Only the functions libgomp gives: a slot is rewritten only where its
   // function was found, so a wrapper never calls a null one. Looked up
   // before the walk of loaded objects, outside the loader's lock.
-  Hooks hooks;
+  struct {
+    GotHook list[6];
+    std::size_t count = 0;
+  } hooks;
   if (look_up(real_parallel, "GOMP_parallel"))
     hooks.list[hooks.count++] = {"GOMP_parallel", reinterpret_cast<void*>(&parallel)};
   else
@@ -173,8 +159,7 @@ std::size_t install_openmp_hooks() {
     hooks.list[hooks.count++] = {"GOMP_critical_name_end",
                                  reinterpret_cast<void*>(&critical_name_end)};
   }
-  dl_iterate_phdr(&rewrite_executable, &hooks);
-  return hooks.slots;
+  return patch_executable_got(hooks.list, hooks.count);
 }
 
 }  // namespace xsc::rt
