@@ -86,13 +86,6 @@ static void destroy_event(cudaEvent_t event) {
   nested_call(RT_ID(cudaEventDestroy_v3020), &rt, DRV_ID(cuEventDestroy_v2), &drv);
 }
 
-static void* device_malloc(uintptr_t address, size_t bytes) {
-  void* ptr = (void*)address;
-  cudaMalloc_v3020_params p = {&ptr, bytes};
-  runtime_call(RT_ID(cudaMalloc_v3020), &p);
-  return ptr;
-}
-
 static void free_async(void* ptr, cudaStream_t stream) {
   cudaFreeAsync_v11020_params p = {ptr, stream};
   runtime_call(RT_ID(cudaFreeAsync_v11020), &p);

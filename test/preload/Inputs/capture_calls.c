@@ -226,16 +226,12 @@ int main(int argc, char** argv) {
     }
     api->set_pinned_pending_hook(pending_hook);
     static float pinned[1024] __attribute__((aligned(4096)));
-    void* p = pinned;
-    cudaHostAlloc_v3020_params h = {&p, sizeof pinned, 0};
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &h);
+    pinned_alloc(pinned, sizeof pinned);
     begin_to_graph(b, g, cudaStreamCaptureModeGlobal, 0);
-    cudaMemcpyAsync_v3020_params down = {pinned, y, sizeof pinned, cudaMemcpyDeviceToHost, b};
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &down);
+    copy_to_host(pinned, y, sizeof pinned, b);
     end_capture(b, g, 0);
     printf("captured\n");
-    cudaStreamSynchronize_v3020_params sync_b = {b};
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &sync_b);
+    stream_synchronize(b);
     printf("capturing stream synchronized\n");
     instantiate_launch(g, 0x9900, c);
     printf("launched\n");

@@ -1,8 +1,9 @@
 /* What the programs run against the stand-in CUPTI (fake_cupti.c) share:
  * a runtime API call delivered at its entry and its exit, as CUPTI delivers
  * it, a driver kernel launch likewise, a non-blocking stream created at a
- * chosen handle, a host-to-device copy, an event hand-off between two
- * streams and a kernel launch at both levels. Each program includes it
+ * chosen handle, a device and a pinned allocation, copies each way, a
+ * stream synchronization, an event hand-off between two streams and a
+ * kernel launch at both levels. Each program includes it
  * once, after <cupti.h>. */
 #ifndef XSC_TEST_FAKE_CUDA_CALLS_H
 #define XSC_TEST_FAKE_CUDA_CALLS_H
@@ -76,6 +77,34 @@ static inline void upload(void* dst, cudaStream_t stream) {
   static float host[1024];
   cudaMemcpyAsync_v3020_params p = {dst, host, sizeof host, cudaMemcpyHostToDevice, stream};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
+}
+
+/* cudaMalloc of `bytes`, the memory at `address`. */
+static inline void* device_malloc(uintptr_t address, size_t bytes) {
+  void* ptr = (void*)address;
+  cudaMalloc_v3020_params p = {&ptr, bytes};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &p);
+  return ptr;
+}
+
+/* cudaHostAlloc of `bytes`, the pinned memory at `host` (a page-aligned
+ * buffer of the program's standing in for it: the fake CUPTI hands back
+ * the address the call's pointer already holds). */
+static inline void* pinned_alloc(void* host, size_t bytes) {
+  cudaHostAlloc_v3020_params p = {&host, bytes, 0};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &p);
+  return host;
+}
+
+/* cudaMemcpyAsync of `bytes` from the device to the host on `stream`. */
+static inline void copy_to_host(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  cudaMemcpyAsync_v3020_params p = {dst, src, bytes, cudaMemcpyDeviceToHost, stream};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
+}
+
+static inline void stream_synchronize(cudaStream_t stream) {
+  cudaStreamSynchronize_v3020_params p = {stream};
+  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p);
 }
 
 /* `waiter` waits on an event recorded on `after`. */

@@ -43,13 +43,9 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "read";
   for (int i = 0; i < 2048; ++i) staging[i] = (float)i;
   cudaStream_t copy = make_stream(0x7530);
-  void* d = device;
-  cudaMalloc_v3020_params m = {&d, sizeof staging};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &m);
+  device_malloc((uintptr_t)device, sizeof staging);
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
-  void* p = staging;
-  cudaHostAlloc_v3020_params a = {&p, sizeof staging, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &a);
+  pinned_alloc(staging, sizeof staging);
 
   float seen = 0;
   if (strcmp(mode, "write") == 0 || strcmp(mode, "read-upload") == 0) {
@@ -67,8 +63,7 @@ int main(int argc, char** argv) {
   } else {
     copy_async(staging, device, sizeof staging, cudaMemcpyDeviceToHost, copy);  /* xsc: download */
     if (strcmp(mode, "read-sync") == 0) {
-      cudaStreamSynchronize_v3020_params s = {copy};
-      runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &s);
+      stream_synchronize(copy);
     } else if (strcmp(mode, "read-query") == 0) {
       cudaStreamQuery_v3020_params q = {copy};
       runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, &q);
@@ -80,8 +75,7 @@ int main(int argc, char** argv) {
   }
   printf("%s: read %.1f\n", mode, seen);
   /* Ordered after the copy: both pages are accessible again. */
-  cudaStreamSynchronize_v3020_params s = {copy};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &s);
+  stream_synchronize(copy);
   for (int i = 0; i < 2048; ++i) staging[i] += 1.0f;
   printf("done\n");
   return 0;

@@ -35,11 +35,6 @@
 #include "fake_cuda_calls.h"
 
 
-static void synchronize(cudaStream_t stream) {
-  cudaStreamSynchronize_v3020_params p = {stream};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p);
-}
-
 static int kernel_handle;  /* stands for the CUfunction and the host stub */
 
 static void launch_words(const char* mode, void** packed, size_t words, cudaStream_t stream,
@@ -92,7 +87,7 @@ int main(int argc, char** argv) {
     XSC_ANNOTATE_FREE(block, (struct CUstream_st*)producer);
     XSC_ANNOTATE_ALLOC(block, 4096, (struct CUstream_st*)producer);
     launch("agree", block, producer, producer);  /* races with the read */
-    synchronize(consumer);
+    stream_synchronize(consumer);
     XSC_ANNOTATE_FREE(block, (struct CUstream_st*)producer);
     printf("launches: 3\n");
     return 0;
@@ -132,14 +127,14 @@ int main(int argc, char** argv) {
       XSC_ANNOTATE_ALLOC(words[i], 0x10000, (struct CUstream_st*)producer);
     }
     launch_words("agree", words, 2 * kFew, consumer, consumer);
-    synchronize(consumer);
+    stream_synchronize(consumer);
     for (int i = 0; i < kFew; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)producer);
     for (int i = 0; i < kMany; ++i) {
       words[i] = (void*)(uintptr_t)(0x7f0100000000ull + 0x1000ull * i);
       XSC_ANNOTATE_ALLOC(words[i], 0x1000, (struct CUstream_st*)producer);
     }
     launch_words("agree", words, kMany, consumer, consumer);
-    synchronize(consumer);
+    stream_synchronize(consumer);
     for (int i = 0; i < kMany; ++i) XSC_ANNOTATE_FREE(words[i], (struct CUstream_st*)producer);
     printf("launches: 2\n");
     return 0;

@@ -64,13 +64,7 @@ void host_read() {
 
 void download(void* from, cudaStream_t stream) {
   void* dst = from == device ? static_cast<void*>(staging) : static_cast<void*>(pageable);
-  cudaMemcpyAsync_v3020_params p = {dst, from, sizeof staging, cudaMemcpyDeviceToHost, stream};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
-}
-
-void stream_sync(cudaStream_t s) {
-  cudaStreamSynchronize_v3020_params p = {s};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p);
+  copy_to_host(dst, from, sizeof staging, stream);
 }
 
 // A one-item queue of the program's own. The taker is asleep in the
@@ -125,10 +119,10 @@ int queue(const char* mode) {
   });
   handover.until_taker_sleeps();
   download(device, copy_stream);
-  if (!early) stream_sync(copy_stream);
+  if (!early) stream_synchronize(copy_stream);
   handover.put();
   reader.join();
-  if (early) stream_sync(copy_stream);
+  if (early) stream_synchronize(copy_stream);
   return 0;
 }
 
@@ -136,12 +130,12 @@ int free_handover(const char* mode, cudaStream_t allocation_stream) {
   void* buffer = pooled;
   cudaMallocAsync_v11020_params m = {&buffer, sizeof staging, allocation_stream};
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, &m);
-  stream_sync(allocation_stream);
+  stream_synchronize(allocation_stream);
   const bool early = std::strcmp(mode, "free-early") == 0;
   Handover handover;
   std::thread worker([&] {
     download(buffer, copy_stream);  // free-use
-    if (!early) stream_sync(copy_stream);
+    if (!early) stream_synchronize(copy_stream);
     std::unique_lock<std::mutex> lock(handover.mutex);
     handover.ready = true;
     lock.unlock();
@@ -163,12 +157,8 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   copy_stream = make_stream(0x7530);
   cudaStream_t allocation_stream = make_stream(0x7531);
-  void* d = device;
-  cudaMalloc_v3020_params dm = {&d, sizeof staging};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &dm);
-  void* p = staging;
-  cudaHostAlloc_v3020_params a = {&p, sizeof staging, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &a);
+  device_malloc(reinterpret_cast<std::uintptr_t>(device), sizeof staging);
+  pinned_alloc(staging, sizeof staging);
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, nullptr);
 
   int rc = 2;
@@ -177,7 +167,7 @@ int main(int argc, char** argv) {
   } else if (std::strcmp(mode, "join") == 0) {
     std::thread downloader([] {
       download(device, copy_stream);
-      stream_sync(copy_stream);
+      stream_synchronize(copy_stream);
     });
     downloader.join();
     host_read();
@@ -194,7 +184,7 @@ int main(int argc, char** argv) {
     });
     usleep(1000);
     download(device, copy_stream);
-    stream_sync(copy_stream);
+    stream_synchronize(copy_stream);
     {
       std::unique_lock<std::shared_mutex> exclusive(lock);
       ready = true;
@@ -209,7 +199,7 @@ int main(int argc, char** argv) {
         &thread, nullptr,
         [](void* arg) -> void* {
           download(device, copy_stream);
-          stream_sync(copy_stream);
+          stream_synchronize(copy_stream);
           pthread_barrier_wait(static_cast<pthread_barrier_t*>(arg));
           return nullptr;
         },

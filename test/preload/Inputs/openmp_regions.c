@@ -38,24 +38,15 @@ static void host_read(void) {
 }
 
 static void download(int synchronize) {
-  cudaMemcpyAsync_v3020_params p = {staging, device, sizeof staging, cudaMemcpyDeviceToHost,
-                                    copy_stream};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &p);
-  if (synchronize) {
-    cudaStreamSynchronize_v3020_params s = {copy_stream};
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &s);
-  }
+  copy_to_host(staging, device, sizeof staging, copy_stream);
+  if (synchronize) stream_synchronize(copy_stream);
 }
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   copy_stream = make_stream(0x7530);
-  void* d = device;
-  cudaMalloc_v3020_params dm = {&d, sizeof staging};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &dm);
-  void* p = staging;
-  cudaHostAlloc_v3020_params a = {&p, sizeof staging, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &a);
+  device_malloc((uintptr_t)device, sizeof staging);
+  pinned_alloc(staging, sizeof staging);
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
 
   if (strcmp(mode, "after-region") == 0 || strcmp(mode, "unsynced") == 0) {

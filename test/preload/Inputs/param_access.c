@@ -111,16 +111,8 @@ static void* device_alloc(uintptr_t at, size_t size) {
   return ptr;
 }
 
-/* Page-aligned host memory the program pins with cudaHostAlloc (the fake
- * CUPTI hands back the address the call's pointer already holds). */
+/* Page-aligned host memory the program pins with cudaHostAlloc. */
 static float pinned_buffer[1024] __attribute__((aligned(4096)));
-
-static float* pinned_alloc(void) {
-  void* ptr = pinned_buffer;
-  cudaHostAlloc_v3020_params p = {&ptr, sizeof pinned_buffer, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &p);
-  return (float*)ptr;
-}
 
 /* Stand for CUfunction handles. */
 static int closure_fn, copy_closure_fn, reduce_fn, fill_fn, c_reduce_fn, cat_fn, foreach_fn, reduce_op_fn, elementwise_fn,
@@ -479,7 +471,7 @@ int main(int argc, char** argv) {
       printf("no host API\n");
       return 1;
     }
-    float* pinned = pinned_alloc();
+    float* pinned = (float*)pinned_alloc(pinned_buffer, sizeof pinned_buffer);
     if (strcmp(mode, "pinned-stale") == 0)
       closure_elementwise(ya, x, pinned, a);
     else

@@ -28,16 +28,8 @@ static void host_access(int access) {
   if (api != NULL && api->version >= 3) api->host_access((uintptr_t)staging, sizeof staging, access, "host", 0);
 }
 
-static void host_alloc(void) {
-  void* p = staging;
-  cudaHostAlloc_v3020_params a = {&p, sizeof staging, 0};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, &a);
-}
-
 static void device_alloc(void) {
-  void* d = device;
-  cudaMalloc_v3020_params m = {&d, sizeof staging};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &m);
+  device_malloc((uintptr_t)device, sizeof staging);
   runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
 }
 
@@ -56,11 +48,6 @@ static void pending_hook(int pending) {
   if (pending == 2) hook_twos++;
   printf("hook %d\n", pending);
   fflush(stdout);
-}
-
-static void stream_sync(cudaStream_t s) {
-  cudaStreamSynchronize_v3020_params p = {s};
-  runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &p);
 }
 
 /* The checker turns the hook off on its own thread (checker_thread=1) once
@@ -102,7 +89,7 @@ static void* reader(void* arg) {
 static void* downloader(void* arg) {
   (void)arg;
   copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
-  stream_sync(copy_stream);
+  stream_synchronize(copy_stream);
   return NULL;
 }
 
@@ -112,7 +99,7 @@ static int handover(const char* mode) {
   sem_init(&done, 0, 0);
   if (strcmp(mode, "fork-handlers") == 0) {
     copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
-    stream_sync(copy_stream);
+    stream_synchronize(copy_stream);
     const pid_t child = fork();
     if (child == 0) {
       sem_post(&ready);  /* the child feeds nothing: a plain post */
@@ -147,11 +134,11 @@ static int handover(const char* mode) {
   pthread_create(&thread, NULL, reader, NULL);
   copy_async(staging, device, cudaMemcpyDeviceToHost, copy_stream);
   const int early = strcmp(mode, "handover-early") == 0;
-  if (!early) stream_sync(copy_stream);
+  if (!early) stream_synchronize(copy_stream);
   if (through_library) library_post(&ready);
   else sem_post(&ready);
   sem_wait(&done);
-  if (early) stream_sync(copy_stream);
+  if (early) stream_synchronize(copy_stream);
   pthread_join(thread, NULL);
   printf("done\n");
   return 0;
@@ -184,7 +171,7 @@ int main(int argc, char** argv) {
     cudaHostRegister_v4000_params r = {staging, sizeof staging, 0};
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, &r);
   } else if (strcmp(mode, "pageable-sync") != 0) {
-    host_alloc();
+    pinned_alloc(staging, sizeof staging);
   }
 
   if (strcmp(mode, "pending") == 0) {
@@ -200,10 +187,10 @@ int main(int argc, char** argv) {
     printf("downloaded\n");
     copy_async(device, staging, cudaMemcpyHostToDevice, copy);
     printf("uploaded\n");
-    stream_sync(0);  /* another stream: the copies may still run */
+    stream_synchronize(0);  /* another stream: the copies may still run */
     printf("other stream synchronized\n");
     fflush(stdout);
-    stream_sync(copy);
+    stream_synchronize(copy);
     wait_for_off(1);
     printf("copy stream synchronized\n");
     cudaMemsetAsync_v3020_params m = {staging, 0, sizeof staging, copy};
@@ -220,7 +207,7 @@ int main(int argc, char** argv) {
     api->use((uintptr_t)staging, sizeof staging, (uintptr_t)copy, XSC_ACCESS_WRITE, "unpack", 0);
     printf("reported use\n");
     fflush(stdout);
-    stream_sync(copy);
+    stream_synchronize(copy);
     wait_for_off(3);
     printf("copy stream synchronized\n");
     XSC_ANNOTATE_USE(staging, sizeof staging, copy, 0);
@@ -243,12 +230,12 @@ int main(int argc, char** argv) {
     printf("upload and download\n");
     fflush(stdout);
     const int twos = hook_twos;
-    stream_sync(other);
+    stream_synchronize(other);
     /* On the checker's thread, soon after: at most 5 s. */
     for (int i = 0; i < 5000 && hook_twos == twos; ++i) usleep(1000);
     printf("download stream synchronized\n");
     fflush(stdout);
-    stream_sync(copy);
+    stream_synchronize(copy);
     wait_for_off(5);
     printf("upload stream synchronized\n");
     copy_async(device, pageable, cudaMemcpyHostToDevice, copy);
@@ -273,8 +260,7 @@ int main(int argc, char** argv) {
     copy_sync(device, pageable, cudaMemcpyHostToDevice);
   } else if (strcmp(mode, "unregistered") == 0) {
     copy_async(staging, device, cudaMemcpyDeviceToHost, copy);
-    cudaStreamSynchronize_v3020_params s = {copy};
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &s);
+    stream_synchronize(copy);
     cudaHostUnregister_v4000_params u = {staging};
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, &u);
     copy_async(staging, device, cudaMemcpyDeviceToHost, copy);  /* pageable now: not tracked */
@@ -291,7 +277,7 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "free") == 0) {  /* cudaFreeHost: device sync, then a pinned free */
       cudaFreeHost_v3020_params f = {staging};
       runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, &f);
-      host_alloc();
+      pinned_alloc(staging, sizeof staging);
     }
     host_access(XSC_ACCESS_READ);
   }
