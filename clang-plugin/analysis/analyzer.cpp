@@ -39,7 +39,7 @@ struct Describer {
     std::string shown = stream(k);
     if (k == other || k >= ops.keys.size() || other >= ops.keys.size() || shown != stream(other))
       return shown;
-    llvm::StringRef root = llvm::StringRef(ops.key_ids[k]).drop_front().split('.').first;
+    llvm::StringRef root = key_root(ops.key_ids[k]);
     auto it = ops.root_vars.find(root.str());
     if (it == ops.root_vars.end()) return shown;
     const auto* owner = dyn_cast_or_null<FunctionDecl>(it->second->getParentFunctionOrMethod());
@@ -239,7 +239,7 @@ std::vector<Finding> Analyzer::analyze_function(const FunctionDecl* fd) {
   std::unique_ptr<CFG> cfg = CFG::buildCFG(fd, const_cast<Stmt*>(body), &ctx_, options);
   if (!cfg) return {};
 
-  std::unique_ptr<FunctionOps> ops = build_function_ops(ctx_, *model_, *cfg);
+  std::unique_ptr<FunctionOps> ops = build_function_ops(ctx_, *model_, *cfg, body, /*split_range_loops=*/true);
   for (KeyId k = 0; k < ops->keys.size(); ++k) {
     if (ops->keys[k].is_legacy) ops->graph.implicitly_ordered.push_back(k);
     if (ops->keys[k].is_host) ops->graph.host = k;

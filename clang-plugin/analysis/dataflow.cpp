@@ -49,6 +49,10 @@ std::vector<T> unite(const std::vector<T>& a, const std::vector<T>& b) {
   return out;
 }
 
+bool contains_range(const std::vector<std::uint64_t>& ranges, std::uint64_t range) {
+  return std::find(ranges.begin(), ranges.end(), range) != ranges.end();
+}
+
 struct UseFacts {
   KeyId stream = kNoKey;
   std::vector<KeyId> ordered;    // streams whose later work runs after the use
@@ -384,6 +388,24 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       // does not wait for non-blocking streams.
       for_each_use(s, [&](UseFacts& u) { u.host_may = true; });
       break;
+    case OpKind::kAssumeEmpty: {
+      // Every loop over the range ran no round: the buffers, events and
+      // uses bound to it were never made on this path. Joined with the
+      // path through the loop, what that path knows of them stands.
+      auto bound = [&](KeyId k) {
+        return k < graph.key_ranges.size() && contains_range(graph.key_ranges[k], op.range);
+      };
+      std::erase_if(s.buffers, [&](const auto& entry) { return bound(entry.first); });
+      for (auto& [key, buf] : s.buffers) {
+        std::erase_if(buf.uses, [&](const auto& entry) { return bound(entry.second.stream); });
+        std::erase_if(buf.writes, [&](const auto& entry) { return bound(entry.second.stream); });
+      }
+      std::erase_if(s.events, [&](const auto& entry) { return bound(entry.first); });
+      std::erase_if(s.open, [&](const auto& entry) {
+        return bound(entry.first.stream) || bound(entry.second.stream);
+      });
+      break;
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "analysis/op_builder.h"
 
+#include "analysis/loop_ranges.h"
+
 #include <algorithm>
 #include <map>
 
@@ -547,11 +549,11 @@ constexpr std::size_t kMaxInlinedOps = 64;
 
 class Builder {
  public:
-  Builder(ASTContext& ctx, ApiModel& model) : ctx_(ctx), model_(model) {
+  Builder(ASTContext& ctx, ApiModel& model, const Stmt* body) : ctx_(ctx), model_(model), loops_(ctx, body) {
     out_ = std::make_unique<FunctionOps>();
   }
 
-  std::unique_ptr<FunctionOps> build(const CFG& cfg) {
+  std::unique_ptr<FunctionOps> build(const CFG& cfg, bool split_range_loops) {
     find_captures_and_host_memory(cfg);
     out_->graph.blocks.resize(cfg.getNumBlockIDs());
     out_->graph.entry = cfg.getEntry().getBlockID();
@@ -572,10 +574,51 @@ class Builder {
     for (const auto& [stream, non_blocking] : created_streams_)
       if (non_blocking) out_->graph.non_blocking.push_back(stream);
     std::sort(out_->graph.non_blocking.begin(), out_->graph.non_blocking.end());
+    for (const std::string& id : out_->key_ids) out_->graph.key_ranges.push_back(LoopRanges::ranges_in(id));
+    if (split_range_loops) split_loop_entries(cfg);
     return std::move(out_);
   }
 
  private:
+  // A loop over a named range (LoopRanges) entered from outside and left at
+  // once ran no round, and neither did any other loop over that range: that
+  // edge goes through a block that says so (kAssumeEmpty). The condition
+  // block is copied for the entry, so that the edge from the loop's own
+  // last round still leaves it plainly.
+  void split_loop_entries(const CFG& cfg) {
+    std::vector<OpBlock>& blocks = out_->graph.blocks;
+    for (const CFGBlock* cond : cfg) {
+      const Stmt* loop = cond->getTerminatorStmt();
+      const std::uint64_t range = loop ? loops_.range_of_loop(loop) : 0;
+      if (range == 0 || cond->succ_size() != 2) continue;
+      const CFGBlock* body = cond->succ_begin()->getReachableBlock();
+      const CFGBlock* exit = (cond->succ_begin() + 1)->getReachableBlock();
+      if (!body || !exit) continue;
+      const unsigned id = cond->getBlockID();
+      std::vector<unsigned> entries;  // predecessors outside the loop
+      for (const CFGBlock::AdjacentBlock& pred : cond->preds())
+        if (const CFGBlock* p = pred.getReachableBlock(); p && p->getLoopTarget() != loop)
+          entries.push_back(p->getBlockID());
+      if (entries.empty()) continue;
+      const auto entry_cond = static_cast<unsigned>(blocks.size());
+      const auto skip = entry_cond + 1;
+      OpBlock copy;
+      copy.ops = blocks[id].ops;
+      copy.succs = {body->getBlockID(), skip};
+      OpBlock assume;
+      Op empty;
+      empty.kind = OpKind::kAssumeEmpty;
+      empty.range = range;
+      assume.ops.push_back(empty);
+      assume.succs = {exit->getBlockID()};
+      blocks.push_back(std::move(copy));
+      blocks.push_back(std::move(assume));
+      for (unsigned e : entries)
+        for (unsigned& succ : blocks[e].succs)
+          if (succ == id) succ = entry_cond;
+    }
+  }
+
   // --- keys -----------------------------------------------------------------
 
   KeyId intern(const std::string& id, const Expr* shown, const char* fixed_display = nullptr) {
@@ -617,12 +660,21 @@ class Builder {
     return s;
   }
 
-  // A decl path: x, this->f, x.f, x->f.g.
+  // A decl path: x, this->f, x.f, x->f.g; an element of a loop over a named
+  // range (LoopRanges): a[i], v[i].f for a counter i, and a range-for's
+  // element variable, each as the container's path and the range's marker.
   bool decl_path(const Expr* e, std::string& out) {
     e = strip(e);
     if (const auto* dre = dyn_cast<DeclRefExpr>(e)) {
       const ValueDecl* vd = dre->getDecl();
       if (!isa<VarDecl>(vd) && !isa<BindingDecl>(vd)) return false;
+      if (const LoopRanges::Element* element = loops_.element(dyn_cast<VarDecl>(vd))) {
+        std::string container;
+        if (decl_path(element->container, container)) {
+          out += container + LoopRanges::marker(element->range);
+          return true;
+        }
+      }
       std::string root = "v" + llvm::utohexstr(reinterpret_cast<uintptr_t>(vd->getCanonicalDecl()));
       if (const auto* var = dyn_cast<VarDecl>(vd)) out_->root_vars.try_emplace(root, var->getCanonicalDecl());
       out += root;
@@ -638,6 +690,25 @@ class Builder {
       if (!decl_path(me->getBase(), out)) return false;
       out += ".f" + llvm::utohexstr(reinterpret_cast<uintptr_t>(member->getCanonicalDecl()));
       return true;
+    }
+    const Expr* base = nullptr;
+    const Expr* index = nullptr;
+    if (const auto* sub = dyn_cast<ArraySubscriptExpr>(e)) {
+      base = sub->getBase();
+      index = sub->getIdx();
+    } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e);
+               op && op->getOperator() == OO_Subscript && op->getNumArgs() == 2) {
+      base = op->getArg(0);
+      index = op->getArg(1);
+    }
+    if (index) {
+      const auto* counter = dyn_cast<DeclRefExpr>(index->IgnoreParenImpCasts());
+      const std::uint64_t range = counter ? loops_.counter_range(dyn_cast<VarDecl>(counter->getDecl())) : 0;
+      std::string container;
+      if (range != 0 && decl_path(base, container)) {
+        out += container + LoopRanges::marker(range);
+        return true;
+      }
     }
     return false;
   }
@@ -1501,7 +1572,8 @@ class Builder {
     };
 
     auto rooted_at = [&](llvm::StringRef prefix) {
-      return rest.starts_with(prefix) && (rest.size() == prefix.size() || rest[prefix.size()] == '.');
+      return rest.starts_with(prefix) &&
+             (rest.size() == prefix.size() || rest[prefix.size()] == '.' || rest[prefix.size()] == '[');
     };
 
     // The helper's current stream is the one current at the call.
@@ -1555,7 +1627,7 @@ class Builder {
   // function it is written in, also once the lambda is inlined into a helper
   // it was passed to.
   static bool names_outer_variable(const InlineSummary& sum, KeyId k, const FunctionDecl* def) {
-    llvm::StringRef root = llvm::StringRef(sum.key_ids[k]).drop_front().split('.').first;
+    llvm::StringRef root = key_root(sum.key_ids[k]);
     auto it = sum.root_vars.find(root.str());
     if (it == sum.root_vars.end() || !it->second->isLocalVarDeclOrParm()) return false;
     const auto* owner = dyn_cast_or_null<FunctionDecl>(it->second->getParentFunctionOrMethod());
@@ -1636,6 +1708,7 @@ class Builder {
 
   ASTContext& ctx_;
   ApiModel& model_;
+  LoopRanges loops_;
   llvm::DenseMap<const CallExpr*, std::pair<KeyId, KeyId>> inlined_returns_;
   llvm::DenseMap<const VarDecl*, bool> stream_aliases_;
   std::unique_ptr<FunctionOps> out_;
@@ -1661,8 +1734,14 @@ class Builder {
 
 }  // namespace
 
-std::unique_ptr<FunctionOps> build_function_ops(ASTContext& ctx, ApiModel& model, const CFG& cfg) {
-  return Builder(ctx, model).build(cfg);
+std::unique_ptr<FunctionOps> build_function_ops(ASTContext& ctx, ApiModel& model, const CFG& cfg,
+                                                const Stmt* body, bool split_range_loops) {
+  return Builder(ctx, model, body).build(cfg, split_range_loops);
+}
+
+llvm::StringRef key_root(llvm::StringRef key_id) {
+  const llvm::StringRef path = key_id.drop_front();
+  return path.take_front(path.find_first_of(".["));
 }
 
 const InlineSummary* ApiModel::summary_of(ASTContext& ctx, const FunctionDecl* def) {
@@ -1677,7 +1756,9 @@ const InlineSummary* ApiModel::summary_of(ASTContext& ctx, const FunctionDecl* d
   std::unique_ptr<CFG> cfg = CFG::buildCFG(def, def->getBody(), &ctx, options);
   if (!cfg) return nullptr;
   ++inline_depth_;
-  std::unique_ptr<FunctionOps> ops = build_function_ops(ctx, *this, *cfg);
+  // A helper's loops are not split: its ops are taken in one straight line.
+  std::unique_ptr<FunctionOps> ops =
+      build_function_ops(ctx, *this, *cfg, def->getBody(), /*split_range_loops=*/false);
   --inline_depth_;
 
   // Straight-line order: reverse post-order of the CFG from its entry.

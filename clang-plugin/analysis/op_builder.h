@@ -143,8 +143,16 @@ struct InlineSummary {
   std::map<std::string, const clang::VarDecl*> root_vars;
 };
 
-// Builds the op graph for one function body from its CFG.
+// Builds the op graph for one function body from its CFG. With
+// `split_range_loops`, a loop over a named range gets an edge that assumes
+// the range empty (loop_ranges.h); a helper's straight-line summary gets
+// none.
 std::unique_ptr<FunctionOps> build_function_ops(clang::ASTContext& ctx, ApiModel& model,
-                                                const clang::CFG& cfg);
+                                                const clang::CFG& cfg, const clang::Stmt* body,
+                                                bool split_range_loops);
+
+// The variable (or `this`) a key id is rooted at: its path up to the first
+// member or element ("v<decl>" of "sv<decl>.f<field>", "bv<decl>[r<range>]").
+llvm::StringRef key_root(llvm::StringRef key_id);
 
 }  // namespace xsc::lint

@@ -28,6 +28,8 @@ enum class OpKind : std::uint8_t {
   kRecordStream,  // the allocator defers the buffer's free until `stream` is done
   kHostMayWait,   // the host may have waited for all work so far; orders it for the host's
                   // accesses only
+  kAssumeEmpty,   // a loop over `range` ran no round, so no loop over it did (loop_ranges.h):
+                  // nothing bound to that range exists here
 };
 
 struct Op {
@@ -56,6 +58,8 @@ struct Op {
   // sync;`) is taken to cover it on every path, since the analysis does
   // not correlate the two branches.
   std::uint32_t guard = 0;
+  // kAssumeEmpty: the range (LoopRanges).
+  std::uint64_t range = 0;
 };
 
 struct OpBlock {
@@ -83,6 +87,10 @@ struct OpGraph {
   std::vector<KeyId> non_blocking;
   // Op::guard's sets, each sorted; the first is empty.
   std::vector<std::vector<std::uintptr_t>> guard_sets{{}};
+  // Per key, the loop ranges whose elements it names (`streams[i]` in a
+  // loop over i, `w.stream` in a range-for over `workers`): it exists
+  // only where those ranges are not empty. Keys past the end name none.
+  std::vector<std::vector<std::uint64_t>> key_ranges;
 };
 
 // A free that is not ordered after a use on another stream, on some path.
