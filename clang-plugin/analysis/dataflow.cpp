@@ -113,6 +113,9 @@ struct State {
   std::map<KeyId, BufferFacts> buffers;
   std::map<KeyId, std::vector<SiteId>> events;  // may: record sites
   std::map<OpenKey, UseFacts> open;
+  // The stream each library handle is bound to, on the paths that bound
+  // it; kNoKey where two paths bound it to different streams.
+  std::map<KeyId, KeyId> handles;
 
   bool operator==(const State&) const = default;
 };
@@ -143,6 +146,13 @@ void join_state(State& into, const State& from) {
   join_maps(into.events, from.events,
             [](std::vector<SiteId>& a, const std::vector<SiteId>& b) { a = unite(a, b); });
   join_maps(into.open, from.open, [](UseFacts& x, const UseFacts& y) { x.join(y); });
+  // A handle bound on one path and not known on the other keeps its
+  // binding (a use through it is judged on the path that bound it); bound
+  // to two streams, it is not judged.
+  for (const auto& [handle, stream] : from.handles) {
+    auto [it, inserted] = into.handles.try_emplace(handle, stream);
+    if (!inserted && it->second != stream) it->second = kNoKey;
+  }
 }
 
 // Where findings go during the reporting pass; null while iterating.
@@ -388,6 +398,21 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       // does not wait for non-blocking streams.
       for_each_use(s, [&](UseFacts& u) { u.host_may = true; });
       break;
+    case OpKind::kBindHandle:
+      if (op.stream == kNoKey)
+        s.handles.erase(op.source);
+      else
+        s.handles[op.source] = op.stream;
+      break;
+    case OpKind::kHandleUse: {
+      auto bound = s.handles.find(op.source);
+      if (bound == s.handles.end() || bound->second == kNoKey) break;  // no one stream known
+      Op use = op;
+      use.kind = OpKind::kUse;
+      use.stream = bound->second;
+      transfer(s, use, graph, sink);
+      break;
+    }
     case OpKind::kAssumeEmpty: {
       // Every loop over the range ran no round: the buffers, events and
       // uses bound to it were never made on this path. Joined with the

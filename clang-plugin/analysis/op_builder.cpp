@@ -51,6 +51,7 @@ enum class TorchApi : std::uint8_t {
   kStreamGuardType,  // CUDAStreamGuard: sets the current stream for its scope
   kTensorType,       // at::Tensor: its destructor frees (the caching allocator's free)
   kDataPtrType,      // c10::DataPtr: names the tensor storage it belongs to
+  kHandleOnCurrent,  // getCurrentCUDABlasHandle(): a library handle bound to the current stream
 };
 
 struct TorchName {
@@ -66,6 +67,11 @@ constexpr TorchName kTorchApi[] = {
     {"at::Tensor::record_stream", TorchApi::kRecordStream},
     {"c10::cuda::getCurrentCUDAStream", TorchApi::kCurrentStream},
     {"at::cuda::getCurrentCUDAStream", TorchApi::kCurrentStream},
+    {"at::cuda::getCurrentCUDABlasHandle", TorchApi::kHandleOnCurrent},
+    {"at::cuda::getCurrentCUDABlasLtHandle", TorchApi::kHandleOnCurrent},
+    {"at::cuda::getCurrentCUDASparseHandle", TorchApi::kHandleOnCurrent},
+    {"at::cuda::getCurrentCUDASolverDnHandle", TorchApi::kHandleOnCurrent},
+    {"at::native::getCudnnHandle", TorchApi::kHandleOnCurrent},
     {"c10::cuda::CUDAStream::stream", TorchApi::kStreamValue},
     {"c10::cuda::CUDAStream::synchronize", TorchApi::kStreamSync},
     {"c10::cuda::CUDAEvent::record", TorchApi::kEventRecord},
@@ -224,6 +230,46 @@ static ApiRole cuda_api_role(llvm::StringRef name) {
   return ApiRole::kNone;
 }
 
+// The CUDA libraries whose handles are bound to a stream, by the typedef of
+// the handle (a call's first parameter) and the prefix of their functions.
+struct LibraryHandle {
+  llvm::StringLiteral type;
+  llvm::StringLiteral prefix;
+};
+constexpr LibraryHandle kLibraryHandles[] = {
+    {"cublasHandle_t", "cublas"},         {"cudnnHandle_t", "cudnn"},
+    {"cusparseHandle_t", "cusparse"},     {"cufftHandle", "cufft"},
+    {"cusolverDnHandle_t", "cusolverDn"}, {"cusolverSpHandle_t", "cusolverSp"},
+    {"curandGenerator_t", "curand"},
+};
+
+// cublasSetStream(handle, stream) and its kin bind a handle; a call of the
+// same library whose first parameter is its handle enqueues work on the
+// bound stream (cublasSgemm, cudnnConvolutionForward, cufftExecC2C,
+// curandGenerateUniform). cuBLASLt takes its stream as an argument instead.
+static ApiRole library_role(const FunctionDecl* fd) {
+  llvm::StringRef name = fd->getName();
+  for (llvm::StringRef suffix : {"_v2", "_64"}) name.consume_back(suffix);
+  if (name.starts_with("cublasLt")) {
+    for (const ParmVarDecl* p : fd->parameters())
+      if (is_stream_type(p->getType())) return ApiRole::kUse;
+    return ApiRole::kNone;
+  }
+  if (fd->getNumParams() < 2) return ApiRole::kNone;
+  const auto* handle = fd->getParamDecl(0)->getType()->getAs<TypedefType>();
+  if (!handle) return ApiRole::kNone;
+  for (const LibraryHandle& library : kLibraryHandles) {
+    if (handle->getDecl()->getName() != library.type || !name.starts_with(library.prefix)) continue;
+    llvm::StringRef verb = name.drop_front(library.prefix.size());
+    if (verb == "SetStream") return ApiRole::kBindHandle;
+    if (verb.starts_with("Create") || verb.starts_with("Destroy") || verb.starts_with("Set") ||
+        verb.starts_with("Get"))
+      return ApiRole::kNone;
+    return ApiRole::kHandleUse;
+  }
+  return ApiRole::kNone;
+}
+
 ApiRole ApiModel::role_of(const FunctionDecl* fd) {
   if (!fd) return ApiRole::kNone;
   fd = fd->getCanonicalDecl();
@@ -266,6 +312,7 @@ ApiRole ApiModel::classify(const FunctionDecl* fd) {
   }
   if (const IdentifierInfo* id = fd->getIdentifier()) {
     if (ApiRole role = cuda_api_role(id->getName()); role != ApiRole::kNone) return role;
+    if (ApiRole role = library_role(fd); role != ApiRole::kNone) return role;
     // CUB device algorithms take their stream last; each call is a use.
     if (in_namespace(fd, "cub"))
       for (const ParmVarDecl* p : fd->parameters())
@@ -1407,6 +1454,53 @@ class Builder {
       case ApiRole::kStreamCreate:
         note_stream_creation(call);
         return;
+      case ApiRole::kBindHandle:
+        if (call->getNumArgs() >= 2)
+          emit(Op{OpKind::kBindHandle, kNoKey, stream_key(call->getArg(1)), kNoKey,
+                  handle_key(call->getArg(0)), site(loc)});
+        return;
+      case ApiRole::kHandleUse:
+        visit_handle_use(call, site(loc));
+        return;
+    }
+  }
+
+  // --- library handles --------------------------------------------------------
+
+  KeyId handle_key(const Expr* e) {
+    std::string path;
+    if (decl_path(e, path)) return intern("h" + path, e);
+    return kNoKey;
+  }
+
+  // A handle PyTorch hands out bound to the current stream
+  // (at::cuda::getCurrentCUDABlasHandle()): that stream, else kNoKey.
+  KeyId stream_of_handle_getter(const Expr* e) {
+    const auto* call = dyn_cast_or_null<CallExpr>(strip(e));
+    if (!call || torch_api(call->getDirectCallee()) != TorchApi::kHandleOnCurrent) return kNoKey;
+    return current_stream_at(call);
+  }
+
+  // cublasSgemm(handle, ..., d_A, ..., d_C, ...): each buffer argument after
+  // the handle is used on the handle's stream. Descriptors and plans
+  // (pointers to a library's opaque structs) are not buffers.
+  void visit_handle_use(const CallExpr* call, SiteId at) {
+    if (call->getNumArgs() < 2) return;
+    const KeyId current = stream_of_handle_getter(call->getArg(0));
+    const KeyId handle = current == kNoKey ? handle_key(call->getArg(0)) : kNoKey;
+    if (current == kNoKey && handle == kNoKey) return;
+    const FunctionDecl* fd = call->getDirectCallee();
+    llvm::DenseSet<KeyId> seen;
+    for (unsigned i = 1; i < call->getNumArgs(); ++i) {
+      const Expr* arg = call->getArg(i);
+      const QualType t = param_type(fd, i, arg).getNonReferenceType();
+      if (!buffer_like(t) && !buffer_like(strip(arg)->getType())) continue;
+      if (t->isPointerType() && t->getPointeeType()->isIncompleteType()) continue;
+      const KeyId k = buffer_key(arg);
+      if (k == kNoKey || !seen.insert(k).second) continue;
+      Op op{current != kNoKey ? OpKind::kUse : OpKind::kHandleUse, k, current, kNoKey, handle, at};
+      op.partial = offset_pointer(arg);
+      emit(op);
     }
   }
 
@@ -1513,6 +1607,12 @@ class Builder {
       if (vd->hasInit()) bind_event(var_key(vd, 'e'), vd->getInit(), vd->getLocation());
       return;
     }
+    // cublasHandle_t h = at::cuda::getCurrentCUDABlasHandle(): bound to the
+    // stream current here.
+    if (const KeyId stream = stream_of_handle_getter(vd->getInit()); stream != kNoKey) {
+      emit(Op{OpKind::kBindHandle, kNoKey, stream, kNoKey, var_key(vd, 'h'), site(vd->getLocation())});
+      return;
+    }
     if (!buffer_like(t)) return;
     bind(var_key(vd, 'b'), t, vd->getInit(), vd->getLocation(), /*class_assign=*/false);
   }
@@ -1568,6 +1668,7 @@ class Builder {
       if (!suffix.empty() || !arg) return kNoKey;
       if (kind == 'b') return buffer_key(arg);
       if (kind == 's') return stream_key(arg);
+      if (kind == 'h') return handle_key(arg);
       return event_key(arg);
     };
 

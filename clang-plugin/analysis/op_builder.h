@@ -36,6 +36,10 @@ enum class ApiRole : std::uint8_t {
   kRecordStream,  // allocator-level record_stream(buffer, stream)
   kHostMayWait,   // may block the host until work is done: a synchronous copy or memset, a query
   kStreamCreate,  // cudaStreamCreate(&s), cudaStreamCreateWithFlags(&s, flags), ...
+  kBindHandle,    // cublasSetStream(handle, stream) and its kin: the library's later calls
+                  // through the handle enqueue on that stream
+  kHandleUse,     // a library call through a handle (cublasSgemm(handle, ...)): a use of its
+                  // buffer arguments on the stream the handle is bound to
 };
 
 struct InlineSummary;

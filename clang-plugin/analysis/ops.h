@@ -28,6 +28,9 @@ enum class OpKind : std::uint8_t {
   kRecordStream,  // the allocator defers the buffer's free until `stream` is done
   kHostMayWait,   // the host may have waited for all work so far; orders it for the host's
                   // accesses only
+  kBindHandle,    // a library handle (`source`) enqueues its work on `stream` from now on
+  kHandleUse,     // `buffer` used by a library call through handle `source`, on the stream
+                  // the handle is bound to (nothing, where no binding is known on every path)
   kAssumeEmpty,   // a loop over `range` ran no round, so no loop over it did (loop_ranges.h):
                   // nothing bound to that range exists here
 };

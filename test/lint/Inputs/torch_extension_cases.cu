@@ -301,3 +301,28 @@ void current_stream_reassigned(c10::cuda::CUDAStream side, int n) {
   consume<<<1, 32, 0, stream>>>(static_cast<float*>(block), n); // expected-note {{'block' is used on stream 'stream' here}}
   alloc::raw_delete(block); // expected-warning {{'block' is freed on the current stream while stream 'stream'}}
 }
+
+// --- cuBLAS through PyTorch's handle ----------------------------------------
+
+// The handle is bound to the stream current where it is taken: inside the
+// guard, 'side'.
+void blas_handle_under_guard(c10::cuda::CUDAStream side, const float* weights, int n) {
+  void* block = alloc::raw_alloc(n * n * sizeof(float));
+  const float one = 1.0f;
+  {
+    c10::cuda::CUDAStreamGuard guard(side);
+    cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, weights, n, weights, n, &one,
+                static_cast<float*>(block), n); // expected-note@-1 {{'block' is used on stream 'side' here}}
+  }
+  alloc::raw_delete(block); // expected-warning {{'block' is freed on the current stream while stream 'side' may still be using it}}
+}
+
+// Taken and used where the block's stream is current: nothing to order.
+void blas_handle_current(const float* weights, int n) {
+  void* block = alloc::raw_alloc(n * n * sizeof(float));
+  const float one = 1.0f;
+  cublasSgemm(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+              weights, n, weights, n, &one, static_cast<float*>(block), n);
+  alloc::raw_delete(block);
+}

@@ -81,6 +81,16 @@ void recordStream(const DataPtr& dataPtr, CUDAStream stream);
 }  // namespace cuda
 }  // namespace c10
 
+// cuBLAS (cublas_v2.h), as far as the cases use it.
+typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;
+typedef enum { CUBLAS_OP_N = 0 } cublasOperation_t;
+typedef struct cublasContext* cublasHandle_t;
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                              const float* A, int lda, const float* B, int ldb, const float* beta,
+                              float* C, int ldc);
+#define cublasSgemm cublasSgemm_v2
+
 namespace at {
 using namespace c10;
 
@@ -123,6 +133,8 @@ Tensor& add_(Tensor& self, const Tensor& other);
 
 namespace cuda {
 using namespace c10::cuda;
+// Bound to the current stream when it is handed out (ATen's CUDAContext.h).
+cublasHandle_t getCurrentCUDABlasHandle();
 }  // namespace cuda
 
 }  // namespace at

@@ -1,0 +1,143 @@
+// Library handles bound to a stream: cuBLAS, cuFFT and cuRAND calls through
+// a handle enqueue their work on the stream the handle was last bound to
+// (cublasSetStream and its kin), and a handle PyTorch hands out is bound to
+// the current stream. Declared here as the libraries' headers declare them.
+#include <cuda_runtime.h>
+
+typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;
+typedef enum { CUBLAS_OP_N = 0 } cublasOperation_t;
+typedef struct cublasContext* cublasHandle_t;
+cublasStatus_t cublasCreate_v2(cublasHandle_t* handle);
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream);
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                              int m, int n, int k, const float* alpha, const float* A, int lda,
+                              const float* B, int ldb, const float* beta, float* C, int ldc);
+#define cublasCreate cublasCreate_v2
+#define cublasSetStream cublasSetStream_v2
+#define cublasSgemm cublasSgemm_v2
+
+typedef int cufftHandle;
+typedef int cufftResult;
+typedef struct { float x, y; } cufftComplex;
+cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream);
+cufftResult cufftExecC2C(cufftHandle plan, cufftComplex* idata, cufftComplex* odata, int direction);
+
+typedef struct curandGenerator_st* curandGenerator_t;
+typedef int curandStatus_t;
+curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream);
+curandStatus_t curandGenerateUniform(curandGenerator_t generator, float* outputPtr, size_t num);
+
+namespace at::cuda {
+cudaStream_t getCurrentCUDAStream();
+cublasHandle_t getCurrentCUDABlasHandle();
+}  // namespace at::cuda
+
+const float kOne = 1.0f, kZero = 0.0f;
+
+// --- correct: silent ---------------------------------------------------------
+
+// The GEMM runs on the stream the buffers belong to.
+void gemm_on_own_stream(cublasHandle_t handle, cudaStream_t stream, int n) {
+  float *a, *c;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  cudaMallocAsync(&c, n * n * sizeof(float), stream);
+  cublasSetStream(handle, stream);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, c, n);
+  cudaFreeAsync(a, stream);
+  cudaFreeAsync(c, stream);
+}
+
+// On a side stream, waited for before the frees.
+void gemm_on_side_stream_waited(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                                cudaEvent_t done, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaEventRecord(done, side);
+  cudaStreamWaitEvent(stream, done, 0);
+  cudaFreeAsync(a, stream);
+}
+
+// A handle that was never bound here: its stream is not known, nothing is
+// judged.
+void handle_from_caller(cublasHandle_t handle, cudaStream_t stream, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaFreeAsync(a, stream);
+}
+
+// Bound to a different stream on each path: neither is judged.
+void handle_bound_two_ways(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                           bool overlap, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  if (overlap)
+    cublasSetStream(handle, side);
+  else
+    cublasSetStream(handle, stream);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaFreeAsync(a, stream);
+}
+
+// PyTorch's handle runs on the current stream, where the buffer lives.
+void torch_handle_current(int n) {
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaFreeAsync(a, stream);
+}
+
+// --- broken: reported ----------------------------------------------------------
+
+// The GEMM moved to a side stream, freed on the allocation stream at once.
+void gemm_on_side_stream(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side, int n) {
+  float *a, *c;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  cudaMallocAsync(&c, n * n * sizeof(float), stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, c, n);
+  cudaFreeAsync(a, stream);
+  cudaFreeAsync(c, stream);
+}
+
+// The handle bound to the side stream on one path only.
+void handle_bound_on_one_path(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                              bool overlap, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  if (overlap) cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaFreeAsync(a, stream);
+}
+
+// The input is read on the side stream before the copy into it on the
+// allocation stream is ordered before the read.
+void gemm_reads_before_copy(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                            const float* host, float* c, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), stream);
+  cudaMemcpyAsync(a, host, n * n * sizeof(float), cudaMemcpyHostToDevice, stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, c, n);
+}
+
+// cuFFT and cuRAND on a side stream.
+void fft_on_side_stream(cufftHandle plan, cudaStream_t stream, cudaStream_t side, int n) {
+  cufftComplex* data;
+  cudaMallocAsync(&data, n * sizeof(cufftComplex), stream);
+  cufftSetStream(plan, side);
+  cufftExecC2C(plan, data, data, -1);
+  cudaFreeAsync(data, stream);
+}
+
+void random_on_side_stream(curandGenerator_t gen, cudaStream_t stream, cudaStream_t side, int n) {
+  float* noise;
+  cudaMallocAsync(&noise, n * sizeof(float), stream);
+  curandSetStream(gen, side);
+  curandGenerateUniform(gen, noise, n);
+  cudaFreeAsync(noise, stream);
+}
