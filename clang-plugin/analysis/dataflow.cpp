@@ -170,6 +170,15 @@ void for_each_use(State& s, F&& f) {
   }
 }
 
+// Whether two stream keys may name one stream: elements of one container
+// picked by counters of nested loops over one range (`s[i]` and `s[j]`),
+// whose counters may be equal.
+bool may_be_one_stream(const OpGraph& graph, KeyId a, KeyId b) {
+  if (a == b) return true;
+  if (a >= graph.element_class.size() || b >= graph.element_class.size()) return false;
+  return graph.element_class[a] != 0 && graph.element_class[a] == graph.element_class[b];
+}
+
 // Whether CUDA may order work on streams a and b by itself: a default
 // stream (legacy or per-thread) with the other default stream, or with a
 // stream not known to be non-blocking (a stream the function is handed may
@@ -211,7 +220,7 @@ void each_unordered(const std::map<SiteId, UseFacts>& earlier, const Op& op, con
   const bool host = op.stream == graph.host;
   if (!host && op.partial) return;
   for (const auto& [site, e] : earlier) {
-    if (site == op.site || e.stream == op.stream) continue;
+    if (site == op.site || may_be_one_stream(graph, e.stream, op.stream)) continue;
     if (host ? e.host || e.host_may || !e.copy : e.ordered_on(op.stream)) continue;
     if (e.partial || e.capture != op.capture) continue;
     if (!host && may_be_implicitly_ordered(graph, e.stream, op.stream)) continue;
@@ -348,7 +357,9 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
         free_streams = buf.alloc_streams;
       for (KeyId fs : free_streams) {
         for (const auto& [use_site, use] : buf.uses) {
-          if (use.ordered_on(fs) || contains_sorted(buf.recorded, use.stream)) continue;
+          if (use.ordered_on(fs) || contains_sorted(buf.recorded, use.stream) ||
+              may_be_one_stream(graph, use.stream, fs))
+            continue;
           s.open[OpenKey{op.site, use_site, fs}] = use;
           if (sink) {
             UnorderedFree uf;

@@ -61,8 +61,27 @@ bool fixed_size_type(QualType t) {
 LoopRanges::LoopRanges(ASTContext& ctx, const Stmt* body) : ctx_(ctx) {
   if (!body) return;
   visit(body, nullptr);
-  for (const ForStmt* loop : for_loops_) consider_for(loop);
-  for (const CXXForRangeStmt* loop : range_for_loops_) consider_range_for(loop);
+  // Outer loops come first, so an enclosing loop's range is known when a
+  // loop inside it counts its depth.
+  for (const Loop& loop : all_loops_) {
+    const auto* counted = dyn_cast<ForStmt>(loop.stmt);
+    const auto* each = dyn_cast<CXXForRangeStmt>(loop.stmt);
+    const std::uint64_t range = counted ? consider_for(counted) : consider_range_for(each);
+    if (range == 0) continue;
+    Position position{range, 0};
+    for (const Stmt* outer : loop.enclosing)
+      if (range_of_loop(outer) == range) ++position.depth;
+    loops_[loop.stmt] = range;
+    if (counted) {
+      const auto* ds = dyn_cast<DeclStmt>(counted->getInit());
+      const VarDecl* v = ds ? dyn_cast<VarDecl>(ds->getSingleDecl())
+                            : referenced_var(cast<BinaryOperator>(counted->getInit())->getLHS());
+      counters_[v->getCanonicalDecl()] = position;
+    } else {
+      elements_[each->getLoopVariable()->getCanonicalDecl()] =
+          Element{position, each->getRangeInit()->IgnoreParenImpCasts()};
+    }
+  }
 }
 
 void LoopRanges::visit(const Stmt* s, const Stmt* parent) {
@@ -70,14 +89,18 @@ void LoopRanges::visit(const Stmt* s, const Stmt* parent) {
   if (const auto* ref = dyn_cast<DeclRefExpr>(s))
     if (const auto* vd = dyn_cast<VarDecl>(ref->getDecl()))
       references_[vd->getCanonicalDecl()].push_back({ref, parent});
-  if (const auto* loop = dyn_cast<ForStmt>(s)) for_loops_.push_back(loop);
-  if (const auto* loop = dyn_cast<CXXForRangeStmt>(s)) range_for_loops_.push_back(loop);
+  const bool loop = isa<ForStmt>(s) || isa<CXXForRangeStmt>(s);
+  if (loop) {
+    all_loops_.push_back({s, open_loops_});
+    open_loops_.push_back(s);
+  }
   // Parentheses and added qualifiers are transparent: `(n)` is read as `n`
   // is, and `v.size()` of a non-const `v` calls size through a const `v`.
   const auto* cast = dyn_cast<ImplicitCastExpr>(s);
   const bool transparent = isa<ParenExpr>(s) || (cast && cast->getCastKind() == CK_NoOp);
   const Stmt* child_parent = transparent ? parent : s;
   for (const Stmt* child : s->children()) visit(child, child_parent);
+  if (loop) open_loops_.pop_back();
 }
 
 bool LoopRanges::never_written(const VarDecl* v) const {
@@ -150,7 +173,9 @@ std::uint64_t LoopRanges::signature(const char* kind, const Expr* a, const char*
   return h == 0 ? 1 : h;
 }
 
-void LoopRanges::consider_for(const ForStmt* loop) {
+// The range a counted loop walks, or 0 where it is not one this analysis
+// names.
+std::uint64_t LoopRanges::consider_for(const ForStmt* loop) {
   // The counter and where it starts.
   const VarDecl* counter = nullptr;
   const Expr* first = nullptr;
@@ -167,17 +192,17 @@ void LoopRanges::consider_for(const ForStmt* loop) {
     init_write = bo->getLHS()->IgnoreParens();
   }
   if (!counter || !counter->getType()->isIntegerType() || counter->getType()->isReferenceType())
-    return;
+    return 0;
 
   // i < U, i <= U, i != U.
   const auto* cond = dyn_cast_or_null<BinaryOperator>(loop->getCond());
-  if (!cond || referenced_var(cond->getLHS()) != counter) return;
+  if (!cond || referenced_var(cond->getLHS()) != counter) return 0;
   const char* op = nullptr;
   switch (cond->getOpcode()) {
     case BO_LT: op = "<"; break;
     case BO_LE: op = "<="; break;
     case BO_NE: op = "<"; break;  // counting up by one from below, != stops where < does
-    default: return;
+    default: return 0;
   }
   const Expr* last = cond->getRHS();
 
@@ -192,29 +217,27 @@ void LoopRanges::consider_for(const ForStmt* loop) {
     if (ca->getRHS()->EvaluateAsInt(one, ctx_) && one.Val.getInt() == 1)
       step_write = ca->getLHS()->IgnoreParens();
   }
-  if (!step_write) return;
+  if (!step_write) return 0;
 
   // The counter is only read elsewhere; the bounds never change; every
   // round runs to its end.
   auto it = references_.find(counter);
-  if (it == references_.end()) return;
+  if (it == references_.end()) return 0;
   for (const Reference& r : it->second) {
     if (r.ref == step_write || r.ref == init_write) continue;
     const auto* cast = dyn_cast_or_null<ImplicitCastExpr>(r.parent);
-    if (!cast || cast->getCastKind() != CK_LValueToRValue) return;
+    if (!cast || cast->getCastKind() != CK_LValueToRValue) return 0;
   }
-  if (!stable_bound(first) || !stable_bound(last)) return;
-  if (leaves_early(loop->getBody(), false)) return;
-
-  const std::uint64_t range = signature("for", first, op, last);
-  counters_[counter] = range;
-  loops_[loop] = range;
+  if (!stable_bound(first) || !stable_bound(last)) return 0;
+  if (leaves_early(loop->getBody(), false)) return 0;
+  return signature("for", first, op, last);
 }
 
-void LoopRanges::consider_range_for(const CXXForRangeStmt* loop) {
+// The range a range-for walks, or 0.
+std::uint64_t LoopRanges::consider_range_for(const CXXForRangeStmt* loop) {
   const VarDecl* element = loop->getLoopVariable();
   const Expr* container = loop->getRangeInit() ? loop->getRangeInit()->IgnoreParenImpCasts() : nullptr;
-  if (!element || !container) return;
+  if (!element || !container) return 0;
   // A local or parameter whose size nothing here changes, or an array of
   // fixed size (a member's too).
   bool stable = false;
@@ -222,15 +245,13 @@ void LoopRanges::consider_range_for(const CXXForRangeStmt* loop) {
     stable = v->isLocalVarDeclOrParm() && size_never_changed(v);
   else if (const auto* me = dyn_cast<MemberExpr>(container))
     stable = fixed_size_type(me->getType());
-  if (!stable || leaves_early(loop->getBody(), false)) return;
-  const std::uint64_t range = signature("each", container, "", nullptr);
-  elements_[element->getCanonicalDecl()] = Element{range, container};
-  loops_[loop] = range;
+  if (!stable || leaves_early(loop->getBody(), false)) return 0;
+  return signature("each", container, "", nullptr);
 }
 
-std::uint64_t LoopRanges::counter_range(const VarDecl* v) const {
+LoopRanges::Position LoopRanges::counter(const VarDecl* v) const {
   auto it = v ? counters_.find(v->getCanonicalDecl()) : counters_.end();
-  return it == counters_.end() ? 0 : it->second;
+  return it == counters_.end() ? Position{} : it->second;
 }
 
 const LoopRanges::Element* LoopRanges::element(const VarDecl* v) const {
@@ -243,19 +264,35 @@ std::uint64_t LoopRanges::range_of_loop(const Stmt* loop) const {
   return it == loops_.end() ? 0 : it->second;
 }
 
-std::string LoopRanges::marker(std::uint64_t range) { return "[r" + llvm::utohexstr(range) + "]"; }
+std::string LoopRanges::marker(Position position) {
+  return "[r" + llvm::utohexstr(position.range) + "." + std::to_string(position.depth) + "]";
+}
 
 std::vector<std::uint64_t> LoopRanges::ranges_in(const std::string& key_id) {
   std::vector<std::uint64_t> out;
   llvm::StringRef rest(key_id);
   for (std::size_t at = rest.find("[r"); at != llvm::StringRef::npos; at = rest.find("[r")) {
     rest = rest.drop_front(at + 2);
-    const std::size_t end = rest.find(']');
+    const std::size_t end = rest.find_first_of(".]");
     if (end == llvm::StringRef::npos) break;
     std::uint64_t range = 0;
     if (!rest.take_front(end).getAsInteger(16, range)) out.push_back(range);
-    rest = rest.drop_front(end + 1);
+    rest = rest.drop_front(end);
   }
+  return out;
+}
+
+std::string LoopRanges::without_depths(const std::string& key_id) {
+  std::string out;
+  llvm::StringRef rest(key_id);
+  for (std::size_t at = rest.find("[r"); at != llvm::StringRef::npos; at = rest.find("[r")) {
+    const std::size_t dot = rest.find('.', at);
+    const std::size_t end = rest.find(']', at);
+    if (dot == llvm::StringRef::npos || end == llvm::StringRef::npos || dot > end) break;
+    out += rest.take_front(dot).str();
+    rest = rest.drop_front(end);
+  }
+  out += rest.str();
   return out;
 }
 

@@ -34,12 +34,24 @@ class LoopRanges {
  public:
   LoopRanges(clang::ASTContext& ctx, const clang::Stmt* body);
 
-  // The range a counted loop's counter runs over; 0 for any other variable.
-  std::uint64_t counter_range(const clang::VarDecl* v) const;
-
-  // A range-for's element variable: the range and the container it walks.
-  struct Element {
+  // Where a loop's elements are named: its range, and how many loops over
+  // the same range enclose it. Loops nested in one another pick elements
+  // of one range at once (`buffers[i]` and `buffers[j]` in `for i` and,
+  // inside it, `for j` over the same bound), so their elements are told
+  // apart; loops one after the other at the same depth name the same ones.
+  struct Position {
     std::uint64_t range = 0;
+    unsigned depth = 0;
+  };
+
+  // The position of a counted loop's counter; range 0 for any other
+  // variable.
+  Position counter(const clang::VarDecl* v) const;
+
+  // A range-for's element variable: its position and the container it
+  // walks.
+  struct Element {
+    Position position;
     const clang::Expr* container = nullptr;
   };
   const Element* element(const clang::VarDecl* v) const;
@@ -48,15 +60,22 @@ class LoopRanges {
   // the loop is not one of these.
   std::uint64_t range_of_loop(const clang::Stmt* loop) const;
 
-  // The marker an element's key carries: "[r<hex>]".
-  static std::string marker(std::uint64_t range);
+  // Whether the function writes `v` only in its declaration: never
+  // assigned, stepped, bound to a non-const reference or its address taken.
+  bool only_initialized(const clang::VarDecl* v) const { return never_written(v); }
+
+  // The marker an element's key carries: "[r<range hex>.<depth>]".
+  static std::string marker(Position position);
   // The ranges whose markers a key's id carries.
   static std::vector<std::uint64_t> ranges_in(const std::string& key_id);
+  // The key id with its markers' depths left out: equal for elements of
+  // one container picked by counters of nested loops over one range.
+  static std::string without_depths(const std::string& key_id);
 
  private:
   void visit(const clang::Stmt* s, const clang::Stmt* parent);
-  void consider_for(const clang::ForStmt* loop);
-  void consider_range_for(const clang::CXXForRangeStmt* loop);
+  std::uint64_t consider_for(const clang::ForStmt* loop);
+  std::uint64_t consider_range_for(const clang::CXXForRangeStmt* loop);
   bool stable_bound(const clang::Expr* e) const;
   bool never_written(const clang::VarDecl* v) const;
   bool size_never_changed(const clang::VarDecl* v) const;
@@ -70,9 +89,14 @@ class LoopRanges {
     const clang::Stmt* parent;
   };
   llvm::DenseMap<const clang::VarDecl*, std::vector<Reference>> references_;
-  std::vector<const clang::ForStmt*> for_loops_;
-  std::vector<const clang::CXXForRangeStmt*> range_for_loops_;
-  llvm::DenseMap<const clang::VarDecl*, std::uint64_t> counters_;
+  // Every loop, outer ones first, with the loops enclosing it.
+  struct Loop {
+    const clang::Stmt* stmt;
+    std::vector<const clang::Stmt*> enclosing;
+  };
+  std::vector<Loop> all_loops_;
+  std::vector<const clang::Stmt*> open_loops_;  // while visiting
+  llvm::DenseMap<const clang::VarDecl*, Position> counters_;
   llvm::DenseMap<const clang::VarDecl*, Element> elements_;
   llvm::DenseMap<const clang::Stmt*, std::uint64_t> loops_;
 };

@@ -621,7 +621,14 @@ class Builder {
     for (const auto& [stream, non_blocking] : created_streams_)
       if (non_blocking) out_->graph.non_blocking.push_back(stream);
     std::sort(out_->graph.non_blocking.begin(), out_->graph.non_blocking.end());
-    for (const std::string& id : out_->key_ids) out_->graph.key_ranges.push_back(LoopRanges::ranges_in(id));
+    std::map<std::string, std::uint32_t> classes;
+    for (const std::string& id : out_->key_ids) {
+      out_->graph.key_ranges.push_back(LoopRanges::ranges_in(id));
+      std::uint32_t element_class = 0;
+      if (!out_->graph.key_ranges.back().empty())
+        element_class = classes.try_emplace(LoopRanges::without_depths(id), classes.size() + 1).first->second;
+      out_->graph.element_class.push_back(element_class);
+    }
     if (split_range_loops) split_loop_entries(cfg);
     return std::move(out_);
   }
@@ -718,7 +725,7 @@ class Builder {
       if (const LoopRanges::Element* element = loops_.element(dyn_cast<VarDecl>(vd))) {
         std::string container;
         if (decl_path(element->container, container)) {
-          out += container + LoopRanges::marker(element->range);
+          out += container + LoopRanges::marker(element->position);
           return true;
         }
       }
@@ -750,10 +757,11 @@ class Builder {
     }
     if (index) {
       const auto* counter = dyn_cast<DeclRefExpr>(index->IgnoreParenImpCasts());
-      const std::uint64_t range = counter ? loops_.counter_range(dyn_cast<VarDecl>(counter->getDecl())) : 0;
+      const LoopRanges::Position position =
+          counter ? loops_.counter(dyn_cast<VarDecl>(counter->getDecl())) : LoopRanges::Position{};
       std::string container;
-      if (range != 0 && decl_path(base, container)) {
-        out += container + LoopRanges::marker(range);
+      if (position.range != 0 && decl_path(base, container)) {
+        out += container + LoopRanges::marker(position);
         return true;
       }
     }
@@ -800,10 +808,51 @@ class Builder {
       if (!isa<CXXThisExpr>(base) && model_.destructor_frees(bt->getAsCXXRecordDecl()))
         return buffer_key(base);
     }
+    if (const Alias* alias = alias_of(e)) return alias->target;
     std::string path;
     if (decl_path(e, path)) return intern("b" + path, e);
     if (isa<ArraySubscriptExpr>(e)) return profile_key(e, 'b');  // bufs[i]
     return kNoKey;
+  }
+
+  // A raw pointer local written only where it is declared, from a
+  // buffer (`float* out = static_cast<float*>(block);`, `auto* x =
+  // t.data_ptr<float>();`, `float* half = d + n / 2;`), names that buffer:
+  // what is enqueued or freed through it is the buffer's. Through a pointer
+  // offset it names a part of it (partial_pointer).
+  struct Alias {
+    KeyId target = kNoKey;
+    bool partial = false;
+  };
+  const Alias* alias_of(const Expr* e) {
+    const auto* ref = dyn_cast_or_null<DeclRefExpr>(strip(e));
+    const auto* vd = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+    if (!vd || !vd->isLocalVarDecl() || !vd->getType()->isPointerType() || !vd->getInit()) return nullptr;
+    vd = vd->getCanonicalDecl();
+    auto it = aliases_.find(vd);
+    if (it != aliases_.end()) return it->second.target == kNoKey ? nullptr : &it->second;
+    aliases_[vd] = Alias{};  // a cycle through its own init names nothing
+    // Only names of buffers: a call's value (an allocation, a helper's
+    // result) is left to the declaration's own binding, but for a buffer
+    // object's `data()`, `get()` or `data_ptr<T>()`.
+    Alias alias;
+    const Expr* init = strip(vd->getInit());
+    const auto* call = dyn_cast<CallExpr>(init);
+    const auto* member_call = dyn_cast<CXXMemberCallExpr>(init);
+    if (loops_.only_initialized(vd) && (!call || (member_call && member_call->getNumArgs() == 0))) {
+      alias.target = buffer_key(init);
+      alias.partial = partial_pointer(init);
+    }
+    aliases_[vd] = alias;
+    return alias.target == kNoKey ? nullptr : &aliases_[vd];
+  }
+
+  // A pointer into a part of a buffer: an offset from it, or a local alias
+  // made from one.
+  bool partial_pointer(const Expr* e) {
+    if (offset_pointer(e)) return true;
+    const Alias* alias = alias_of(e);
+    return alias && alias->partial;
   }
 
   KeyId stream_key(const Expr* e) {
@@ -1202,7 +1251,7 @@ class Builder {
       const bool writes = is_write(effect);
       if (effect != ParamEffect::kRead && !writes) continue;
       Op op{writes ? OpKind::kWrite : OpKind::kUse, k, host_key(), kNoKey, kNoKey, site(call->getBeginLoc())};
-      op.partial = offset_pointer(arg) || effect == ParamEffect::kWritePart;
+      op.partial = partial_pointer(arg) || effect == ParamEffect::kWritePart;
       emit(op);
     }
   }
@@ -1331,7 +1380,7 @@ class Builder {
         const ParamEffect effect = i < effects.size() ? effects[i] : ParamEffect::kUnknown;
         const bool writes = is_write(effect);
         Op op{writes ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
-        op.partial = offset_pointer(arg) || effect == ParamEffect::kWritePart;
+        op.partial = partial_pointer(arg) || effect == ParamEffect::kWritePart;
         emit(op);
       }
     }
@@ -1409,7 +1458,7 @@ class Builder {
         const KeyId written = copy && call->getNumArgs() > 0 ? buffer_key(call->getArg(0)) : kNoKey;
         llvm::DenseSet<KeyId> partial;
         for (const Expr* arg : call->arguments())
-          if (offset_pointer(arg))
+          if (partial_pointer(arg))
             if (KeyId k = buffer_key(arg); k != kNoKey) partial.insert(k);
         for (KeyId b : buffer_args(call, /*all=*/true)) {
           Op op{b == written ? OpKind::kWrite : OpKind::kUse, b, stream, kNoKey, kNoKey, at};
@@ -1499,7 +1548,7 @@ class Builder {
       const KeyId k = buffer_key(arg);
       if (k == kNoKey || !seen.insert(k).second) continue;
       Op op{current != kNoKey ? OpKind::kUse : OpKind::kHandleUse, k, current, kNoKey, handle, at};
-      op.partial = offset_pointer(arg);
+      op.partial = partial_pointer(arg);
       emit(op);
     }
   }
@@ -1652,6 +1701,9 @@ class Builder {
 
     auto rebase = [&](const Expr* arg, llvm::StringRef prefix, llvm::StringRef shown_name) -> KeyId {
       llvm::StringRef suffix = rest.drop_front(prefix.size());
+      // A local alias passed in names its buffer, as it does at the call.
+      if (kind == 'b' && suffix.empty())
+        if (const Alias* alias = alias_of(arg)) return alias->target;
       std::string path;
       if (arg && decl_path(arg, path)) {
         std::string shown = source_text(arg);
@@ -1810,6 +1862,7 @@ class Builder {
   ASTContext& ctx_;
   ApiModel& model_;
   LoopRanges loops_;
+  llvm::DenseMap<const VarDecl*, Alias> aliases_;
   llvm::DenseMap<const CallExpr*, std::pair<KeyId, KeyId>> inlined_returns_;
   llvm::DenseMap<const VarDecl*, bool> stream_aliases_;
   std::unique_ptr<FunctionOps> out_;

@@ -94,6 +94,12 @@ struct OpGraph {
   // loop over i, `w.stream` in a range-for over `workers`): it exists
   // only where those ranges are not empty. Keys past the end name none.
   std::vector<std::vector<std::uint64_t>> key_ranges;
+  // Per key, its element class: keys naming elements of one container by
+  // counters of nested loops over one range (`s[i]` and `s[j]`) share a
+  // nonzero class, since the counters may be equal. Two streams of one
+  // class may be one stream: what one does is not judged against the
+  // other. Keys past the end have none.
+  std::vector<std::uint32_t> element_class;
 };
 
 // A free that is not ordered after a use on another stream, on some path.

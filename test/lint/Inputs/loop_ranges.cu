@@ -191,3 +191,35 @@ void counter_skips(cudaStream_t* streams, cudaEvent_t* done, int nstreams, float
   }
   cudaFreeAsync(d, streams[0]);
 }
+
+// --- loops nested over one range -------------------------------------------------
+
+// Every ordered pair of streams, the host waiting for both at the end of
+// each round: s[i] and s[j] may be one stream (i == j), so the round's
+// wait on s[j] may be the wait on s[i]: silent.
+void every_pair(cudaStream_t* s, float** bufs, int n) {
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      cudaStreamSynchronize(s[i]);
+      cudaStreamSynchronize(s[j]);
+      if (i == j)
+        cudaMemcpyAsync(bufs[i], bufs[0], 64, cudaMemcpyDeviceToDevice, s[i]);
+      else
+        cudaMemcpyAsync(bufs[i], bufs[0], 64, cudaMemcpyDeviceToDevice, s[j]);
+      cudaStreamSynchronize(s[j]);
+    }
+  }
+}
+
+// Two copies of one pair at once, each direction on its own stream: the
+// second overwrites what the first still reads.
+void both_directions(cudaStream_t* s0, cudaStream_t* s1, float** bufs, int n) {
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      cudaMemcpyAsync(bufs[i], bufs[j], 64, cudaMemcpyDeviceToDevice, s1[j]);
+      cudaMemcpyAsync(bufs[j], bufs[i], 64, cudaMemcpyDeviceToDevice, s0[i]);
+      cudaStreamSynchronize(s0[i]);
+      cudaStreamSynchronize(s1[j]);
+    }
+  }
+}
