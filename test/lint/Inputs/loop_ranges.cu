@@ -194,14 +194,12 @@ void counter_skips(cudaStream_t* streams, cudaEvent_t* done, int nstreams, float
 
 // --- loops nested over one range -------------------------------------------------
 
-// Every ordered pair of streams, the host waiting for both at the end of
-// each round: s[i] and s[j] may be one stream (i == j), so the round's
-// wait on s[j] may be the wait on s[i]: silent.
+// Every ordered pair of streams, the host waiting for the round's stream
+// at its end: s[i] and s[j] may be one stream (the round where i == j
+// copies on s[i]), so that wait on s[j] may be the wait on s[i]: silent.
 void every_pair(cudaStream_t* s, float** bufs, int n) {
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
-      cudaStreamSynchronize(s[i]);
-      cudaStreamSynchronize(s[j]);
       if (i == j)
         cudaMemcpyAsync(bufs[i], bufs[0], 64, cudaMemcpyDeviceToDevice, s[i]);
       else
