@@ -293,6 +293,70 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
       on_host_func(resolve(u64(params<cuLaunchHostFunc_params>(data).hStream),
                            cbid == DRV(cuLaunchHostFunc_ptsz)));
       break;
+
+    // Stream memory operations (stream_memops.cpp). The first API and its
+    // _v2 share their parameters.
+    case DRV(cuStreamWriteValue32): case DRV(cuStreamWriteValue32_ptsz):
+    case DRV(cuStreamWriteValue32_v2): case DRV(cuStreamWriteValue32_v2_ptsz): {
+      const auto& p = params<cuStreamWriteValue32_v2_params>(data);
+      on_stream_write_value(resolve(u64(p.stream), cbid == DRV(cuStreamWriteValue32_ptsz) ||
+                                                       cbid == DRV(cuStreamWriteValue32_v2_ptsz)),
+                            p.addr, p.value, false);
+      break;
+    }
+    case DRV(cuStreamWriteValue64): case DRV(cuStreamWriteValue64_ptsz):
+    case DRV(cuStreamWriteValue64_v2): case DRV(cuStreamWriteValue64_v2_ptsz): {
+      const auto& p = params<cuStreamWriteValue64_v2_params>(data);
+      on_stream_write_value(resolve(u64(p.stream), cbid == DRV(cuStreamWriteValue64_ptsz) ||
+                                                       cbid == DRV(cuStreamWriteValue64_v2_ptsz)),
+                            p.addr, p.value, true);
+      break;
+    }
+    case DRV(cuStreamWaitValue32): case DRV(cuStreamWaitValue32_ptsz):
+    case DRV(cuStreamWaitValue32_v2): case DRV(cuStreamWaitValue32_v2_ptsz): {
+      const auto& p = params<cuStreamWaitValue32_v2_params>(data);
+      on_stream_wait_value(resolve(u64(p.stream), cbid == DRV(cuStreamWaitValue32_ptsz) ||
+                                                      cbid == DRV(cuStreamWaitValue32_v2_ptsz)),
+                           p.addr, p.value, p.flags, false);
+      break;
+    }
+    case DRV(cuStreamWaitValue64): case DRV(cuStreamWaitValue64_ptsz):
+    case DRV(cuStreamWaitValue64_v2): case DRV(cuStreamWaitValue64_v2_ptsz): {
+      const auto& p = params<cuStreamWaitValue64_v2_params>(data);
+      on_stream_wait_value(resolve(u64(p.stream), cbid == DRV(cuStreamWaitValue64_ptsz) ||
+                                                      cbid == DRV(cuStreamWaitValue64_v2_ptsz)),
+                           p.addr, p.value, p.flags, true);
+      break;
+    }
+    case DRV(cuStreamBatchMemOp): case DRV(cuStreamBatchMemOp_ptsz):
+    case DRV(cuStreamBatchMemOp_v2): case DRV(cuStreamBatchMemOp_v2_ptsz): {
+      const auto& p = params<cuStreamBatchMemOp_v2_params>(data);
+      if (p.paramArray == nullptr) break;
+      const StreamId stream = resolve(u64(p.stream), cbid == DRV(cuStreamBatchMemOp_ptsz) ||
+                                                         cbid == DRV(cuStreamBatchMemOp_v2_ptsz));
+      for (unsigned i = 0; i < p.count; ++i) {
+        const CUstreamBatchMemOpParams& op = p.paramArray[i];
+        switch (op.operation) {
+          case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+            on_stream_write_value(stream, op.writeValue.address, op.writeValue.value, false);
+            break;
+          case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+            on_stream_write_value(stream, op.writeValue.address, op.writeValue.value64, true);
+            break;
+          case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+            on_stream_wait_value(stream, op.waitValue.address, op.waitValue.value,
+                                 op.waitValue.flags, false);
+            break;
+          case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+            on_stream_wait_value(stream, op.waitValue.address, op.waitValue.value64,
+                                 op.waitValue.flags, true);
+            break;
+          default:  // barriers and flushes order nothing between streams
+            break;
+        }
+      }
+      break;
+    }
     case DRV(cuStreamAddCallback): case DRV(cuStreamAddCallback_ptsz):
       on_host_func(resolve(u64(params<cuStreamAddCallback_params>(data).hStream),
                            cbid == DRV(cuStreamAddCallback_ptsz)));
@@ -357,6 +421,13 @@ const CUpti_CallbackId kDriverCallbackIds[] = {
     DRV(cuMemHostRegister), DRV(cuMemHostRegister_v2),
     DRV(cuLaunchHostFunc), DRV(cuLaunchHostFunc_ptsz), DRV(cuStreamAddCallback),
     DRV(cuStreamAddCallback_ptsz),
+    DRV(cuStreamWriteValue32), DRV(cuStreamWriteValue32_ptsz), DRV(cuStreamWriteValue32_v2),
+    DRV(cuStreamWriteValue32_v2_ptsz), DRV(cuStreamWriteValue64), DRV(cuStreamWriteValue64_ptsz),
+    DRV(cuStreamWriteValue64_v2), DRV(cuStreamWriteValue64_v2_ptsz), DRV(cuStreamWaitValue32),
+    DRV(cuStreamWaitValue32_ptsz), DRV(cuStreamWaitValue32_v2), DRV(cuStreamWaitValue32_v2_ptsz),
+    DRV(cuStreamWaitValue64), DRV(cuStreamWaitValue64_ptsz), DRV(cuStreamWaitValue64_v2),
+    DRV(cuStreamWaitValue64_v2_ptsz), DRV(cuStreamBatchMemOp), DRV(cuStreamBatchMemOp_ptsz),
+    DRV(cuStreamBatchMemOp_v2), DRV(cuStreamBatchMemOp_v2_ptsz),
 };
 
 }  // namespace

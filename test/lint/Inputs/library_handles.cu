@@ -141,3 +141,26 @@ void random_on_side_stream(curandGenerator_t gen, cudaStream_t stream, cudaStrea
   curandGenerateUniform(gen, noise, n);
   cudaFreeAsync(noise, stream);
 }
+
+// --- stream memory operations ------------------------------------------------
+
+// The consumer signals through a word after its use; the owner waits for the
+// word before the free: silent.
+void signalled_after_use(cudaStream_t owner, cudaStream_t consumer, CUdeviceptr word, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * sizeof(float), owner);
+  cudaMemcpyAsync(a, a, n * sizeof(float), cudaMemcpyDeviceToDevice, consumer);
+  cuStreamWriteValue32(consumer, word, 1, 0);
+  cuStreamWaitValue32(owner, word, 1, CU_STREAM_WAIT_VALUE_GEQ);
+  cudaFreeAsync(a, owner);
+}
+
+// Signalled before the use: the wait does not order it.
+void signalled_before_use(cudaStream_t owner, cudaStream_t consumer, CUdeviceptr word, int n) {
+  float* a;
+  cudaMallocAsync(&a, n * sizeof(float), owner);
+  cuStreamWriteValue32(consumer, word, 1, 0);
+  cudaMemcpyAsync(a, a, n * sizeof(float), cudaMemcpyDeviceToDevice, consumer);
+  cuStreamWaitValue32(owner, word, 1, CU_STREAM_WAIT_VALUE_GEQ);
+  cudaFreeAsync(a, owner);
+}

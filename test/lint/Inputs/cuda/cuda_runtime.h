@@ -81,6 +81,11 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
 int cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 int cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 int cuMemsetD32Async(CUdeviceptr dptr, unsigned value, size_t count, CUstream stream);
+int cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, unsigned value, unsigned flags);
+int cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, unsigned value, unsigned flags);
+#define cuStreamWriteValue32 cuStreamWriteValue32_v2
+#define cuStreamWaitValue32 cuStreamWaitValue32_v2
+#define CU_STREAM_WAIT_VALUE_GEQ 0x0
 }
 
 template <typename T>
