@@ -2,6 +2,8 @@
 
 #include "analysis/loop_ranges.h"
 
+#include <functional>
+
 #include <algorithm>
 #include <map>
 
@@ -206,6 +208,11 @@ static ApiRole cuda_api_role(llvm::StringRef name) {
                              "cuStreamCreateWithPriority"},
                             ApiRole::kStreamCreate)
                      .Cases({"cudaEventSynchronize", "cuEventSynchronize"}, ApiRole::kEventSync)
+                     .Cases({"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernelEx",
+                             "cuLaunchKernel", "cuLaunchCooperativeKernel"},
+                            ApiRole::kLaunchApi)
+                     .Cases({"cuStreamWriteValue32", "cuStreamWriteValue64"}, ApiRole::kWriteValue)
+                     .Cases({"cuStreamWaitValue32", "cuStreamWaitValue64"}, ApiRole::kWaitValue)
                      .Cases({"cudaDeviceSynchronize", "cudaThreadSynchronize", "cuCtxSynchronize"},
                             ApiRole::kDeviceSync)
                      // Synchronous copies and memsets, and queries: the host may
@@ -524,7 +531,9 @@ bool ApiModel::body_may_find(const Stmt* body, int depth) {
   if (const auto* call = dyn_cast<CallExpr>(body)) {
     const FunctionDecl* callee = call->getDirectCallee();
     const ApiRole role = role_of(callee);
-    if (role == ApiRole::kFree || (role == ApiRole::kUse && writes_first_argument(callee))) return true;
+    if (role == ApiRole::kFree || role == ApiRole::kLaunchApi ||
+        (role == ApiRole::kUse && writes_first_argument(callee)))
+      return true;
     if (isa<CUDAKernelCallExpr>(call) && param_effects_.writes_some_param(callee)) return true;
     if (depth > 0)
       if (const FunctionDecl* def = inlinable_definition(callee))
@@ -596,7 +605,8 @@ constexpr std::size_t kMaxInlinedOps = 64;
 
 class Builder {
  public:
-  Builder(ASTContext& ctx, ApiModel& model, const Stmt* body) : ctx_(ctx), model_(model), loops_(ctx, body) {
+  Builder(ASTContext& ctx, ApiModel& model, const Stmt* body)
+      : ctx_(ctx), model_(model), body_(body), loops_(ctx, body) {
     out_ = std::make_unique<FunctionOps>();
   }
 
@@ -1503,6 +1513,22 @@ class Builder {
       case ApiRole::kStreamCreate:
         note_stream_creation(call);
         return;
+      case ApiRole::kLaunchApi:
+        visit_launch_api(call, site(loc));
+        return;
+      // A stream memory operation's word is the event it signals through:
+      // a wait for it is taken as a wait for the last write to it (its
+      // values are not compared).
+      case ApiRole::kWriteValue:
+        if (call->getNumArgs() >= 2)
+          emit(Op{OpKind::kRecord, kNoKey, stream_key(call->getArg(0)), event_key(call->getArg(1)),
+                  kNoKey, site(loc)});
+        return;
+      case ApiRole::kWaitValue:
+        if (call->getNumArgs() >= 2)
+          emit(Op{OpKind::kWait, kNoKey, stream_key(call->getArg(0)), event_key(call->getArg(1)),
+                  kNoKey, site(loc)});
+        return;
       case ApiRole::kBindHandle:
         if (call->getNumArgs() >= 2)
           emit(Op{OpKind::kBindHandle, kNoKey, stream_key(call->getArg(1)), kNoKey,
@@ -1512,6 +1538,116 @@ class Builder {
         visit_handle_use(call, site(loc));
         return;
     }
+  }
+
+  // --- launches through the API -----------------------------------------------
+
+  // cudaLaunchKernel((void*)k, grid, block, args, shmem, stream) and
+  // cudaLaunchCooperativeKernel: `args` an array of the arguments'
+  // addresses made here (`void* args[] = {&d_a, &n};`); cuLaunchKernel(f,
+  // gx, gy, gz, bx, by, bz, shmem, stream, args, extra) and
+  // cuLaunchCooperativeKernel the same with a CUfunction; cudaLaunchKernelEx
+  // (C++: `cudaLaunchKernelEx(&config, k, a, b)`) takes the arguments
+  // themselves and its stream from the config's `stream` field. A kernel
+  // whose body this unit has says which parameters it writes through.
+  void visit_launch_api(const CallExpr* call, SiteId at) {
+    const FunctionDecl* fd = call->getDirectCallee();
+    llvm::StringRef name = fd->getName();
+    for (llvm::StringRef suffix : {"_ptsz", "_v2"}) name.consume_back(suffix);
+    const bool driver = name.starts_with("cu") && !name.starts_with("cuda");
+    const FunctionDecl* kernel = nullptr;
+    std::vector<const Expr*> args;
+    KeyId stream = kNoKey;
+    if (name == "cudaLaunchKernelEx") {
+      if (call->getNumArgs() < 2) return;
+      kernel = function_named(call->getArg(1));
+      for (unsigned i = 2; i < call->getNumArgs(); ++i) args.push_back(call->getArg(i));
+      const Expr* from = config_stream(call->getArg(0));
+      stream = from ? stream_key(from) : kNoKey;
+    } else {
+      const unsigned args_at = driver ? 9 : 3, stream_at = driver ? 8 : 5;
+      if (call->getNumArgs() <= std::max(args_at, stream_at)) return;
+      if (!driver) kernel = function_named(call->getArg(0));
+      stream = stream_key(call->getArg(stream_at));
+      if (!argument_addresses(call->getArg(args_at), &args)) return;
+    }
+    if (stream == kNoKey) return;
+    const std::vector<ParamEffect>& effects = model_.param_effects().effects_of(kernel);
+    for (unsigned i = 0; i < args.size(); ++i) {
+      const Expr* arg = args[i];
+      if (!arg || !buffer_like(strip(arg)->getType())) continue;
+      const KeyId k = buffer_key(arg);
+      if (k == kNoKey) continue;
+      const ParamEffect effect = kernel && i < effects.size() ? effects[i] : ParamEffect::kUnknown;
+      Op op{is_write(effect) ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
+      op.partial = partial_pointer(arg) || effect == ParamEffect::kWritePart;
+      emit(op);
+    }
+  }
+
+  // `(void*)kernel`, `reinterpret_cast<const void*>(&kernel)`: the kernel.
+  static const FunctionDecl* function_named(const Expr* e) {
+    e = e ? e->IgnoreParenCasts() : nullptr;
+    if (const auto* uo = dyn_cast_or_null<UnaryOperator>(e); uo && uo->getOpcode() == UO_AddrOf)
+      e = uo->getSubExpr()->IgnoreParenCasts();
+    const auto* ref = dyn_cast_or_null<DeclRefExpr>(e);
+    return ref ? dyn_cast<FunctionDecl>(ref->getDecl()) : nullptr;
+  }
+
+  // The arguments an argument-address array made here holds, in order:
+  // `void* args[] = {&d_a, (void*)&d_b, &n};` gives d_a, d_b, n. False
+  // where the array is not such a local (its entries are then unknown).
+  bool argument_addresses(const Expr* e, std::vector<const Expr*>* out) {
+    const auto* ref = dyn_cast_or_null<DeclRefExpr>(strip(e));
+    const auto* vd = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+    const auto* list = vd && vd->isLocalVarDecl() && vd->getInit()
+                           ? dyn_cast<InitListExpr>(vd->getInit()->IgnoreImplicit())
+                           : nullptr;
+    if (!list) return false;
+    for (const Expr* entry : list->inits()) {
+      const auto* addr = dyn_cast<UnaryOperator>(entry->IgnoreParenCasts());
+      out->push_back(addr && addr->getOpcode() == UO_AddrOf ? addr->getSubExpr() : nullptr);
+    }
+    return true;
+  }
+
+  // A launch config's stream: `&config` of a local whose `stream` field the
+  // function sets once (`config.stream = s;`) or initializes by name or
+  // position (`cudaLaunchConfig_t config = {grid, block, 0, s};`).
+  const Expr* config_stream(const Expr* e) {
+    e = strip(e);
+    if (const auto* uo = dyn_cast<UnaryOperator>(e); uo && uo->getOpcode() == UO_AddrOf)
+      e = strip(uo->getSubExpr());
+    const auto* ref = dyn_cast<DeclRefExpr>(e);
+    const auto* config = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+    if (!config || !config->isLocalVarDecl()) return nullptr;
+    const RecordDecl* record = config->getType()->getAsRecordDecl();
+    if (!record) return nullptr;
+    const Expr* found = nullptr;
+    if (const auto* list = config->getInit() ? dyn_cast<InitListExpr>(config->getInit()->IgnoreImplicit())
+                                             : nullptr) {
+      unsigned index = 0;
+      for (const FieldDecl* field : record->fields()) {
+        if (field->getName() == "stream" && index < list->getNumInits() &&
+            !isa<ImplicitValueInitExpr>(list->getInit(index)))
+          found = list->getInit(index);
+        ++index;
+      }
+    }
+    unsigned assignments = 0;
+    std::function<void(const Stmt*)> walk = [&](const Stmt* s) {
+      if (!s) return;
+      if (const auto* bo = dyn_cast<BinaryOperator>(s); bo && bo->getOpcode() == BO_Assign)
+        if (const auto* me = dyn_cast<MemberExpr>(bo->getLHS()->IgnoreParenImpCasts()))
+          if (const auto* base = dyn_cast<DeclRefExpr>(me->getBase()->IgnoreParenImpCasts());
+              base && base->getDecl() == config && me->getMemberDecl()->getName() == "stream") {
+            ++assignments;
+            found = bo->getRHS();
+          }
+      for (const Stmt* child : s->children()) walk(child);
+    };
+    walk(body_);
+    return assignments <= 1 ? found : nullptr;
   }
 
   // --- library handles --------------------------------------------------------
@@ -1861,6 +1997,7 @@ class Builder {
 
   ASTContext& ctx_;
   ApiModel& model_;
+  const Stmt* body_;
   LoopRanges loops_;
   llvm::DenseMap<const VarDecl*, Alias> aliases_;
   llvm::DenseMap<const CallExpr*, std::pair<KeyId, KeyId>> inlined_returns_;

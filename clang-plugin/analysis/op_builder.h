@@ -36,6 +36,12 @@ enum class ApiRole : std::uint8_t {
   kRecordStream,  // allocator-level record_stream(buffer, stream)
   kHostMayWait,   // may block the host until work is done: a synchronous copy or memset, a query
   kStreamCreate,  // cudaStreamCreate(&s), cudaStreamCreateWithFlags(&s, flags), ...
+  kLaunchApi,     // cudaLaunchKernel(f, grid, block, args, shmem, stream) and its kin: a launch
+                  // whose arguments are an array of their addresses (or, for
+                  // cudaLaunchKernelEx, follow the kernel)
+  kWriteValue,    // cuStreamWriteValue32(stream, addr, value, flags): a signal through a word,
+                  // taken as a record of an event the word names
+  kWaitValue,     // cuStreamWaitValue32(stream, addr, value, flags): a wait for that signal
   kBindHandle,    // cublasSetStream(handle, stream) and its kin: the library's later calls
                   // through the handle enqueue on that stream
   kHandleUse,     // a library call through a handle (cublasSgemm(handle, ...)): a use of its

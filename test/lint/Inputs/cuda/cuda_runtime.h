@@ -81,6 +81,19 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
 int cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream);
 int cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 int cuMemsetD32Async(CUdeviceptr dptr, unsigned value, size_t count, CUstream stream);
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shmem,
+                             cudaStream_t stream);
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
+                                        size_t shmem, cudaStream_t stream);
+struct cudaLaunchAttribute;
+struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned numAttrs;
+};
 int cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, unsigned value, unsigned flags);
 int cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, unsigned value, unsigned flags);
 #define cuStreamWriteValue32 cuStreamWriteValue32_v2
@@ -97,3 +110,8 @@ template <typename T>
 cudaError_t cudaMallocAsync(T** ptr, size_t bytes, cudaStream_t stream) {
   return ::cudaMallocAsync(reinterpret_cast<void**>(ptr), bytes, stream);
 }
+
+// The C++ form (cuda_runtime.h): the kernel's arguments themselves.
+template <typename... ExpTypes, typename... ActTypes>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, void (*kernel)(ExpTypes...),
+                               ActTypes&&... args);
