@@ -47,6 +47,20 @@ void driver_launch(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
   }
 }
 
+// A stream memory operation's write or wait (stream_memops.cpp); `P` its
+// parameters, which the first API and its _v2 share.
+template <class P>
+void write_value(const CUpti_CallbackData* data, bool ptsz, bool wide) {
+  const auto& p = params<P>(data);
+  on_stream_write_value(resolve(u64(p.stream), ptsz), p.addr, p.value, wide);
+}
+
+template <class P>
+void wait_value(const CUpti_CallbackData* data, bool ptsz, bool wide) {
+  const auto& p = params<P>(data);
+  on_stream_wait_value(resolve(u64(p.stream), ptsz), p.addr, p.value, p.flags, wide);
+}
+
 // Wraps the function of a host-function call at its entry; true for those
 // calls. Their CUPTI parameters are the call's arguments.
 bool wrap_host_function(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
@@ -294,40 +308,31 @@ void driver_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
                            cbid == DRV(cuLaunchHostFunc_ptsz)));
       break;
 
-    // Stream memory operations (stream_memops.cpp). The first API and its
-    // _v2 share their parameters.
-    case DRV(cuStreamWriteValue32): case DRV(cuStreamWriteValue32_ptsz):
-    case DRV(cuStreamWriteValue32_v2): case DRV(cuStreamWriteValue32_v2_ptsz): {
-      const auto& p = params<cuStreamWriteValue32_v2_params>(data);
-      on_stream_write_value(resolve(u64(p.stream), cbid == DRV(cuStreamWriteValue32_ptsz) ||
-                                                       cbid == DRV(cuStreamWriteValue32_v2_ptsz)),
-                            p.addr, p.value, false);
+    // Stream memory operations.
+    case DRV(cuStreamWriteValue32): case DRV(cuStreamWriteValue32_v2):
+      write_value<cuStreamWriteValue32_v2_params>(data, false, false);
       break;
-    }
-    case DRV(cuStreamWriteValue64): case DRV(cuStreamWriteValue64_ptsz):
-    case DRV(cuStreamWriteValue64_v2): case DRV(cuStreamWriteValue64_v2_ptsz): {
-      const auto& p = params<cuStreamWriteValue64_v2_params>(data);
-      on_stream_write_value(resolve(u64(p.stream), cbid == DRV(cuStreamWriteValue64_ptsz) ||
-                                                       cbid == DRV(cuStreamWriteValue64_v2_ptsz)),
-                            p.addr, p.value, true);
+    case DRV(cuStreamWriteValue32_ptsz): case DRV(cuStreamWriteValue32_v2_ptsz):
+      write_value<cuStreamWriteValue32_v2_params>(data, true, false);
       break;
-    }
-    case DRV(cuStreamWaitValue32): case DRV(cuStreamWaitValue32_ptsz):
-    case DRV(cuStreamWaitValue32_v2): case DRV(cuStreamWaitValue32_v2_ptsz): {
-      const auto& p = params<cuStreamWaitValue32_v2_params>(data);
-      on_stream_wait_value(resolve(u64(p.stream), cbid == DRV(cuStreamWaitValue32_ptsz) ||
-                                                      cbid == DRV(cuStreamWaitValue32_v2_ptsz)),
-                           p.addr, p.value, p.flags, false);
+    case DRV(cuStreamWriteValue64): case DRV(cuStreamWriteValue64_v2):
+      write_value<cuStreamWriteValue64_v2_params>(data, false, true);
       break;
-    }
-    case DRV(cuStreamWaitValue64): case DRV(cuStreamWaitValue64_ptsz):
-    case DRV(cuStreamWaitValue64_v2): case DRV(cuStreamWaitValue64_v2_ptsz): {
-      const auto& p = params<cuStreamWaitValue64_v2_params>(data);
-      on_stream_wait_value(resolve(u64(p.stream), cbid == DRV(cuStreamWaitValue64_ptsz) ||
-                                                      cbid == DRV(cuStreamWaitValue64_v2_ptsz)),
-                           p.addr, p.value, p.flags, true);
+    case DRV(cuStreamWriteValue64_ptsz): case DRV(cuStreamWriteValue64_v2_ptsz):
+      write_value<cuStreamWriteValue64_v2_params>(data, true, true);
       break;
-    }
+    case DRV(cuStreamWaitValue32): case DRV(cuStreamWaitValue32_v2):
+      wait_value<cuStreamWaitValue32_v2_params>(data, false, false);
+      break;
+    case DRV(cuStreamWaitValue32_ptsz): case DRV(cuStreamWaitValue32_v2_ptsz):
+      wait_value<cuStreamWaitValue32_v2_params>(data, true, false);
+      break;
+    case DRV(cuStreamWaitValue64): case DRV(cuStreamWaitValue64_v2):
+      wait_value<cuStreamWaitValue64_v2_params>(data, false, true);
+      break;
+    case DRV(cuStreamWaitValue64_ptsz): case DRV(cuStreamWaitValue64_v2_ptsz):
+      wait_value<cuStreamWaitValue64_v2_params>(data, true, true);
+      break;
     case DRV(cuStreamBatchMemOp): case DRV(cuStreamBatchMemOp_ptsz):
     case DRV(cuStreamBatchMemOp_v2): case DRV(cuStreamBatchMemOp_v2_ptsz): {
       const auto& p = params<cuStreamBatchMemOp_v2_params>(data);
