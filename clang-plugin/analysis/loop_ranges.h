@@ -9,7 +9,8 @@
 // between them: a counted `for` (`for (int i = L; i < U; ++i)`, also `<=`
 // and `!=`, `i++` and `i += 1`) whose bounds are constants or variables the
 // function never writes, or a range-for over a fixed-size array or over a
-// local container whose size the function never changes. The loop must
+// local or parameter container whose size the function never changes (it
+// only reads it, indexes it or walks it). The loop must
 // run every round it starts to its end (no `break` or `goto` out of it)
 // and must not change its counter.
 //
