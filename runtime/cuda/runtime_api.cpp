@@ -189,6 +189,31 @@ void runtime_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
               resolve(u64(p.stream), cbid == RT(cudaMemcpy2DAsync_ptsz_v7000)), false);
       break;
     }
+    // Copies no driver callback describes (their driver calls are not
+    // followed): fed as they are. A 3D copy's extent is not read (the
+    // whole allocation, as for 2D copies), and an array's side is none.
+    case RT(cudaMemcpyPeerAsync_v4000): {
+      const auto& p = params<cudaMemcpyPeerAsync_v4000_params>(data);
+      on_copy(u64(p.dst), u64(p.src), p.count, CopyKind::kDeviceToDevice, resolve(u64(p.stream), false),
+              false);
+      break;
+    }
+    case RT(cudaMemcpy3DAsync_v3020): case RT(cudaMemcpy3DAsync_ptsz_v7000): {
+      const auto& p = params<cudaMemcpy3DAsync_v3020_params>(data);
+      if (p.p == nullptr) break;
+      on_copy(p.p->dstArray ? 0 : u64(p.p->dstPtr.ptr), p.p->srcArray ? 0 : u64(p.p->srcPtr.ptr), 0,
+              copy_kind(p.p->kind), resolve(u64(p.stream), cbid == RT(cudaMemcpy3DAsync_ptsz_v7000)),
+              false);
+      break;
+    }
+    case RT(cudaMemcpyBatchAsync_v13000): case RT(cudaMemcpyBatchAsync_ptsz_v13000): {
+      const auto& p = params<cudaMemcpyBatchAsync_v13000_params>(data);
+      if (p.dsts == nullptr || p.srcs == nullptr || p.sizes == nullptr) break;
+      const StreamId stream = resolve(u64(p.stream), cbid == RT(cudaMemcpyBatchAsync_ptsz_v13000));
+      for (std::size_t i = 0; i < p.count; ++i)
+        on_copy(u64(p.dsts[i]), u64(p.srcs[i]), p.sizes[i], CopyKind::kDefault, stream, false);
+      break;
+    }
     case RT(cudaMemset_v3020): case RT(cudaMemset_ptds_v7000): {
       const auto& p = params<cudaMemset_v3020_params>(data);
       effect_memset(u64(p.devPtr), p.count, resolve(0, cbid == RT(cudaMemset_ptds_v7000)));
@@ -300,7 +325,9 @@ const CUpti_CallbackId kRuntimeCallbackIds[] = {
     RT(cudaFreeAsync_v11020), RT(cudaFreeAsync_ptsz_v11020),
     RT(cudaMemcpy_v3020), RT(cudaMemcpy_ptds_v7000), RT(cudaMemcpyAsync_v3020),
     RT(cudaMemcpyAsync_ptsz_v7000), RT(cudaMemcpy2D_v3020), RT(cudaMemcpy2D_ptds_v7000),
-    RT(cudaMemcpy2DAsync_v3020), RT(cudaMemcpy2DAsync_ptsz_v7000),
+    RT(cudaMemcpy2DAsync_v3020), RT(cudaMemcpy2DAsync_ptsz_v7000), RT(cudaMemcpyPeerAsync_v4000),
+    RT(cudaMemcpy3DAsync_v3020), RT(cudaMemcpy3DAsync_ptsz_v7000),
+    RT(cudaMemcpyBatchAsync_v13000), RT(cudaMemcpyBatchAsync_ptsz_v13000),
     RT(cudaMemset_v3020), RT(cudaMemset_ptds_v7000), RT(cudaMemsetAsync_v3020),
     RT(cudaMemsetAsync_ptsz_v7000), RT(cudaMemset2D_v3020), RT(cudaMemset2D_ptds_v7000),
     RT(cudaMemset2DAsync_v3020), RT(cudaMemset2DAsync_ptsz_v7000),
