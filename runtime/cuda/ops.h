@@ -50,13 +50,12 @@ void on_stream_create(StreamId stream, StreamFlags flags);
 void on_stream_destroy(StreamId stream);
 
 // stream_memops.cpp: a write of a value to a word in memory on `stream`
-// (cuStreamWriteValue32/64, `wide` for 64 bits), a wait on `stream` until
-// the word satisfies `flags`' condition (CUstreamWaitValue_flags) against
-// `value`, and that condition itself.
+// (cuStreamWriteValue32/64, `wide` for 64 bits), and a wait on `stream`
+// until the word satisfies `flags`' condition (CUstreamWaitValue_flags,
+// wait_value.h) against `value`.
 void on_stream_write_value(StreamId stream, Addr addr, std::uint64_t value, bool wide);
 void on_stream_wait_value(StreamId stream, Addr addr, std::uint64_t value, unsigned flags,
                           bool wide);
-bool value_satisfies(std::uint64_t have, std::uint64_t want, unsigned flags, bool wide);
 
 // capture.cpp and graph.cpp (the locked halves are declared in rtl.h and
 // graph_state.h)

@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "runtime/cuda/ops.h"
+#include "runtime/cuda/wait_value.h"
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
@@ -63,23 +64,6 @@ MemopState& memop_state() {
 std::uint64_t width_mask(bool wide) { return wide ? ~std::uint64_t{0} : 0xffffffffull; }
 
 }  // namespace
-
-bool value_satisfies(std::uint64_t have, std::uint64_t want, unsigned flags, bool wide) {
-  const std::uint64_t mask = width_mask(wide);
-  have &= mask;
-  want &= mask;
-  switch (flags & 0x3u) {
-    case 0:  // CU_STREAM_WAIT_VALUE_GEQ: (int)(*addr - value) >= 0, cyclically
-      return wide ? static_cast<std::int64_t>(have - want) >= 0
-                  : static_cast<std::int32_t>(static_cast<std::uint32_t>(have - want)) >= 0;
-    case 1:  // CU_STREAM_WAIT_VALUE_EQ
-      return have == want;
-    case 2:  // CU_STREAM_WAIT_VALUE_AND
-      return (have & want) != 0;
-    default:  // CU_STREAM_WAIT_VALUE_NOR
-      return (~(have | want) & mask) != 0;
-  }
-}
 
 void on_stream_write_value(StreamId stream, Addr addr, std::uint64_t value, bool wide) {
   if (!enabled()) return;

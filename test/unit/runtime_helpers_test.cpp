@@ -9,10 +9,31 @@
 
 #include "runtime/cuda/param_scan.h"
 #include "runtime/cuda/stream_id.h"
+#include "runtime/cuda/wait_value.h"
 #include "runtime/tracked_pages.h"
 
 namespace xsc::rt {
 namespace {
+
+// CU_STREAM_WAIT_VALUE_GEQ, _EQ, _AND, _NOR, with the flush bit ignored.
+TEST(WaitValue, Conditions) {
+  EXPECT_TRUE(value_satisfies(5, 5, 0, false));
+  EXPECT_TRUE(value_satisfies(6, 5, 0, false));
+  EXPECT_FALSE(value_satisfies(4, 5, 0, false));
+  // GEQ compares cyclically: a counter that wrapped is still ahead.
+  EXPECT_TRUE(value_satisfies(2, 0xfffffffeu, 0, false));
+  EXPECT_FALSE(value_satisfies(0xfffffffeu, 2, 0, false));
+  EXPECT_TRUE(value_satisfies(0x100000001ull, 0x100000000ull, 0, true));
+  EXPECT_FALSE(value_satisfies(0x0ffffffffull, 0x100000000ull, 0, true));
+  // A 32-bit wait sees the low word only.
+  EXPECT_TRUE(value_satisfies(0x700000005ull, 5, 1, false));
+  EXPECT_FALSE(value_satisfies(0x700000005ull, 5, 1, true));
+  EXPECT_TRUE(value_satisfies(0b0110, 0b0100, 2, false));
+  EXPECT_FALSE(value_satisfies(0b0010, 0b0100, 2, false));
+  EXPECT_TRUE(value_satisfies(0b0001, 0b0010, 3, false));   // ~(0b0011) has bits
+  EXPECT_FALSE(value_satisfies(0xffffffffu, 0, 3, false));  // ~(all ones) is none
+  EXPECT_TRUE(value_satisfies(5, 5, 1u | (1u << 30), false));
+}
 
 TEST(StreamId, LegacyHandles) {
   EXPECT_EQ(resolve_stream_handle(0, false, 7), kLegacyStream);
