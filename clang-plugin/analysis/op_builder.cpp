@@ -517,6 +517,48 @@ bool ApiModel::member_stream_non_blocking(const FieldDecl* fd) {
   return non_blocking;
 }
 
+namespace {
+
+// `this->f` (or plain `f` in a member function): the field, else null.
+const FieldDecl* this_member(const Expr* e) {
+  const auto* me = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+  if (!me || !isa<CXXThisExpr>(me->getBase()->IgnoreParenImpCasts())) return nullptr;
+  const auto* field = dyn_cast<FieldDecl>(me->getMemberDecl());
+  return field ? field->getCanonicalDecl() : nullptr;
+}
+
+}  // namespace
+
+const FieldDecl* ApiModel::member_handle_stream(const FieldDecl* handle) {
+  if (!handle) return nullptr;
+  handle = handle->getCanonicalDecl();
+  auto it = handle_streams_.find(handle);
+  if (it != handle_streams_.end()) return it->second;
+  handle_streams_[handle] = nullptr;
+  const auto* rd = dyn_cast<CXXRecordDecl>(handle->getParent());
+  if (!rd || !rd->hasDefinition()) return nullptr;
+  const FieldDecl* bound = nullptr;
+  bool consistent = true;
+  std::function<void(const Stmt*)> walk = [&](const Stmt* s) {
+    if (!s || !consistent) return;
+    if (const auto* call = dyn_cast<CallExpr>(s);
+        call && call->getNumArgs() >= 2 && role_of(call->getDirectCallee()) == ApiRole::kBindHandle &&
+        this_member(call->getArg(0)) == handle) {
+      const FieldDecl* stream = this_member(call->getArg(1));
+      if (!stream || (bound && bound != stream)) consistent = false;
+      bound = stream;
+    }
+    for (const Stmt* child : s->children()) walk(child);
+  };
+  for (const CXXMethodDecl* method : rd->getDefinition()->methods()) {
+    const FunctionDecl* def = nullptr;
+    if (method->hasBody(def)) walk(def->getBody());
+  }
+  const FieldDecl* result = consistent ? bound : nullptr;
+  handle_streams_[handle] = result;
+  return result;
+}
+
 bool writes_first_argument(const FunctionDecl* fd) {
   const IdentifierInfo* id = fd ? fd->getIdentifier() : nullptr;
   if (!id) return false;
@@ -611,6 +653,7 @@ class Builder {
   }
 
   std::unique_ptr<FunctionOps> build(const CFG& cfg, bool split_range_loops) {
+    analyzed_ = split_range_loops;
     find_captures_and_host_memory(cfg);
     out_->graph.blocks.resize(cfg.getNumBlockIDs());
     out_->graph.entry = cfg.getEntry().getBlockID();
@@ -1658,6 +1701,24 @@ class Builder {
     return kNoKey;
   }
 
+  // A member handle the class always binds to one member stream
+  // (ApiModel::member_handle_stream) is bound to it when the function
+  // starts; a binding the function makes itself comes later and wins.
+  void note_member_handle(const Expr* handle_expr, KeyId handle) {
+    // Only in the function analyzed: an inlined helper runs on what its
+    // caller bound.
+    if (!analyzed_) return;
+    const FieldDecl* field = this_member(handle_expr);
+    const FieldDecl* stream = field ? model_.member_handle_stream(field) : nullptr;
+    if (!stream || !entry_bindings_.insert(handle).second) return;
+    const std::string id =
+        "sthis.f" + llvm::utohexstr(reinterpret_cast<uintptr_t>(stream->getCanonicalDecl()));
+    const KeyId stream_key = intern_with_display(id, KeyInfo{"'" + stream->getNameAsString() + "'", false});
+    Op bind{OpKind::kBindHandle, kNoKey, stream_key, kNoKey, handle, site(handle_expr->getBeginLoc())};
+    auto& entry = out_->graph.blocks[out_->graph.entry].ops;
+    entry.insert(entry.begin(), bind);
+  }
+
   // A handle PyTorch hands out bound to the current stream
   // (at::cuda::getCurrentCUDABlasHandle()): that stream, else kNoKey.
   KeyId stream_of_handle_getter(const Expr* e) {
@@ -1674,6 +1735,7 @@ class Builder {
     const KeyId current = stream_of_handle_getter(call->getArg(0));
     const KeyId handle = current == kNoKey ? handle_key(call->getArg(0)) : kNoKey;
     if (current == kNoKey && handle == kNoKey) return;
+    if (handle != kNoKey) note_member_handle(call->getArg(0), handle);
     const FunctionDecl* fd = call->getDirectCallee();
     llvm::DenseSet<KeyId> seen;
     for (unsigned i = 1; i < call->getNumArgs(); ++i) {
@@ -2000,6 +2062,8 @@ class Builder {
   const Stmt* body_;
   LoopRanges loops_;
   llvm::DenseMap<const VarDecl*, Alias> aliases_;
+  llvm::DenseSet<KeyId> entry_bindings_;  // member handles bound at entry (note_member_handle)
+  bool analyzed_ = false;                 // the function analyzed, not a helper's summary
   llvm::DenseMap<const CallExpr*, std::pair<KeyId, KeyId>> inlined_returns_;
   llvm::DenseMap<const VarDecl*, bool> stream_aliases_;
   std::unique_ptr<FunctionOps> out_;

@@ -91,6 +91,13 @@ class ApiModel {
   // against both default streams, as a local stream created so is.
   bool member_stream_non_blocking(const clang::FieldDecl* fd);
 
+  // The member stream a class always binds a member library handle to:
+  // every `cublasSetStream(handle_, s)` (and its kin) in the class's
+  // member functions names the same member stream `s`. Null when the class
+  // binds it to anything else, or never. A member function that uses the
+  // handle without binding it then runs its calls on that stream.
+  const clang::FieldDecl* member_handle_stream(const clang::FieldDecl* handle);
+
   // What functions' bodies do through their parameters (param_effects.h).
   ParamEffects& param_effects() { return param_effects_; }
 
@@ -105,6 +112,7 @@ class ApiModel {
   llvm::DenseMap<const clang::FunctionDecl*, std::vector<Pins>> pinning_params_;
   llvm::DenseMap<const clang::FunctionDecl*, std::unique_ptr<InlineSummary>> summaries_;
   llvm::DenseMap<const clang::FieldDecl*, bool> non_blocking_members_;
+  llvm::DenseMap<const clang::FieldDecl*, const clang::FieldDecl*> handle_streams_;
   int inline_depth_ = 0;
   ParamEffects param_effects_;
 };
@@ -154,9 +162,10 @@ struct InlineSummary {
 };
 
 // Builds the op graph for one function body from its CFG. With
-// `split_range_loops`, a loop over a named range gets an edge that assumes
-// the range empty (loop_ranges.h); a helper's straight-line summary gets
-// none.
+// `split_range_loops` (the function analyzed, not a helper's straight-line
+// summary), a loop over a named range gets an edge that assumes the range
+// empty (loop_ranges.h), and a member library handle the class always
+// binds to one member stream is bound to it at the function's entry.
 std::unique_ptr<FunctionOps> build_function_ops(clang::ASTContext& ctx, ApiModel& model,
                                                 const clang::CFG& cfg, const clang::Stmt* body,
                                                 bool split_range_loops);

@@ -164,3 +164,61 @@ void signalled_before_use(cudaStream_t owner, cudaStream_t consumer, CUdeviceptr
   cuStreamWaitValue32(owner, word, 1, CU_STREAM_WAIT_VALUE_GEQ);
   cudaFreeAsync(a, owner);
 }
+
+// --- a member handle the class binds to its member stream --------------------
+
+class Gemm {
+ public:
+  Gemm(cudaStream_t stream, cudaStream_t side) : stream_(stream), side_(side) {
+    cublasCreate(&handle_);
+    cublasSetStream(handle_, stream_);
+  }
+  // The handle runs on stream_: a buffer of side_ freed on side_ at once.
+  void run_on_side_buffer(int n) {
+    float* a;
+    cudaMallocAsync(&a, n * n * sizeof(float), side_);
+    cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+    cudaFreeAsync(a, side_);
+  }
+  // A buffer of stream_: silent.
+  void run_on_own_buffer(int n) {
+    float* a;
+    cudaMallocAsync(&a, n * n * sizeof(float), stream_);
+    cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+    cudaFreeAsync(a, stream_);
+  }
+  // Bound here first: the function's own binding wins.
+  void run_bound_here(cudaStream_t other, int n) {
+    float* a;
+    cudaMallocAsync(&a, n * n * sizeof(float), stream_);
+    cublasSetStream(handle_, stream_);
+    cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+    cudaFreeAsync(a, stream_);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaStream_t side_;
+  cublasHandle_t handle_;
+};
+
+// A class that binds its handle to two streams: which one a member
+// function's calls run on is not known there, and nothing is judged.
+class Rebinding {
+ public:
+  Rebinding(cudaStream_t stream, cudaStream_t side) : stream_(stream), side_(side) {
+    cublasSetStream(handle_, stream_);
+  }
+  void switch_to_side() { cublasSetStream(handle_, side_); }
+  void run(int n) {
+    float* a;
+    cudaMallocAsync(&a, n * n * sizeof(float), stream_);
+    cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+    cudaFreeAsync(a, stream_);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaStream_t side_;
+  cublasHandle_t handle_;
+};
