@@ -1,7 +1,9 @@
-// Correct use of CUDA APIs the checker does not model: 2D/3D copies through
-// the runtime and the driver API, and managed-memory prefetches. The checker
-// may not check them, but it must say so in at most one line, must not report
-// the correctly ordered program, and must not change what the calls do.
+// Correct use of CUDA APIs the checker models in part or not at all: a 2D
+// copy through the runtime (followed, its extent taken as the whole
+// allocation), a 3D copy through the driver API and managed-memory
+// prefetches (not followed). The checker must say so in at most one line,
+// must not report the correctly ordered program, and must not change what
+// the calls do.
 #include <cuda.h>
 
 #include "fault_common.h"
