@@ -5,8 +5,8 @@
 // Libraries signal between streams this way (symmetric memory's signal
 // pads, NVSHMEM), and without these edges what they order looks unordered.
 //
-// A write of a value is a record of an event of the runtime's own, one per
-// write; a wait acquires the first earlier write whose value satisfies the
+// A write of a value is a record of an event of the runtime's own (64 per
+// word, reused in turn); a wait acquires the first earlier write whose value satisfies the
 // wait's condition. Which write a wait saw is not known: only the first
 // satisfying write of one stream is certain to have landed before any later
 // one of that stream, so the wait is ordered after it only when every
@@ -17,7 +17,6 @@
 // not allow is preferred to a missed one, and such waits are rare.
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <unordered_map>
 
 #include "runtime/cuda/ops.h"
@@ -48,10 +47,11 @@ struct Word {
   std::deque<ValueWrite> recent;
 };
 
+// The words written so far. Read and written under the session mutex, the
+// lock the write's and the wait's events are fed under: a wait on another
+// thread that finds a write finds its event recorded, and fork (which
+// takes the session mutex first) never copies the table halfway through.
 struct MemopState {
-  // Held while an event is fed, so that a wait on another thread finds a
-  // write's event recorded once it finds the write.
-  std::mutex mu;
   std::unordered_map<Addr, Word> words;
   std::uint32_t next_index = 0;
 };
@@ -63,33 +63,45 @@ MemopState& memop_state() {
 
 std::uint64_t width_mask(bool wide) { return wide ? ~std::uint64_t{0} : 0xffffffffull; }
 
+// An event of `kind` on `stream`, its stack taken before the session mutex
+// is, as sync.cpp's are.
+Event sync_event(EventKind kind, StreamId stream) {
+  Event event;
+  event.kind = kind;
+  event.stream = stream;
+  event.stack = capture_sync_stack();
+  return event;
+}
+
 }  // namespace
 
 void on_stream_write_value(StreamId stream, Addr addr, std::uint64_t value, bool wide) {
   if (!enabled()) return;
+  Event record = sync_event(EventKind::kEventRecord, stream);
+  Locked locked;
+  if (!locked) return;
   MemopState& state = memop_state();
-  std::lock_guard<std::mutex> lock(state.mu);
   auto it = state.words.find(addr);
   if (it == state.words.end()) {
     if (state.next_index >= kMaxWords) return;
     it = state.words.emplace(addr, Word{state.next_index++, 0, {}}).first;
   }
   Word& word = it->second;
-  const EventId event =
-      kValueWriteTag | (std::uint64_t{word.index} << 8) | (word.written % kWritesKept);
-  word.recent.push_back(ValueWrite{value & width_mask(wide), stream, event});
+  record.event = kValueWriteTag | (std::uint64_t{word.index} << 8) | (word.written % kWritesKept);
+  word.recent.push_back(ValueWrite{value & width_mask(wide), stream, record.event});
   if (word.recent.size() > kWritesKept) word.recent.pop_front();
   ++word.written;
-  on_event_record(event, stream);
+  locked.emit(record);
 }
 
 void on_stream_wait_value(StreamId stream, Addr addr, std::uint64_t value, unsigned flags,
                           bool wide) {
   if (!enabled()) return;
-  MemopState& state = memop_state();
-  std::lock_guard<std::mutex> lock(state.mu);
+  Event wait = sync_event(EventKind::kStreamWaitEvent, stream);
+  Locked locked;
+  if (!locked) return;
+  const MemopState& state = memop_state();
   auto it = state.words.find(addr);
-  // Enqueued all the same: the wait is work on its stream.
   if (it == state.words.end()) return;
   const Word& word = it->second;
   const ValueWrite* first = nullptr;
@@ -104,7 +116,8 @@ void on_stream_wait_value(StreamId stream, Addr addr, std::uint64_t value, unsig
   if (first == nullptr) return;
   // A write older than those kept may have satisfied it.
   if (first == &word.recent.front() && word.written > word.recent.size()) return;
-  on_stream_wait_event(stream, first->event);
+  wait.event = first->event;
+  locked.emit(wait);
 }
 
 }  // namespace xsc::rt
