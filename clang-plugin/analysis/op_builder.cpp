@@ -1421,18 +1421,24 @@ class Builder {
     KeyId stream = intern("legacy", launch, "the legacy default stream");
     if (const CallExpr* config = launch->getConfig(); config && config->getNumArgs() >= 4)
       stream = stream_key(config->getArg(3));
-    const FunctionDecl* kernel = launch->getDirectCallee();
-    // A kernel whose body the translation unit has says which arguments it
-    // writes through; any other argument is a use.
+    const std::vector<const Expr*> args(launch->arg_begin(), launch->arg_end());
+    emit_kernel_arguments(launch->getDirectCallee(), args, stream, site(launch->getBeginLoc()));
+  }
+
+  // A launch of `kernel` (null: not known) on `stream` passing `args` (an
+  // entry null where the argument is not known): each buffer argument is a
+  // use, or a write where the kernel's body, when the translation unit has
+  // it, writes through that parameter.
+  void emit_kernel_arguments(const FunctionDecl* kernel, const std::vector<const Expr*>& args,
+                             KeyId stream, SiteId at) {
     const std::vector<ParamEffect>& effects = model_.param_effects().effects_of(kernel);
-    SiteId at = site(launch->getBeginLoc());
-    for (unsigned i = 0; i < launch->getNumArgs(); ++i) {
-      const Expr* arg = launch->getArg(i);
+    for (unsigned i = 0; i < args.size(); ++i) {
+      const Expr* arg = args[i];
+      if (!arg) continue;
       if (!buffer_like(param_type(kernel, i, arg)) && !buffer_like(strip(arg)->getType())) continue;
       if (KeyId k = buffer_key(arg); k != kNoKey) {
         const ParamEffect effect = i < effects.size() ? effects[i] : ParamEffect::kUnknown;
-        const bool writes = is_write(effect);
-        Op op{writes ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
+        Op op{is_write(effect) ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
         op.partial = partial_pointer(arg) || effect == ParamEffect::kWritePart;
         emit(op);
       }
@@ -1614,18 +1620,7 @@ class Builder {
       stream = stream_key(call->getArg(stream_at));
       if (!argument_addresses(call->getArg(args_at), &args)) return;
     }
-    if (stream == kNoKey) return;
-    const std::vector<ParamEffect>& effects = model_.param_effects().effects_of(kernel);
-    for (unsigned i = 0; i < args.size(); ++i) {
-      const Expr* arg = args[i];
-      if (!arg || !buffer_like(strip(arg)->getType())) continue;
-      const KeyId k = buffer_key(arg);
-      if (k == kNoKey) continue;
-      const ParamEffect effect = kernel && i < effects.size() ? effects[i] : ParamEffect::kUnknown;
-      Op op{is_write(effect) ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
-      op.partial = partial_pointer(arg) || effect == ParamEffect::kWritePart;
-      emit(op);
-    }
+    if (stream != kNoKey) emit_kernel_arguments(kernel, args, stream, at);
   }
 
   // `(void*)kernel`, `reinterpret_cast<const void*>(&kernel)`: the kernel.
