@@ -39,6 +39,9 @@ void on_copy(Addr dst, Addr src, std::uint64_t bytes, CopyKind kind, StreamId st
 void on_memset(Addr dst, std::uint64_t bytes, StreamId stream);
 
 // sync.cpp
+// An ordering event of `kind` on `stream` with its stack, taken before the
+// session mutex is (as every event of sync.cpp's is).
+Event sync_event(EventKind kind, StreamId stream, EventId event);
 void on_event_record(EventId event, StreamId stream);
 void on_stream_wait_event(StreamId stream, EventId event);
 void on_stream_sync(StreamId stream);

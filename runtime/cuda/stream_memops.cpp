@@ -61,23 +61,11 @@ MemopState& memop_state() {
   return *state;
 }
 
-std::uint64_t width_mask(bool wide) { return wide ? ~std::uint64_t{0} : 0xffffffffull; }
-
-// An event of `kind` on `stream`, its stack taken before the session mutex
-// is, as sync.cpp's are.
-Event sync_event(EventKind kind, StreamId stream) {
-  Event event;
-  event.kind = kind;
-  event.stream = stream;
-  event.stack = capture_sync_stack();
-  return event;
-}
-
 }  // namespace
 
 void on_stream_write_value(StreamId stream, Addr addr, std::uint64_t value, bool wide) {
   if (!enabled()) return;
-  Event record = sync_event(EventKind::kEventRecord, stream);
+  Event record = sync_event(EventKind::kEventRecord, stream, 0);
   Locked locked;
   if (!locked) return;
   MemopState& state = memop_state();
@@ -88,7 +76,7 @@ void on_stream_write_value(StreamId stream, Addr addr, std::uint64_t value, bool
   }
   Word& word = it->second;
   record.event = kValueWriteTag | (std::uint64_t{word.index} << 8) | (word.written % kWritesKept);
-  word.recent.push_back(ValueWrite{value & width_mask(wide), stream, record.event});
+  word.recent.push_back(ValueWrite{value & value_mask(wide), stream, record.event});
   if (word.recent.size() > kWritesKept) word.recent.pop_front();
   ++word.written;
   locked.emit(record);
@@ -97,7 +85,7 @@ void on_stream_write_value(StreamId stream, Addr addr, std::uint64_t value, bool
 void on_stream_wait_value(StreamId stream, Addr addr, std::uint64_t value, unsigned flags,
                           bool wide) {
   if (!enabled()) return;
-  Event wait = sync_event(EventKind::kStreamWaitEvent, stream);
+  Event wait = sync_event(EventKind::kStreamWaitEvent, stream, 0);
   Locked locked;
   if (!locked) return;
   const MemopState& state = memop_state();

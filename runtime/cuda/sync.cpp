@@ -3,10 +3,8 @@
 #include "runtime/rtl.h"
 
 namespace xsc::rt {
-namespace {
 
-void emit_simple(EventKind kind, StreamId stream, EventId event_id) {
-  if (!enabled()) return;
+Event sync_event(EventKind kind, StreamId stream, EventId event_id) {
   Event event;
   event.kind = kind;
   event.stream = stream;
@@ -14,6 +12,14 @@ void emit_simple(EventKind kind, StreamId stream, EventId event_id) {
   // The adapter's Python stack when it can be had safely, so that late-wait
   // notes and sync sites name the Python line, as launches do.
   event.stack = capture_sync_stack();
+  return event;
+}
+
+namespace {
+
+void emit_simple(EventKind kind, StreamId stream, EventId event_id) {
+  if (!enabled()) return;
+  const Event event = sync_event(kind, stream, event_id);
   Locked locked;
   if (locked) locked.emit(event);
 }

@@ -8,8 +8,11 @@
 
 namespace xsc::rt {
 
+// The bits a 32-bit (or, `wide`, 64-bit) operation reads or writes.
+inline std::uint64_t value_mask(bool wide) { return wide ? ~std::uint64_t{0} : 0xffffffffull; }
+
 inline bool value_satisfies(std::uint64_t have, std::uint64_t want, unsigned flags, bool wide) {
-  const std::uint64_t mask = wide ? ~std::uint64_t{0} : 0xffffffffull;
+  const std::uint64_t mask = value_mask(wide);
   have &= mask;
   want &= mask;
   switch (flags & 0x3u) {
