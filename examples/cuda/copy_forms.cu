@@ -26,9 +26,6 @@ int main(int argc, char** argv) {
   cudaStream_t a, b;
   XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
   XSC_EXAMPLE_CHECK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
-  cudaEvent_t allocated, copied;
-  XSC_EXAMPLE_CHECK(cudaEventCreateWithFlags(&allocated, cudaEventDisableTiming));
-  XSC_EXAMPLE_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
   float* source = nullptr;
   XSC_EXAMPLE_CHECK(cudaMalloc(&source, kParamBytes));
   XSC_EXAMPLE_CHECK(cudaMemset(source, 0, kParamBytes));
@@ -40,8 +37,7 @@ int main(int argc, char** argv) {
 
   void* block = nullptr;
   XSC_EXAMPLE_CHECK(cudaMallocAsync(&block, kParamBytes, a));
-  XSC_EXAMPLE_CHECK(cudaEventRecord(allocated, a));
-  XSC_EXAMPLE_CHECK(cudaStreamWaitEvent(b, allocated, 0));
+  wait_stream(b, a);
   if (mode == "peer") {
     XSC_EXAMPLE_CHECK(cudaMemcpyPeerAsync(block, device, source, device, kParamBytes, b));
   } else if (mode == "3d") {
@@ -60,17 +56,12 @@ int main(int argc, char** argv) {
     std::size_t attr_index = 0;
     XSC_EXAMPLE_CHECK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, &attrs, &attr_index, 1, b));
   }
-  if (order == "ordered") {
-    XSC_EXAMPLE_CHECK(cudaEventRecord(copied, b));
-    XSC_EXAMPLE_CHECK(cudaStreamWaitEvent(a, copied, 0));
-  }
+  if (order == "ordered") wait_stream(a, b);
   XSC_EXAMPLE_CHECK(cudaFreeAsync(block, a));  // the free
   XSC_EXAMPLE_CHECK(cudaDeviceSynchronize());
   std::printf("copy_forms %s%s: done\n", mode.c_str(), order.empty() ? "" : " ordered");
   XSC_EXAMPLE_CHECK(cudaFreeHost(host));
   XSC_EXAMPLE_CHECK(cudaFree(source));
-  XSC_EXAMPLE_CHECK(cudaEventDestroy(copied));
-  XSC_EXAMPLE_CHECK(cudaEventDestroy(allocated));
   XSC_EXAMPLE_CHECK(cudaStreamDestroy(b));
   XSC_EXAMPLE_CHECK(cudaStreamDestroy(a));
   return 0;
