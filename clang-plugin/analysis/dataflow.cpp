@@ -419,7 +419,7 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       auto bound = s.handles.find(op.source);
       if (bound == s.handles.end() || bound->second == kNoKey) break;  // no one stream known
       Op use = op;
-      use.kind = OpKind::kUse;
+      use.kind = op.write ? OpKind::kWrite : OpKind::kUse;
       use.stream = bound->second;
       transfer(s, use, graph, sink);
       break;

@@ -272,9 +272,34 @@ static ApiRole library_role(const FunctionDecl* fd) {
     if (verb.starts_with("Create") || verb.starts_with("Destroy") || verb.starts_with("Set") ||
         verb.starts_with("Get"))
       return ApiRole::kNone;
+    // Host-side queries and plans that enqueue nothing, though they take
+    // the buffers the later call will (cusolverDnSgetrf_bufferSize(handle,
+    // m, n, A, lda, &lwork), cusparseSpMV_bufferSize, cufftMakePlan1d,
+    // cufftEstimate1d).
+    if (verb.contains_insensitive("buffersize") || verb.starts_with("Plan") ||
+        verb.starts_with("MakePlan") || verb.starts_with("Estimate"))
+      return ApiRole::kNone;
     return ApiRole::kHandleUse;
   }
   return ApiRole::kNone;
+}
+
+// Whether a library call (one library_role names) writes through its i-th
+// parameter. The libraries declare what a call only reads as a pointer to
+// const (cublasSgemm's A, B and alpha; cudnnConvolutionForward's x and w;
+// cublasLtMatmul's C) and its outputs, in-place operands and workspaces
+// as pointers to non-const. cuFFT is the exception: an execution's input
+// is not const, and only a complex-to-real transform may overwrite it
+// (cuFFT's documentation: an out-of-place C2R or Z2D transform may
+// overwrite its input).
+static bool library_writes(const FunctionDecl* fd, unsigned i) {
+  if (!fd || i >= fd->getNumParams()) return false;
+  const QualType t = fd->getParamDecl(i)->getType().getNonReferenceType();
+  if (!t->isPointerType() || t->getPointeeType().isConstQualified()) return false;
+  const llvm::StringRef name = fd->getName();
+  if (i == 1 && (name.starts_with("cufftExec") || name.starts_with("cufftXtExec")))
+    return name.contains("C2R") || name.contains("Z2D");
+  return true;
 }
 
 ApiRole ApiModel::role_of(const FunctionDecl* fd) {
@@ -1514,13 +1539,22 @@ class Builder {
         if (stream == kNoKey) return;
         SiteId at = site(loc);
         const bool copy = writes_first_argument(fd);
-        const KeyId written = copy && call->getNumArgs() > 0 ? buffer_key(call->getArg(0)) : kNoKey;
+        // kNoKey is DenseSet's empty key: never inserted.
+        llvm::DenseSet<KeyId> written;
+        auto write = [&](const Expr* arg) {
+          if (KeyId k = buffer_key(arg); k != kNoKey) written.insert(k);
+        };
+        if (copy && call->getNumArgs() > 0) write(call->getArg(0));
+        // cublasLtMatmul(..., D, ..., workspace, size, stream): its outputs.
+        if (fd->getName().starts_with("cublasLt"))
+          for (unsigned i = 0; i < call->getNumArgs(); ++i)
+            if (library_writes(fd, i)) write(call->getArg(i));
         llvm::DenseSet<KeyId> partial;
         for (const Expr* arg : call->arguments())
           if (partial_pointer(arg))
             if (KeyId k = buffer_key(arg); k != kNoKey) partial.insert(k);
         for (KeyId b : buffer_args(call, /*all=*/true)) {
-          Op op{b == written ? OpKind::kWrite : OpKind::kUse, b, stream, kNoKey, kNoKey, at};
+          Op op{written.contains(b) ? OpKind::kWrite : OpKind::kUse, b, stream, kNoKey, kNoKey, at};
           op.partial = partial.contains(b);
           op.copy = copy;
           emit(op);
@@ -1732,16 +1766,30 @@ class Builder {
     if (current == kNoKey && handle == kNoKey) return;
     if (handle != kNoKey) note_member_handle(call->getArg(0), handle);
     const FunctionDecl* fd = call->getDirectCallee();
-    llvm::DenseSet<KeyId> seen;
+    // One op per buffer, a write where any of its arguments is written
+    // (an in-place transform passes one buffer as input and output).
+    std::vector<Op> ops;
     for (unsigned i = 1; i < call->getNumArgs(); ++i) {
       const Expr* arg = call->getArg(i);
       const QualType t = param_type(fd, i, arg).getNonReferenceType();
       if (!buffer_like(t) && !buffer_like(strip(arg)->getType())) continue;
       if (t->isPointerType() && t->getPointeeType()->isIncompleteType()) continue;
       const KeyId k = buffer_key(arg);
-      if (k == kNoKey || !seen.insert(k).second) continue;
+      if (k == kNoKey) continue;
+      const bool writes = library_writes(fd, i);
+      auto same = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.buffer == k; });
+      if (same != ops.end()) {
+        same->write |= writes;
+        same->partial &= partial_pointer(arg);
+        continue;
+      }
       Op op{current != kNoKey ? OpKind::kUse : OpKind::kHandleUse, k, current, kNoKey, handle, at};
       op.partial = partial_pointer(arg);
+      op.write = writes;
+      ops.push_back(op);
+    }
+    for (Op& op : ops) {
+      if (op.kind == OpKind::kUse && op.write) op.kind = OpKind::kWrite;
       emit(op);
     }
   }

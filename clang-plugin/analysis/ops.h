@@ -63,6 +63,10 @@ struct Op {
   std::uint32_t guard = 0;
   // kAssumeEmpty: the range (LoopRanges).
   std::uint64_t range = 0;
+  // kHandleUse: the library call writes the buffer (an output or workspace
+  // parameter, declared as a pointer to non-const data), so that the use it
+  // becomes on the handle's stream is a kWrite.
+  bool write = false;
 };
 
 struct OpBlock {

@@ -222,3 +222,101 @@ class Rebinding {
   cudaStream_t side_;
   cublasHandle_t handle_;
 };
+
+// --- what a library call writes ------------------------------------------------
+// Its outputs and workspaces are pointers to non-const data (the GEMM's C,
+// cuRAND's output, cuSOLVER's matrix and info word); what it only reads is
+// const (the GEMM's A and B). cuFFT's input is not const, and only a
+// complex-to-real transform may overwrite it.
+
+typedef struct cusolverDnContext* cusolverDnHandle_t;
+typedef int cusolverStatus_t;
+cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t stream);
+cusolverStatus_t cusolverDnSgetrf_bufferSize(cusolverDnHandle_t handle, int m, int n, float* A,
+                                             int lda, int* lwork);
+cusolverStatus_t cusolverDnSgetrf(cusolverDnHandle_t handle, int m, int n, float* A, int lda,
+                                  float* workspace, int* ipiv, int* info);
+cufftResult cufftExecC2R(cufftHandle plan, cufftComplex* idata, float* odata);
+
+// Silent: the product is waited for before the allocation stream reads it.
+void gemm_output_waited(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                        cudaEvent_t done, float* host, int n) {
+  float* c;
+  cudaMallocAsync(&c, n * n * sizeof(float), stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, c, n, c, n, &kZero, c, n);
+  cudaEventRecord(done, side);
+  cudaStreamWaitEvent(stream, done, 0);
+  cudaMemcpyAsync(host, c, n * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+}
+
+// Silent: two streams read one input (the GEMM reads A, the copy reads it
+// out), and a complex-to-complex transform only reads its input.
+void inputs_read_twice(cublasHandle_t handle, cufftHandle plan, cudaStream_t stream,
+                       cudaStream_t side, const float* a, float* c, cufftComplex* in,
+                       cufftComplex* out, float* host, int n) {
+  cudaMemcpyAsync(host, a, n * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, c, n);
+  cudaMemcpyAsync(host, in, n * sizeof(cufftComplex), cudaMemcpyDeviceToHost, stream);
+  cufftSetStream(plan, side);
+  cufftExecC2C(plan, in, out, -1);
+}
+
+// Silent: a workspace query enqueues nothing, though it takes the matrix.
+void workspace_query(cusolverDnHandle_t solver, cudaStream_t stream, cudaStream_t side,
+                     const float* host, float* a, int n) {
+  int lwork = 0;
+  cudaMemcpyAsync(a, host, n * n * sizeof(float), cudaMemcpyHostToDevice, stream);
+  cusolverDnSetStream(solver, side);
+  cusolverDnSgetrf_bufferSize(solver, n, n, a, n, &lwork);
+}
+
+// Reported: the product is read out on the allocation stream before it is
+// ordered after the GEMM that writes it.
+void gemm_output_read_early(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                            float* host, int n) {
+  float* c;
+  cudaMallocAsync(&c, n * n * sizeof(float), stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, c, n, c, n, &kZero, c, n);
+  cudaMemcpyAsync(host, c, n * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+}
+
+// Reported: the GEMM overwrites a buffer a copy on another stream may still
+// be reading out.
+void gemm_overwrites_pending_read(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
+                                  const float* a, float* c, float* host, int n) {
+  cudaMemcpyAsync(host, c, n * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cublasSetStream(handle, side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, c, n);
+}
+
+// Reported: cuRAND fills the buffer on the side stream while the copy out
+// of it on the allocation stream is not ordered after the fill.
+void random_read_early(curandGenerator_t gen, cudaStream_t stream, cudaStream_t side,
+                       float* host, int n) {
+  float* noise;
+  cudaMallocAsync(&noise, n * sizeof(float), stream);
+  curandSetStream(gen, side);
+  curandGenerateUniform(gen, noise, n);
+  cudaMemcpyAsync(host, noise, n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+}
+
+// Reported: a complex-to-real transform may overwrite its input while a
+// copy on another stream reads it out.
+void c2r_overwrites_input(cufftHandle plan, cudaStream_t stream, cudaStream_t side,
+                          cufftComplex* freq, float* signal, cufftComplex* host, int n) {
+  cudaMemcpyAsync(host, freq, n * sizeof(cufftComplex), cudaMemcpyDeviceToHost, stream);
+  cufftSetStream(plan, side);
+  cufftExecC2R(plan, freq, signal);
+}
+
+// Reported: the factorization overwrites the matrix in place, and its info
+// word, while they may still be read out on the allocation stream.
+void factorization_read_early(cusolverDnHandle_t solver, cudaStream_t stream, cudaStream_t side,
+                              float* a, float* work, int* ipiv, int* info, float* host, int n) {
+  cudaMemcpyAsync(host, a, n * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cusolverDnSetStream(solver, side);
+  cusolverDnSgetrf(solver, n, n, a, n, work, ipiv, info);
+}
