@@ -66,7 +66,7 @@ struct UseFacts {
   std::uint32_t guard = 0;       // Op::guard
   bool partial = false;          // made through a pointer offset (Op::partial), on some path
   std::uintptr_t capture = 0;    // Op::capture
-  bool copy = false;             // Op::copy
+  bool host_judged = false;      // Op::host_judged
 
   bool operator==(const UseFacts&) const = default;
 
@@ -208,8 +208,9 @@ bool legacy_covers(const OpGraph& graph, KeyId stream, KeyId use_stream) {
 // reading halves of one array), nor between work of a stream capture and
 // work outside it (or of another capture).
 //
-// The host's accesses of pinned memory are judged against copies and
-// memsets only, on the default streams too (their copies are as
+// The host's accesses of pinned and managed memory are judged against
+// copies, memsets and known writes only (Op::host_judged), on the default
+// streams too (their copies are as
 // asynchronous to the host as any other stream's), and ordered by the
 // host's waits (`host`, `host_may`). An earlier write through a pointer
 // offset is left out here as well (the host may read only the part a
@@ -221,7 +222,7 @@ void each_unordered(const std::map<SiteId, UseFacts>& earlier, const Op& op, con
   if (!host && op.partial) return;
   for (const auto& [site, e] : earlier) {
     if (site == op.site || may_be_one_stream(graph, e.stream, op.stream)) continue;
-    if (host ? e.host || e.host_may || !e.copy : e.ordered_on(op.stream)) continue;
+    if (host ? e.host || e.host_may || !e.host_judged : e.ordered_on(op.stream)) continue;
     if (e.partial || e.capture != op.capture) continue;
     if (!host && may_be_implicitly_ordered(graph, e.stream, op.stream)) continue;
     found(site, e);
@@ -262,7 +263,7 @@ void transfer(State& s, const Op& op, const OpGraph& graph, Sink* sink) {
       use.ordered.push_back(op.stream);
       use.partial = op.partial;
       use.capture = op.capture;
-      use.copy = op.copy;
+      use.host_judged = op.host_judged;
       use.guard = op.guard;
       // The host's own access is over before it enqueues anything after it.
       use.host = op.stream == graph.host;

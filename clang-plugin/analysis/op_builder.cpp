@@ -354,14 +354,17 @@ ApiRole ApiModel::classify(const FunctionDecl* fd) {
 }
 
 // cudaMallocHost(&h, n), cudaHostAlloc(&h, n, flags), cuMemAllocHost,
-// cuMemHostAlloc pin the memory their first argument points to (kPointee);
+// cuMemHostAlloc pin the memory their first argument points to (kPointee),
+// and cudaMallocManaged and cuMemAllocManaged make it managed, which the
+// host reaches as directly (the analysis calls both pinned);
 // cudaHostRegister(h, n, flags) and cuMemHostRegister their first
 // argument (kArgument).
 static ApiModel::Pins pinning_of(const FunctionDecl* fd) {
   if (!fd || !fd->getIdentifier()) return ApiModel::Pins::kNothing;
   llvm::StringRef name = fd->getName();
   name.consume_back("_v2");
-  if (name == "cudaMallocHost" || name == "cudaHostAlloc" || name == "cuMemAllocHost" || name == "cuMemHostAlloc")
+  if (name == "cudaMallocHost" || name == "cudaHostAlloc" || name == "cuMemAllocHost" || name == "cuMemHostAlloc" ||
+      name == "cudaMallocManaged" || name == "cuMemAllocManaged")
     return ApiModel::Pins::kPointee;
   if (name == "cudaHostRegister" || name == "cuMemHostRegister") return ApiModel::Pins::kArgument;
   return ApiModel::Pins::kNothing;
@@ -1130,8 +1133,8 @@ class Builder {
   void emit(Op op) {
     if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite) && op.capture == 0 && op.stream != host_)
       op.capture = capture_at(out_->sites[op.site].loc);
-    // Guards matter only to the host's accesses: copies and host waits.
-    const bool host_relevant = (op.copy && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite)) ||
+    // Guards matter only to the host's accesses: judged device work and host waits.
+    const bool host_relevant = (op.host_judged && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite)) ||
                                op.kind == OpKind::kStreamSync || op.kind == OpKind::kEventSync ||
                                op.kind == OpKind::kDeviceSync;
     if (!pinned_.empty() && host_relevant && op.guard == 0 && current_stmt_) op.guard = guard_of(current_stmt_);
@@ -1465,6 +1468,7 @@ class Builder {
         const ParamEffect effect = i < effects.size() ? effects[i] : ParamEffect::kUnknown;
         Op op{is_write(effect) ? OpKind::kWrite : OpKind::kUse, k, stream, kNoKey, kNoKey, at};
         op.partial = partial_pointer(arg) || effect == ParamEffect::kWritePart;
+        op.host_judged = is_write(effect) && !model_.param_effects().shared_with_host(kernel, i);
         emit(op);
       }
     }
@@ -1556,7 +1560,7 @@ class Builder {
         for (KeyId b : buffer_args(call, /*all=*/true)) {
           Op op{written.contains(b) ? OpKind::kWrite : OpKind::kUse, b, stream, kNoKey, kNoKey, at};
           op.partial = partial.contains(b);
-          op.copy = copy;
+          op.host_judged = copy || written.contains(b);
           emit(op);
         }
         return;
@@ -1780,12 +1784,14 @@ class Builder {
       auto same = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.buffer == k; });
       if (same != ops.end()) {
         same->write |= writes;
+        same->host_judged |= writes;
         same->partial &= partial_pointer(arg);
         continue;
       }
       Op op{current != kNoKey ? OpKind::kUse : OpKind::kHandleUse, k, current, kNoKey, handle, at};
       op.partial = partial_pointer(arg);
       op.write = writes;
+      op.host_judged = writes;
       ops.push_back(op);
     }
     for (Op& op : ops) {

@@ -49,11 +49,15 @@ struct Op {
   // end (the begin call's identity): captured work runs when its graph is
   // launched, so it is ordered only with work of the same capture here.
   std::uintptr_t capture = 0;
-  // kUse, kWrite: made by an async copy or memset. Only these are judged
-  // against the host's accesses: a kernel given pinned memory often talks
-  // with the host through it on purpose (a flag it spins on), and a
-  // prefetch moves pages without touching their contents.
-  bool copy = false;
+  // kUse, kWrite: judged against the host's accesses of host-accessible
+  // memory (pinned or managed): an async copy's or memset's accesses, and
+  // a kernel's or library call's known writes. Not a kernel's reads, nor
+  // its unknown uses: a kernel given pinned memory often talks with the
+  // host through it on purpose (a flag it spins on). Not a write the kernel
+  // makes through a volatile lvalue or a system-scope atomic, which shares
+  // the memory with the host on purpose (ParamEffects::shared_with_host).
+  // Not a prefetch, which moves pages without touching their contents.
+  bool host_judged = false;
   // kUse, kWrite, kStreamSync, kEventSync, kDeviceSync: the variables of the
   // `if` conditions the op is made under (OpGraph::guard_sets; 0: none),
   // asked only for the host's accesses. A host synchronization made under

@@ -55,6 +55,13 @@ bool writes_through_first(const FunctionDecl* fd) {
   return id && (id->getName() == "memcpy" || id->getName() == "memset" || id->getName() == "memmove");
 }
 
+// System-scope atomics (atomicAdd_system, atomicCAS_system, ...): the
+// memory is shared with the host while the kernel runs, on purpose.
+bool system_scope_atomic(const FunctionDecl* fd) {
+  const IdentifierInfo* id = fd ? fd->getIdentifier() : nullptr;
+  return id && names_starting(fd, {"atomic", "__nv_atomic"}) && id->getName().ends_with("_system");
+}
+
 class BodyScan {
  public:
   BodyScan(const FunctionDecl* def, ParamEffects& model)
@@ -76,6 +83,10 @@ class BodyScan {
     classify(def_->getBody());
     return std::move(effects_);
   }
+
+  // After run(): the parameters the body reaches through a volatile lvalue
+  // or a system-scope atomic (ParamEffects::shared_with_host).
+  Roots shared() const { return shared_ & ~kElsewhere; }
 
  private:
   // --- which locals hold parameters' pointers -------------------------------
@@ -372,6 +383,7 @@ class BodyScan {
 
   // `at` is an lvalue in the roots' memory: walk up to what it does there.
   void follow_memory(const Stmt* at, Roots roots) {
+    if (const auto* e = dyn_cast<Expr>(at); e && e->getType().isVolatileQualified()) shared_ |= roots;
     for (int steps = 0; steps < 64; ++steps) {
       const Stmt* up = consumer(at);
       if (!up) return;
@@ -488,6 +500,7 @@ class BodyScan {
         --arg;  // the object is the operator's first argument
       }
     }
+    if (system_scope_atomic(callee) || model_.shared_with_host(callee, arg)) shared_ |= roots;
     mark(roots, model_.effect_of_argument(callee, arg));
   }
 
@@ -504,6 +517,7 @@ class BodyScan {
   llvm::DenseMap<const VarDecl*, llvm::SmallPtrSet<const Expr*, 2>> definitions_;
   llvm::SmallPtrSet<const ValueDecl*, 4> offset_locals_;
   bool offset_ = false;
+  Roots shared_ = 0;
 };
 
 }  // namespace
@@ -514,8 +528,20 @@ const std::vector<ParamEffect>& ParamEffects::effects_of(const FunctionDecl* fd)
   if (!fd || !fd->hasBody(def) || !def || def->isDependentContext()) return kNone;
   auto [it, fresh] = cache_.try_emplace(def, def->getNumParams(), ParamEffect::kUnknown);
   std::vector<ParamEffect>& slot = it->second;  // the scan may rehash: iterators go, references stay
-  if (fresh) slot = BodyScan(def, *this).run();
+  if (fresh) {
+    BodyScan scan(def, *this);
+    slot = scan.run();
+    if (Roots shared = scan.shared()) shared_[def] = shared;
+  }
   return slot;
+}
+
+bool ParamEffects::shared_with_host(const FunctionDecl* fd, unsigned arg) {
+  const FunctionDecl* def = nullptr;
+  if (!fd || !fd->hasBody(def) || !def || arg >= 63) return false;
+  effects_of(def);
+  auto it = shared_.find(def);
+  return it != shared_.end() && (it->second >> arg & 1);
 }
 
 ParamEffect ParamEffects::effect_of_argument(const FunctionDecl* callee, unsigned arg) {

@@ -53,10 +53,17 @@ class ParamEffects {
   ParamEffect effect_of_argument(const clang::FunctionDecl* callee, unsigned arg);
   // Whether a launch of `kernel` writes some argument (wholly or in part).
   bool writes_some_param(const clang::FunctionDecl* kernel);
+  // Whether the body reaches its `arg`th parameter's memory through a
+  // volatile lvalue or a system-scope atomic (atomicAdd_system), itself or
+  // in a function it passes the memory to: it shares that memory with the
+  // host while it runs, on purpose (a flag, a counter the host polls).
+  bool shared_with_host(const clang::FunctionDecl* fd, unsigned arg);
 
  private:
   // Node-based, so that a reference handed out stays valid while the map grows.
   std::unordered_map<const clang::FunctionDecl*, std::vector<ParamEffect>> cache_;
+  // Per definition, the parameters shared with the host (bit i: parameter i).
+  std::unordered_map<const clang::FunctionDecl*, std::uint64_t> shared_;
 };
 
 }  // namespace xsc::lint

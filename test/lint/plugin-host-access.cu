@@ -232,3 +232,78 @@ void refill_after_synchronizing(float* dev, cudaStream_t s, int rounds) {
     cudaStreamSynchronize(s);
   }
 }
+
+// --- kernels' writes, and managed memory ----------------------------------
+// A kernel's known writes (read from its body) are judged against the
+// host's accesses too, and managed memory (cudaMallocManaged) is reached
+// by the host as pinned memory is. A kernel's reads are not judged (the
+// host may set a flag it spins on), nor writes through volatile lvalues or
+// system-scope atomics, which share the memory with the host on purpose.
+
+__global__ void square(float* out, const float* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * in[i];
+}
+
+__global__ void count_system(int* counter) { atomicAdd_system(counter, 1); }
+
+__global__ void report_progress(volatile int* progress) { *progress = 1; }
+
+float managed_read_before_kernel_done(const float* in, int n) {
+  float* out = nullptr;
+  cudaMallocManaged(&out, n * sizeof(float));
+  square<<<1, 256>>>(out, in, n); // expected-note {{'out' is written on the legacy default stream here}}
+  return out[0]; // expected-warning {{'out' is used on the host before its write on the legacy default stream is ordered before this use}}
+}
+
+float mapped_read_before_kernel_done(const float* in, cudaStream_t s, int n) {
+  float* out = nullptr;
+  cudaHostAlloc((void**)&out, n * sizeof(float), 0);
+  square<<<1, 256, 0, s>>>(out, in, n); // expected-note {{'out' is written on stream 's' here}}
+  return verify(out, n); // expected-warning {{'out' is used on the host before its write on stream 's'}}
+}
+
+float managed_copy_read_early(const float* dev, cudaStream_t s) {
+  float* host = nullptr;
+  cudaMallocManaged(&host, 1024);
+  cudaMemcpyAsync(host, dev, 1024, cudaMemcpyDeviceToHost, s); // expected-note {{'host' is written on stream 's' here}}
+  return host[0]; // expected-warning {{[xstream-use-before-ready]}}
+}
+
+void managed_written_under_kernel(const float* in, cudaStream_t s, int n) {
+  float* out = nullptr;
+  cudaMallocManaged(&out, n * sizeof(float));
+  square<<<1, 256, 0, s>>>(out, in, n); // expected-note {{'out' is used on stream 's' here}}
+  out[0] = 0.0f; // expected-warning {{'out' is written on the host while stream 's' may still be using it}}
+  cudaStreamSynchronize(s);
+}
+
+float managed_synchronized(const float* in, int n) {
+  float* out = nullptr;
+  cudaMallocManaged(&out, n * sizeof(float));
+  square<<<1, 256>>>(out, in, n);
+  cudaDeviceSynchronize();
+  return out[0];
+}
+
+// The kernel only reads the managed input: the host reading it too is no race.
+float managed_input_read_twice(float* out, int n) {
+  float* in = nullptr;
+  cudaMallocManaged(&in, n * sizeof(float));
+  square<<<1, 256>>>(out, in, n);
+  return in[0];
+}
+
+int counted_with_system_atomics() {
+  int* counter = nullptr;
+  cudaMallocManaged(&counter, sizeof(int));
+  count_system<<<1, 32>>>(counter);
+  return *counter;
+}
+
+int progress_polled() {
+  int* progress = nullptr;
+  cudaHostAlloc((void**)&progress, sizeof(int), 0);
+  report_progress<<<1, 1>>>(progress);
+  return *progress;
+}

@@ -35,6 +35,7 @@ extern const __device__ dim3 blockDim;
 // Device built-ins a kernel writes memory through.
 __device__ float atomicAdd(float* address, float value);
 __device__ int atomicCAS(int* address, int compare, int value);
+__device__ int atomicAdd_system(int* address, int value);
 
 // Launch configuration hooks: older toolkits use the first, newer the second.
 extern "C" cudaError_t cudaConfigureCall(dim3 grid, dim3 block, size_t shmem = 0, cudaStream_t stream = 0);
@@ -67,6 +68,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMallocHost(void** ptr, size_t bytes);
 cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags);
+cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned flags = 1);
 cudaError_t cudaHostRegister(void* ptr, size_t bytes, unsigned flags);
 cudaError_t cudaFreeHost(void* ptr);
 int memcmp(const void* a, const void* b, size_t bytes);
@@ -104,6 +106,11 @@ int cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, unsigned value, un
 template <typename T>
 cudaError_t cudaMallocHost(T** ptr, size_t bytes) {
   return ::cudaMallocHost(reinterpret_cast<void**>(ptr), bytes);
+}
+
+template <typename T>
+cudaError_t cudaMallocManaged(T** ptr, size_t bytes, unsigned flags = 1) {
+  return ::cudaMallocManaged(reinterpret_cast<void**>(ptr), bytes, flags);
 }
 
 template <typename T>
