@@ -1131,10 +1131,12 @@ class Builder {
   }
 
   void emit(Op op) {
-    if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite) && op.capture == 0 && op.stream != host_)
+    if ((op.kind == OpKind::kUse || op.kind == OpKind::kWrite || op.kind == OpKind::kHandleUse) &&
+        op.capture == 0 && (host_ == kNoKey || op.stream != host_))  // a handle use's stream is kNoKey
       op.capture = capture_at(out_->sites[op.site].loc);
     // Guards matter only to the host's accesses: judged device work and host waits.
-    const bool host_relevant = (op.host_judged && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite)) ||
+    const bool host_relevant = (op.host_judged && (op.kind == OpKind::kUse || op.kind == OpKind::kWrite ||
+                                                   op.kind == OpKind::kHandleUse)) ||
                                op.kind == OpKind::kStreamSync || op.kind == OpKind::kEventSync ||
                                op.kind == OpKind::kDeviceSync;
     if (!pinned_.empty() && host_relevant && op.guard == 0 && current_stmt_) op.guard = guard_of(current_stmt_);

@@ -45,7 +45,7 @@ struct Op {
   // kUse, kWrite: through a pointer offset into the buffer (`p + i * n`),
   // so perhaps only a part of it, which another part's write may not touch.
   bool partial = false;
-  // kUse, kWrite: nonzero when enqueued between a stream capture's begin and
+  // kUse, kWrite, kHandleUse: nonzero when enqueued between a stream capture's begin and
   // end (the begin call's identity): captured work runs when its graph is
   // launched, so it is ordered only with work of the same capture here.
   std::uintptr_t capture = 0;

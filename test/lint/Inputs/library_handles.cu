@@ -272,6 +272,17 @@ void workspace_query(cusolverDnHandle_t solver, cudaStream_t stream, cudaStream_
   cusolverDnSgetrf_bufferSize(solver, n, n, a, n, &lwork);
 }
 
+// Silent: a GEMM captured into a graph runs when the graph is launched;
+// the work outside the capture is not ordered against it here.
+void gemm_captured(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side, float* c,
+                   float* host, cudaGraph_t* graph, int n) {
+  cublasSetStream(handle, side);
+  cudaStreamBeginCapture(side, cudaStreamCaptureModeGlobal);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, c, n, c, n, &kZero, c, n);
+  cudaStreamEndCapture(side, graph);
+  cudaMemcpyAsync(host, c, n * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
+}
+
 // Reported: the product is read out on the allocation stream before it is
 // ordered after the GEMM that writes it.
 void gemm_output_read_early(cublasHandle_t handle, cudaStream_t stream, cudaStream_t side,
