@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   float* source = nullptr;
   XSC_EXAMPLE_CHECK(cudaMalloc(&source, kParamBytes));
   XSC_EXAMPLE_CHECK(cudaMemset(source, 0, kParamBytes));
+  // cudaMemset of device memory may return before it lands, on the legacy
+  // default stream, which the non-blocking streams do not wait for.
+  XSC_EXAMPLE_CHECK(cudaDeviceSynchronize());
   float* host = nullptr;
   XSC_EXAMPLE_CHECK(cudaMallocHost(&host, kParamBytes));
   std::memset(host, 0, kParamBytes);
