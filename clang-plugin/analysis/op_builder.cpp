@@ -254,9 +254,32 @@ constexpr LibraryHandle kLibraryHandles[] = {
 // same library whose first parameter is its handle enqueues work on the
 // bound stream (cublasSgemm, cudnnConvolutionForward, cufftExecC2C,
 // curandGenerateUniform). cuBLASLt takes its stream as an argument instead.
+// The library whose handle type `t` is (cublasHandle_t, cufftHandle, ...),
+// else null.
+static const LibraryHandle* library_handle_type(QualType t) {
+  const auto* handle = t->getAs<TypedefType>();
+  if (!handle) return nullptr;
+  for (const LibraryHandle& library : kLibraryHandles)
+    if (handle->getDecl()->getName() == library.type) return &library;
+  return nullptr;
+}
+
 static ApiRole library_role(const FunctionDecl* fd) {
   llvm::StringRef name = fd->getName();
   for (llvm::StringRef suffix : {"_v2", "_64"}) name.consume_back(suffix);
+  // cublasCreate(&handle), cufftCreate(&plan), cufftPlan1d(&plan, ...),
+  // curandCreateGenerator(&gen, type): each library binds a new handle to
+  // the NULL stream. A host generator (curandCreateGeneratorHost) runs its
+  // calls on the host, on no stream.
+  if (fd->getNumParams() >= 1 && fd->getParamDecl(0)->getType()->isPointerType())
+    if (const LibraryHandle* library =
+            library_handle_type(fd->getParamDecl(0)->getType()->getPointeeType());
+        library && name.starts_with(library->prefix)) {
+      llvm::StringRef verb = name.drop_front(library->prefix.size());
+      if (verb == "CreateGeneratorHost") return ApiRole::kNone;
+      if (verb.starts_with("Create") || (library->prefix == "cufft" && verb.starts_with("Plan")))
+        return ApiRole::kCreateHandle;
+    }
   if (name.starts_with("cublasLt")) {
     for (const ParmVarDecl* p : fd->parameters())
       if (is_stream_type(p->getType())) return ApiRole::kUse;
@@ -604,6 +627,10 @@ bool ApiModel::body_may_find(const Stmt* body, int depth) {
     if (role == ApiRole::kFree || role == ApiRole::kLaunchApi ||
         (role == ApiRole::kUse && writes_first_argument(callee)))
       return true;
+    // A library call that writes (a GEMM's output, cublasLtMatmul's D).
+    if (role == ApiRole::kHandleUse || (role == ApiRole::kUse && callee->getName().starts_with("cublasLt")))
+      for (unsigned i = 0; i < callee->getNumParams(); ++i)
+        if (library_writes(callee, i)) return true;
     if (isa<CUDAKernelCallExpr>(call) && param_effects_.writes_some_param(callee)) return true;
     if (depth > 0)
       if (const FunctionDecl* def = inlinable_definition(callee))
@@ -1501,6 +1528,7 @@ class Builder {
     if (role == ApiRole::kNone) {
       if (!pinned_.empty()) visit_host_call(call);
       if (inline_call(call)) return;
+      unbind_handles_passed(call);
       // An opaque function outside PyTorch given a tensor may keep a
       // reference to it (push_back, a member): the block may outlive the name.
       if (fd && !in_namespace(fd, "at") && !in_namespace(fd, "c10") && !in_namespace(fd, "torch"))
@@ -1625,6 +1653,12 @@ class Builder {
         return;
       case ApiRole::kHandleUse:
         visit_handle_use(call, site(loc));
+        return;
+      case ApiRole::kCreateHandle:
+        if (const auto* uo = dyn_cast<UnaryOperator>(strip(call->getArg(0))); uo && uo->getOpcode() == UO_AddrOf)
+          if (KeyId handle = handle_key(uo->getSubExpr()); handle != kNoKey)
+            emit(Op{OpKind::kBindHandle, kNoKey, intern("legacy", call, "the legacy default stream"), kNoKey,
+                    handle, site(loc)});
         return;
     }
   }
@@ -1754,6 +1788,19 @@ class Builder {
     entry.insert(entry.begin(), bind);
   }
 
+  // A library handle given to a function this analysis does not follow
+  // (by value or by address) may be bound to another stream there: its
+  // binding is no longer known.
+  void unbind_handles_passed(const CallExpr* call) {
+    for (const Expr* arg : call->arguments()) {
+      const Expr* e = strip(arg);
+      if (const auto* uo = dyn_cast<UnaryOperator>(e); uo && uo->getOpcode() == UO_AddrOf) e = uo->getSubExpr();
+      if (!library_handle_type(e->getType())) continue;
+      if (KeyId handle = handle_key(e); handle != kNoKey)
+        emit(Op{OpKind::kBindHandle, kNoKey, kNoKey, kNoKey, handle, site(call->getBeginLoc())});
+    }
+  }
+
   // A handle PyTorch hands out bound to the current stream
   // (at::cuda::getCurrentCUDABlasHandle()): that stream, else kNoKey.
   KeyId stream_of_handle_getter(const Expr* e) {
@@ -1799,6 +1846,18 @@ class Builder {
     for (Op& op : ops) {
       if (op.kind == OpKind::kUse && op.write) op.kind = OpKind::kWrite;
       emit(op);
+    }
+    // A result written to a host variable (`cublasSdot(h, n, x, 1, y, 1,
+    // &r)`, cuBLAS's host pointer mode) is there when the call returns:
+    // the host waited for the handle's stream.
+    for (unsigned i = 1; i < call->getNumArgs(); ++i) {
+      const auto* uo = dyn_cast<UnaryOperator>(strip(call->getArg(i)));
+      const auto* ref = uo && uo->getOpcode() == UO_AddrOf ? dyn_cast<DeclRefExpr>(strip(uo->getSubExpr())) : nullptr;
+      const auto* vd = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+      if (vd && vd->getType()->isArithmeticType() && library_writes(fd, i)) {
+        emit(Op{OpKind::kHostMayWait, kNoKey, kNoKey, kNoKey, kNoKey, at});
+        break;
+      }
     }
   }
 

@@ -46,6 +46,8 @@ enum class ApiRole : std::uint8_t {
                   // through the handle enqueue on that stream
   kHandleUse,     // a library call through a handle (cublasSgemm(handle, ...)): a use of its
                   // buffer arguments on the stream the handle is bound to
+  kCreateHandle,  // cublasCreate(&handle) and its kin: a new handle, bound to the legacy
+                  // default stream until bound to another
 };
 
 struct InlineSummary;

@@ -331,3 +331,83 @@ void factorization_read_early(cusolverDnHandle_t solver, cudaStream_t stream, cu
   cusolverDnSetStream(solver, side);
   cusolverDnSgetrf(solver, n, n, a, n, work, ipiv, info);
 }
+
+// --- a handle made here runs on the NULL stream until bound ---------------------
+
+cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const float* alpha, float* x, int incx);
+cublasStatus_t cublasSnrm2_v2(cublasHandle_t handle, int n, const float* x, int incx, float* result);
+#define cublasSscal cublasSscal_v2
+#define cublasSnrm2 cublasSnrm2_v2
+curandStatus_t curandCreateGenerator(curandGenerator_t* generator, int type);
+curandStatus_t curandCreateGeneratorHost(curandGenerator_t* generator, int type);
+void configure_elsewhere(cublasHandle_t handle);
+const float kTwo = 2.0f;
+
+// Reported: the new handle's GEMM runs on the legacy default stream, which a
+// non-blocking stream does not wait for before its free.
+void created_handle_on_legacy_stream(int n) {
+  cudaStream_t side;
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaFreeAsync(a, side);
+}
+
+// Reported: the host reads the managed product before the GEMM is done.
+float managed_product_read_early(int n) {
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  float* c;
+  cudaMallocManaged(&c, n * n * sizeof(float));
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, c, n, c, n, &kZero, c, n);
+  return c[0];
+}
+
+// Silent: a result written to a host variable is there when the call
+// returns, so the host waited for the handle's stream.
+float managed_after_host_result(int n) {
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  float* x;
+  cudaMallocManaged(&x, n * sizeof(float));
+  cublasSscal(handle, n, &kTwo, x, 1);
+  float norm = 0.0f;
+  cublasSnrm2(handle, n, x, 1, &norm);
+  return x[0] + norm;
+}
+
+// Silent: a function this analysis does not see may bind the handle.
+void handle_configured_elsewhere(int n) {
+  cudaStream_t side;
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  configure_elsewhere(handle);
+  float* a;
+  cudaMallocAsync(&a, n * n * sizeof(float), side);
+  cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &kOne, a, n, a, n, &kZero, a, n);
+  cudaFreeAsync(a, side);
+}
+
+// Silent: a host generator fills host memory on the host.
+float host_generator(int n) {
+  curandGenerator_t gen;
+  curandCreateGeneratorHost(&gen, 0);
+  float* noise;
+  cudaMallocManaged(&noise, n * sizeof(float));
+  curandGenerateUniform(gen, noise, n);
+  return noise[0];
+}
+
+// Reported: a device generator fills it on the legacy default stream.
+float device_generator_read_early(int n) {
+  curandGenerator_t gen;
+  curandCreateGenerator(&gen, 0);
+  float* noise;
+  cudaMallocManaged(&noise, n * sizeof(float));
+  curandGenerateUniform(gen, noise, n);
+  return noise[0];
+}
