@@ -250,10 +250,6 @@ constexpr LibraryHandle kLibraryHandles[] = {
     {"curandGenerator_t", "curand"},
 };
 
-// cublasSetStream(handle, stream) and its kin bind a handle; a call of the
-// same library whose first parameter is its handle enqueues work on the
-// bound stream (cublasSgemm, cudnnConvolutionForward, cufftExecC2C,
-// curandGenerateUniform). cuBLASLt takes its stream as an argument instead.
 // The library whose handle type `t` is (cublasHandle_t, cufftHandle, ...),
 // else null.
 static const LibraryHandle* library_handle_type(QualType t) {
@@ -264,6 +260,10 @@ static const LibraryHandle* library_handle_type(QualType t) {
   return nullptr;
 }
 
+// cublasSetStream(handle, stream) and its kin bind a handle; a call of the
+// same library whose first parameter is its handle enqueues work on the
+// bound stream (cublasSgemm, cudnnConvolutionForward, cufftExecC2C,
+// curandGenerateUniform). cuBLASLt takes its stream as an argument instead.
 static ApiRole library_role(const FunctionDecl* fd) {
   llvm::StringRef name = fd->getName();
   for (llvm::StringRef suffix : {"_v2", "_64"}) name.consume_back(suffix);
@@ -286,25 +286,21 @@ static ApiRole library_role(const FunctionDecl* fd) {
     return ApiRole::kNone;
   }
   if (fd->getNumParams() < 2) return ApiRole::kNone;
-  const auto* handle = fd->getParamDecl(0)->getType()->getAs<TypedefType>();
-  if (!handle) return ApiRole::kNone;
-  for (const LibraryHandle& library : kLibraryHandles) {
-    if (handle->getDecl()->getName() != library.type || !name.starts_with(library.prefix)) continue;
-    llvm::StringRef verb = name.drop_front(library.prefix.size());
-    if (verb == "SetStream") return ApiRole::kBindHandle;
-    if (verb.starts_with("Create") || verb.starts_with("Destroy") || verb.starts_with("Set") ||
-        verb.starts_with("Get"))
-      return ApiRole::kNone;
-    // Host-side queries and plans that enqueue nothing, though they take
-    // the buffers the later call will (cusolverDnSgetrf_bufferSize(handle,
-    // m, n, A, lda, &lwork), cusparseSpMV_bufferSize, cufftMakePlan1d,
-    // cufftEstimate1d).
-    if (verb.contains_insensitive("buffersize") || verb.starts_with("Plan") ||
-        verb.starts_with("MakePlan") || verb.starts_with("Estimate"))
-      return ApiRole::kNone;
-    return ApiRole::kHandleUse;
-  }
-  return ApiRole::kNone;
+  const LibraryHandle* library = library_handle_type(fd->getParamDecl(0)->getType());
+  if (!library || !name.starts_with(library->prefix)) return ApiRole::kNone;
+  llvm::StringRef verb = name.drop_front(library->prefix.size());
+  if (verb == "SetStream") return ApiRole::kBindHandle;
+  if (verb.starts_with("Create") || verb.starts_with("Destroy") || verb.starts_with("Set") ||
+      verb.starts_with("Get"))
+    return ApiRole::kNone;
+  // Host-side queries and plans that enqueue nothing, though they take the
+  // buffers the later call will (cusolverDnSgetrf_bufferSize(handle, m, n,
+  // A, lda, &lwork), cusparseSpMV_bufferSize, cufftMakePlan1d,
+  // cufftEstimate1d).
+  if (verb.contains_insensitive("buffersize") || verb.starts_with("Plan") || verb.starts_with("MakePlan") ||
+      verb.starts_with("Estimate"))
+    return ApiRole::kNone;
+  return ApiRole::kHandleUse;
 }
 
 // Whether a library call (one library_role names) writes through its i-th

@@ -45,11 +45,12 @@ struct Op {
   // kUse, kWrite: through a pointer offset into the buffer (`p + i * n`),
   // so perhaps only a part of it, which another part's write may not touch.
   bool partial = false;
-  // kUse, kWrite, kHandleUse: nonzero when enqueued between a stream capture's begin and
-  // end (the begin call's identity): captured work runs when its graph is
-  // launched, so it is ordered only with work of the same capture here.
+  // kUse, kWrite, kHandleUse: nonzero when enqueued between a stream
+  // capture's begin and end (the begin call's identity): captured work runs
+  // when its graph is launched, so it is ordered only with work of the same
+  // capture here.
   std::uintptr_t capture = 0;
-  // kUse, kWrite: judged against the host's accesses of host-accessible
+  // kUse, kWrite, kHandleUse: judged against the host's accesses of host-accessible
   // memory (pinned or managed): an async copy's or memset's accesses, and
   // a kernel's or library call's known writes. Not a kernel's reads, nor
   // its unknown uses: a kernel given pinned memory often talks with the
