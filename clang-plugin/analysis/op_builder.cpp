@@ -321,6 +321,14 @@ static bool library_writes(const FunctionDecl* fd, unsigned i) {
   return true;
 }
 
+// Libraries that take their stream as an argument and declare their
+// outputs as pointers to non-const (library_writes): cuBLASLt, and NCCL's
+// collectives (ncclAllReduce(const void* send, void* recv, ...),
+// ncclBcast(void* buff, ...): a receive buffer is written).
+static bool writes_declared_outputs(const FunctionDecl* fd) {
+  return fd && fd->getIdentifier() && (fd->getName().starts_with("cublasLt") || fd->getName().starts_with("nccl"));
+}
+
 ApiRole ApiModel::role_of(const FunctionDecl* fd) {
   if (!fd) return ApiRole::kNone;
   fd = fd->getCanonicalDecl();
@@ -623,8 +631,9 @@ bool ApiModel::body_may_find(const Stmt* body, int depth) {
     if (role == ApiRole::kFree || role == ApiRole::kLaunchApi ||
         (role == ApiRole::kUse && writes_first_argument(callee)))
       return true;
-    // A library call that writes (a GEMM's output, cublasLtMatmul's D).
-    if (role == ApiRole::kHandleUse || (role == ApiRole::kUse && callee->getName().starts_with("cublasLt")))
+    // A library call that writes (a GEMM's output, cublasLtMatmul's D, a
+    // collective's receive buffer).
+    if (role == ApiRole::kHandleUse || (role == ApiRole::kUse && writes_declared_outputs(callee)))
       for (unsigned i = 0; i < callee->getNumParams(); ++i)
         if (library_writes(callee, i)) return true;
     if (isa<CUDAKernelCallExpr>(call) && param_effects_.writes_some_param(callee)) return true;
@@ -1575,8 +1584,9 @@ class Builder {
           if (KeyId k = buffer_key(arg); k != kNoKey) written.insert(k);
         };
         if (copy && call->getNumArgs() > 0) write(call->getArg(0));
-        // cublasLtMatmul(..., D, ..., workspace, size, stream): its outputs.
-        if (fd->getName().starts_with("cublasLt"))
+        // cublasLtMatmul(..., D, ..., workspace, size, stream) and
+        // ncclAllReduce(send, recv, ..., comm, stream): their outputs.
+        if (writes_declared_outputs(fd))
           for (unsigned i = 0; i < call->getNumArgs(); ++i)
             if (library_writes(fd, i)) write(call->getArg(i));
         llvm::DenseSet<KeyId> partial;

@@ -411,3 +411,47 @@ float device_generator_read_early(int n) {
   curandGenerateUniform(gen, noise, n);
   return noise[0];
 }
+
+// --- what a collective writes ----------------------------------------------------
+// NCCL declares a collective's send buffer const and its receive buffer not.
+
+typedef struct ncclComm* ncclComm_t;
+typedef enum { ncclSuccess = 0 } ncclResult_t;
+typedef enum { ncclFloat32 = 7 } ncclDataType_t;
+typedef enum { ncclSum = 0 } ncclRedOp_t;
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream);
+
+// Reported: the reduced gradient is read out on the compute stream before
+// the all-reduce that writes it is ordered before the copy.
+void reduced_read_early(ncclComm_t comm, cudaStream_t compute, cudaStream_t comms, float* grad,
+                        float* host, size_t n) {
+  ncclAllReduce(grad, grad, n, ncclFloat32, ncclSum, comm, comms);
+  cudaMemcpyAsync(host, grad, n * sizeof(float), cudaMemcpyDeviceToHost, compute);
+}
+
+// Reported: the all-gather writes the full parameters while the last
+// round's copy out of them on the compute stream may still read them.
+void gathered_over_pending_read(ncclComm_t comm, cudaStream_t compute, cudaStream_t comms,
+                                const float* shard, float* full, float* host, size_t n) {
+  cudaMemcpyAsync(host, full, n * sizeof(float), cudaMemcpyDeviceToHost, compute);
+  ncclAllGather(shard, full, n / 8, ncclFloat32, comm, comms);
+}
+
+// Silent: the shard is only read by the all-gather, as by the copy.
+void shard_read_twice(ncclComm_t comm, cudaStream_t compute, cudaStream_t comms,
+                      const float* shard, float* full, float* host, size_t n) {
+  cudaMemcpyAsync(host, shard, n / 8 * sizeof(float), cudaMemcpyDeviceToHost, compute);
+  ncclAllGather(shard, full, n / 8, ncclFloat32, comm, comms);
+}
+
+// Silent: the compute stream waits for the all-reduce first.
+void reduced_then_waited(ncclComm_t comm, cudaStream_t compute, cudaStream_t comms, cudaEvent_t done,
+                         float* grad, float* host, size_t n) {
+  ncclAllReduce(grad, grad, n, ncclFloat32, ncclSum, comm, comms);
+  cudaEventRecord(done, comms);
+  cudaStreamWaitEvent(compute, done, 0);
+  cudaMemcpyAsync(host, grad, n * sizeof(float), cudaMemcpyDeviceToHost, compute);
+}
