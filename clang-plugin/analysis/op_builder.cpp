@@ -260,6 +260,18 @@ static const LibraryHandle* library_handle_type(QualType t) {
   return nullptr;
 }
 
+// cuBLAS's own async copies, between the host and the device, on the stream
+// they are given: cublasSetVectorAsync(n, size, host, incx, device, incy,
+// stream), cublasGetVectorAsync(n, size, device, incx, host, incy, stream),
+// and the matrix forms. The destination is the non-const pointer.
+static bool cublas_async_copy(const FunctionDecl* fd) {
+  if (!fd || !fd->getIdentifier()) return false;
+  llvm::StringRef name = fd->getName();
+  name.consume_back("_64");
+  return name == "cublasSetVectorAsync" || name == "cublasGetVectorAsync" || name == "cublasSetMatrixAsync" ||
+         name == "cublasGetMatrixAsync";
+}
+
 // cublasSetStream(handle, stream) and its kin bind a handle; a call of the
 // same library whose first parameter is its handle enqueues work on the
 // bound stream (cublasSgemm, cudnnConvolutionForward, cufftExecC2C,
@@ -280,7 +292,7 @@ static ApiRole library_role(const FunctionDecl* fd) {
       if (verb.starts_with("Create") || (library->prefix == "cufft" && verb.starts_with("Plan")))
         return ApiRole::kCreateHandle;
     }
-  if (name.starts_with("cublasLt")) {
+  if (name.starts_with("cublasLt") || cublas_async_copy(fd)) {
     for (const ParmVarDecl* p : fd->parameters())
       if (is_stream_type(p->getType())) return ApiRole::kUse;
     return ApiRole::kNone;
@@ -326,7 +338,8 @@ static bool library_writes(const FunctionDecl* fd, unsigned i) {
 // collectives (ncclAllReduce(const void* send, void* recv, ...),
 // ncclBcast(void* buff, ...): a receive buffer is written).
 static bool writes_declared_outputs(const FunctionDecl* fd) {
-  return fd && fd->getIdentifier() && (fd->getName().starts_with("cublasLt") || fd->getName().starts_with("nccl"));
+  return fd && fd->getIdentifier() &&
+         (fd->getName().starts_with("cublasLt") || fd->getName().starts_with("nccl") || cublas_async_copy(fd));
 }
 
 ApiRole ApiModel::role_of(const FunctionDecl* fd) {
@@ -1577,13 +1590,13 @@ class Builder {
         KeyId stream = stream_arg(call);
         if (stream == kNoKey) return;
         SiteId at = site(loc);
-        const bool copy = writes_first_argument(fd);
+        const bool copy = writes_first_argument(fd) || cublas_async_copy(fd);
         // kNoKey is DenseSet's empty key: never inserted.
         llvm::DenseSet<KeyId> written;
         auto write = [&](const Expr* arg) {
           if (KeyId k = buffer_key(arg); k != kNoKey) written.insert(k);
         };
-        if (copy && call->getNumArgs() > 0) write(call->getArg(0));
+        if (writes_first_argument(fd) && call->getNumArgs() > 0) write(call->getArg(0));
         // cublasLtMatmul(..., D, ..., workspace, size, stream) and
         // ncclAllReduce(send, recv, ..., comm, stream): their outputs.
         if (writes_declared_outputs(fd))

@@ -455,3 +455,35 @@ void reduced_then_waited(ncclComm_t comm, cudaStream_t compute, cudaStream_t com
   cudaStreamWaitEvent(compute, done, 0);
   cudaMemcpyAsync(host, grad, n * sizeof(float), cudaMemcpyDeviceToHost, compute);
 }
+
+// --- cuBLAS's own async copies -------------------------------------------------
+
+cublasStatus_t cublasSetVectorAsync(int n, int elemSize, const void* hostPtr, int incx, void* devicePtr,
+                                    int incy, cudaStream_t stream);
+cublasStatus_t cublasGetVectorAsync(int n, int elemSize, const void* devicePtr, int incx, void* hostPtr,
+                                    int incy, cudaStream_t stream);
+
+// Reported: the host reads the pinned result before the copy back lands.
+float vector_read_before_copy_back(const float* device, cudaStream_t stream, int n) {
+  float* host;
+  cudaMallocHost(&host, n * sizeof(float));
+  cublasGetVectorAsync(n, sizeof(float), device, 1, host, 1, stream);
+  return host[0];
+}
+
+// Reported: the upload into `device` on one stream, read on another that
+// did not wait for it.
+void vector_uploaded_then_read_elsewhere(const float* pinned, float* device, float* host, cudaStream_t stream,
+                                         cudaStream_t side, int n) {
+  cublasSetVectorAsync(n, sizeof(float), pinned, 1, device, 1, stream);
+  cudaMemcpyAsync(host, device, n * sizeof(float), cudaMemcpyDeviceToHost, side);
+}
+
+// Silent: synchronized before the host reads.
+float vector_synchronized(const float* device, cudaStream_t stream, int n) {
+  float* host;
+  cudaMallocHost(&host, n * sizeof(float));
+  cublasGetVectorAsync(n, sizeof(float), device, 1, host, 1, stream);
+  cudaStreamSynchronize(stream);
+  return host[0];
+}
