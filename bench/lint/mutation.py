@@ -17,7 +17,10 @@ code still compiles:
 
 Each file is linted with `--cuda-path`, `-std=c++17`, `-I` to its own
 directory, the `--arg` values ({tree} is the tree's root), and `-x cu` for
-a .cu file. A file the check cannot analyze unmutated (exit 2) is left
+a .cu file. With `--nvcc NVCC`, those arguments are NVCC's command line,
+given through a compilation database as a build's would be, so the linter
+treats the file as nvcc compiles it (its nvcc compatibility prelude
+included). A file the check cannot analyze unmutated (exit 2) is left
 out; a mutant it cannot analyze is counted as neither.
 
 Prints a row per tree (deletions, caught, files, the rules' warnings on the
@@ -28,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,8 +122,20 @@ def lint(args, path, source, tree):
         extra = ["-std=c++17", "-I" + os.path.dirname(path)] + [a.replace("{tree}", tree) for a in args.arg]
         if suffix == ".cu":
             extra += ["-x", "cu"]
-        cmd = [args.lint, "--cuda-path=" + args.cuda_path, mutant, "--"] + extra
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if args.nvcc:
+            db = tempfile.mkdtemp(prefix="xsc-mutant-db-")
+            command = [args.nvcc] + extra + ["-c", mutant, "-o", os.devnull]
+            with open(os.path.join(db, "compile_commands.json"), "w") as f:
+                json.dump([{"directory": os.path.dirname(path), "file": mutant, "arguments": command}], f)
+            cmd = [args.lint, "--cuda-path=" + args.cuda_path, "-p", db, mutant]
+        else:
+            db = None
+            cmd = [args.lint, "--cuda-path=" + args.cuda_path, mutant, "--"] + extra
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        finally:
+            if db:
+                shutil.rmtree(db, ignore_errors=True)
         warnings = set()
         for line in proc.stderr.splitlines():
             m = WARNING.match(line)
@@ -171,6 +187,7 @@ def main(argv=None):
     parser.add_argument("--arg", action="append", default=[],
                         help="a compiler argument for every file ({tree}: the tree's root)")
     parser.add_argument("--json", help="write every mutant's verdict here")
+    parser.add_argument("--nvcc", help="lint each file as this nvcc compiles it (a compilation database)")
     parser.add_argument("trees", nargs="+")
     args = parser.parse_args(argv)
     if not os.access(args.lint, os.X_OK):

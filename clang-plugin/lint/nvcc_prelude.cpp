@@ -11,6 +11,13 @@ namespace xsc::lint {
 const char kNvccPrelude[] = R"prelude(// xstream-lint: nvcc compatibility prelude (host side only)
 #pragma once
 #pragma clang system_header
+
+// nvcc defines __CUDACC__ as 1; Clang's CUDA wrapper defines it empty, so
+// `#if __CUDACC__` (NCCL 2.28's nccl_device headers, which nccl.h
+// includes) is an error under Clang.
+#undef __CUDACC__
+#define __CUDACC__ 1
+
 #ifdef __cplusplus
 
 // min/max for the arithmetic types, callable from host code. nvcc's
