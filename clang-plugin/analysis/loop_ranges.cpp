@@ -117,6 +117,22 @@ bool LoopRanges::never_written(const VarDecl* v) const {
   return true;
 }
 
+const UnaryOperator* LoopRanges::sole_address_taken(const VarDecl* v) const {
+  if (!v || v->getType()->isReferenceType()) return nullptr;
+  auto it = references_.find(v->getCanonicalDecl());
+  if (it == references_.end()) return nullptr;
+  const UnaryOperator* taken = nullptr;
+  for (const Reference& r : it->second) {
+    if (const auto* cast = dyn_cast_or_null<ImplicitCastExpr>(r.parent);
+        cast && cast->getCastKind() == CK_LValueToRValue)
+      continue;
+    const auto* uo = dyn_cast_or_null<UnaryOperator>(r.parent);
+    if (!uo || uo->getOpcode() != UO_AddrOf || taken) return nullptr;
+    taken = uo;
+  }
+  return taken;
+}
+
 bool LoopRanges::size_never_changed(const VarDecl* v) const {
   if (!v) return false;
   // A reference parameter's container is taken to change only through

@@ -64,6 +64,10 @@ class LoopRanges {
   // Whether the function writes `v` only in its declaration: never
   // assigned, stepped, bound to a non-const reference or its address taken.
   bool only_initialized(const clang::VarDecl* v) const { return never_written(v); }
+  // The one place the function takes `v`'s address (`&v`) when it is
+  // otherwise only read there: the out-argument of the call that sets it
+  // (`cudaHostGetDevicePointer((void**)&d, h, 0)`). Null otherwise.
+  const clang::UnaryOperator* sole_address_taken(const clang::VarDecl* v) const;
 
   // The marker an element's key carries: "[r<range hex>.<depth>]".
   static std::string marker(Position position);

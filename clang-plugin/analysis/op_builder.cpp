@@ -953,24 +953,51 @@ class Builder {
   const Alias* alias_of(const Expr* e) {
     const auto* ref = dyn_cast_or_null<DeclRefExpr>(strip(e));
     const auto* vd = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
-    if (!vd || !vd->isLocalVarDecl() || !vd->getType()->isPointerType() || !vd->getInit()) return nullptr;
+    if (!vd || !vd->isLocalVarDecl() || !vd->getType()->isPointerType()) return nullptr;
     vd = vd->getCanonicalDecl();
     auto it = aliases_.find(vd);
     if (it != aliases_.end()) return it->second.target == kNoKey ? nullptr : &it->second;
     aliases_[vd] = Alias{};  // a cycle through its own init names nothing
-    // Only names of buffers: a call's value (an allocation, a helper's
-    // result) is left to the declaration's own binding, but for a buffer
-    // object's `data()`, `get()` or `data_ptr<T>()`.
     Alias alias;
-    const Expr* init = strip(vd->getInit());
-    const auto* call = dyn_cast<CallExpr>(init);
-    const auto* member_call = dyn_cast<CXXMemberCallExpr>(init);
-    if (loops_.only_initialized(vd) && (!call || (member_call && member_call->getNumArgs() == 0))) {
-      alias.target = buffer_key(init);
-      alias.partial = partial_pointer(init);
+    const Expr* init = vd->getInit() ? strip(vd->getInit()) : nullptr;
+    if (!init || init->isNullPointerConstant(ctx_, Expr::NPC_ValueDependentIsNotNull)) {
+      // `float* d;` set only by cudaHostGetDevicePointer((void**)&d, h, 0):
+      // the device's address of mapped pinned memory names that memory.
+      if (const CallExpr* call = mapped_pointer_call(loops_.sole_address_taken(vd)))
+        alias.target = buffer_key(call->getArg(1));
+    } else if (const auto* call = dyn_cast<CallExpr>(init); loops_.only_initialized(vd)) {
+      // Only names of buffers: a call's value (an allocation, a helper's
+      // result) is left to the declaration's own binding, but for a buffer
+      // object's `data()`, `get()` or `data_ptr<T>()`.
+      const auto* member_call = dyn_cast<CXXMemberCallExpr>(init);
+      if (!call || (member_call && member_call->getNumArgs() == 0)) {
+        alias.target = buffer_key(init);
+        alias.partial = partial_pointer(init);
+      }
     }
     aliases_[vd] = alias;
     return alias.target == kNoKey ? nullptr : &aliases_[vd];
+  }
+
+  // The cudaHostGetDevicePointer call whose first argument is `taken`
+  // (`(void**)&d`), if that is where it is.
+  const CallExpr* mapped_pointer_call(const UnaryOperator* taken) {
+    if (!taken) return nullptr;
+    DynTypedNode node = DynTypedNode::create(*taken);
+    for (int steps = 0; steps < 8; ++steps) {
+      auto parents = ctx_.getParents(node);
+      if (parents.empty()) return nullptr;
+      node = parents[0];
+      if (const auto* call = node.get<CallExpr>()) {
+        const FunctionDecl* fd = call->getDirectCallee();
+        const bool mapped = fd && fd->getIdentifier() &&
+                            (fd->getName() == "cudaHostGetDevicePointer" ||
+                             fd->getName() == "cudaHostGetDevicePointer_v2");
+        return mapped && call->getNumArgs() >= 2 && strip(call->getArg(0)) == taken ? call : nullptr;
+      }
+      if (!node.get<CastExpr>() && !node.get<ParenExpr>()) return nullptr;
+    }
+    return nullptr;
   }
 
   // A pointer into a part of a buffer: an offset from it, or a local alias

@@ -307,3 +307,24 @@ int progress_polled() {
   report_progress<<<1, 1>>>(progress);
   return *progress;
 }
+
+// Mapped pinned memory written through its device address
+// (cudaHostGetDevicePointer): the host reads what the kernel may still write.
+float mapped_through_device_pointer(const float* in, int n) {
+  float* host = nullptr;
+  cudaHostAlloc((void**)&host, n * sizeof(float), 2);
+  float* dev;
+  cudaHostGetDevicePointer((void**)&dev, host, 0);
+  square<<<1, 256>>>(dev, in, n); // expected-note {{'host' is written on the legacy default stream here}}
+  return host[0]; // expected-warning {{'host' is used on the host before its write on the legacy default stream is ordered before this use}}
+}
+
+float mapped_synchronized(const float* in, int n) {
+  float* host = nullptr;
+  cudaHostAlloc((void**)&host, n * sizeof(float), 2);
+  float* dev = nullptr;
+  cudaHostGetDevicePointer((void**)&dev, host, 0);
+  square<<<1, 256>>>(dev, in, n);
+  cudaDeviceSynchronize();
+  return host[0];
+}

@@ -69,6 +69,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
 cudaError_t cudaMallocHost(void** ptr, size_t bytes);
 cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned flags);
 cudaError_t cudaMallocManaged(void** ptr, size_t bytes, unsigned flags = 1);
+cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned flags);
 cudaError_t cudaHostRegister(void* ptr, size_t bytes, unsigned flags);
 cudaError_t cudaFreeHost(void* ptr);
 int memcmp(const void* a, const void* b, size_t bytes);
