@@ -1385,6 +1385,9 @@ class Builder {
       pointer = me->getBase();
     const auto* access = cast<Expr>(s);
     if (!pointer || !pointer->getType()->isPointerType() || address_taken_.contains(access)) return;
+    // A volatile access (`while (*(volatile int*)done == 0) {}`) polls
+    // memory a kernel shares with the host on purpose.
+    if (access->getType().isVolatileQualified()) return;
     const KeyId k = buffer_key(pointer);
     if (k == kNoKey || !pinned_.contains(k)) return;
     const OpKind kind = written_lvalues_.contains(access) ? OpKind::kWrite : OpKind::kUse;

@@ -328,3 +328,16 @@ float mapped_synchronized(const float* in, int n) {
   cudaDeviceSynchronize();
   return host[0];
 }
+
+// The host polls, through a volatile lvalue, a flag the kernel sets with a
+// plain store: shared on purpose.
+__global__ void finish(int* done) { *done = 1; }
+
+void polled_through_volatile() {
+  int* done = nullptr;
+  cudaHostAlloc((void**)&done, sizeof(int), 0);
+  *done = 0;
+  finish<<<1, 1>>>(done);
+  while (*(volatile int*)done == 0) {
+  }
+}
