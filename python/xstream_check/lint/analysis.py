@@ -38,7 +38,7 @@ from .vocabulary import (
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place,
     says_host_memory)
-from .module import dotted, flag_text, guarded_entry_wait, is_ordering_statement, none_test
+from .module import dotted, flag_text, guarded_entry_wait, is_ordering_statement, none_test, to_device_call
 from .legacy import LegacyStreams, cupy_blocking_stream, cupy_null_stream
 from .ordering import CURRENT_WAITED, Ordering
 from .rules import Rules
@@ -3494,13 +3494,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         return isinstance(first, ast.Constant) and first.value == "cpu"
 
     def moves_to_device(self, node):
-        for a in list(node.args) + [k.value for k in node.keywords]:
-            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("cuda"):
-                return True
-            text = dotted(a) or ""
-            if "device" in text.lower():
-                return True
-        return any(k.arg in ("device", "non_blocking") for k in node.keywords)
+        return to_device_call(node)
 
     def tensor_method(self, recv, meth, node, args, kwargs):
         others = frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY
@@ -3556,7 +3550,8 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.use(self.materialize(others), node)
             self.write(mine, node)
             return mine
-        if meth in ("to", "cuda", "cpu"):
+        if meth in ("to", "cuda", "cpu") or (meth in ("clone", "contiguous") and
+                                             id(node) in self.f.module.copied_to_device()):
             self.copy_sources.update((id(node), a) for a in mine)
             if meth == "cpu" or (meth == "to" and self.targets_host(node)):
                 self.copies_to_host.add(id(node))

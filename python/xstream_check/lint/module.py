@@ -239,6 +239,17 @@ def accepts(func, method):
     return fits
 
 
+def to_device_call(node):
+    """`x.to("cuda")`, `x.to(device)`, `x.to(device=..., non_blocking=...)`:
+    a `.to()` that names a device (as FunctionAnalysis.moves_to_device)."""
+    for a in list(node.args) + [k.value for k in node.keywords]:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("cuda"):
+            return True
+        if "device" in (dotted(a) or "").lower():
+            return True
+    return any(k.arg in ("device", "non_blocking") for k in node.keywords)
+
+
 def ordered_after_a_call(index, name, orderers, before=False, skip=(), fits=None):
     """Whether, in one module's call index, a call of `name` is followed in
     its caller by an ordering call, or by a call of a function that makes
@@ -1297,6 +1308,42 @@ class Module:
                                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                                isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
             self._stream_cache["self-calls"] = cached
+        return cached
+
+    def copied_to_device(self):
+        """ids of the calls `x.clone()` (through `.detach()` and
+        `.contiguous()` too) whose result goes straight to `.cuda()` or
+        `.to("cuda")` (`src.clone().detach().cuda()`): a copy of what its
+        author takes for host data, as `x.to(device)` itself is."""
+        cached = self._stream_cache.get("copied-to-device")
+        if cached is None:
+            found = set()
+            for n in walk(self.tree):
+                if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                        (n.func.attr == "cuda" or (n.func.attr == "to" and to_device_call(n)))):
+                    continue
+                inner = n.func.value
+                while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and \
+                        inner.func.attr in ("clone", "detach", "contiguous"):
+                    found.add(id(inner))
+                    inner = inner.func.value
+            cached = self._stream_cache["copied-to-device"] = frozenset(found)
+        return cached
+
+    def super_calls(self):
+        """(name, line, class) of the calls `super().name(...)` in the
+        methods of this module's classes: each calls a base class's method,
+        never the method of a class that is no base of `class`."""
+        cached = self._stream_cache.get("super-calls")
+        if cached is None:
+            found = set()
+            for cls, node in self.class_nodes.items():
+                for n in walk(node):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                            isinstance(n.func.value, ast.Call) and \
+                            getattr(n.func.value.func, "id", None) == "super":
+                        found.add((n.func.attr, n.lineno, cls))
+            cached = self._stream_cache["super-calls"] = frozenset(found)
         return cached
 
     def builtin_named_calls(self):

@@ -123,13 +123,14 @@ class Program:
         m = self.text_replaced
         return [m] if m is not None and m is not indexed.get(m.name) else []
 
-    def a_caller_orders(self, name, before=False, own=None, fits=None, itself=None):
+    def a_caller_orders(self, name, before=False, own=None, fits=None, itself=None, cls=None):
         """Whether some call of `name` in the run is followed in its caller
         by an ordering, or by a call of a function that makes one
         (analysis.ordered_after_a_call); `before`: preceded by one; `fits`:
         which calls' arities can be of the function meant; `itself`: (module,
         (name, line) of the calls the function makes of its own name, which
-        are not its callers). The run's functions that order are
+        are not its callers); `cls`: the method's class in `own`, whose
+        method `super().name(...)` calls only from a subclass of it. The run's functions that order are
         collected once; a module whose text was replaced since (the mutation
         harness's recheck) answers for itself."""
         from .module import ordered_after_a_call
@@ -159,6 +160,13 @@ class Program:
                 skipped = frozenset(skipped) | m.builtin_named_calls()
             if itself is not None and m.path == itself[0].path:
                 skipped = frozenset(skipped) | itself[1]
+            if own is not None and cls is not None:
+                # `super().forward(x)` in a class that does not derive from
+                # the method's (PipelineEngine's forward calling
+                # DeepSpeedEngine's) is no caller of it.
+                subs = set(self.subclasses(own.name, cls))
+                skipped = frozenset(skipped) | {(n, line) for n, line, c in m.super_calls()
+                                                if (m.name, c) not in subs}
             return skipped
         for mod_name in self._callers.get(name, ()):
             m = self.modules.get(mod_name)

@@ -368,7 +368,8 @@ class Rules:
         itself = self.calls_of_itself()
         program = self.root.program
         if program is not None:
-            return program.a_caller_orders(fn, before=before, own=own, fits=fits, itself=(self.root, itself))
+            return program.a_caller_orders(fn, before=before, own=own, fits=fits, itself=(self.root, itself),
+                                           cls=self.class_name)
         index = self.root.call_index()
         return ordered_after_a_call(index, fn, index[1], before=before, skip=itself, fits=fits)
 

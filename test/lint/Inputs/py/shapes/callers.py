@@ -216,3 +216,43 @@ class LookupOnItsOwnStreamOrdered(LookupOnItsOwnStream):
 
     def next_batch(self):
         self.dist_stream.wait_stream(self.lookup_stream)
+
+
+class GraphWarmup:
+    """Warms a module up on a fresh stream before capturing it: the warm-up
+    reads the caller's inputs there, which that stream must wait for."""
+
+    def forward(self, *inputs):
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            out = self.module(*inputs)  # CHECK: [[@LINE]]:19: warning: 'inputs' is used on stream 'side' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        torch.cuda.current_stream().wait_stream(side)
+        return out
+
+
+class StagedRunner:
+    """Another class's forward that synchronizes before `super().forward()`:
+    that call runs its own base's forward, not GraphWarmup's, so it does not
+    make GraphWarmup's right."""
+
+    def run_stage(self, batch):
+        torch.cuda.synchronize()
+        return super().forward(batch)
+
+
+class SubclassedWarmup:
+    """The same warm-up, and a subclass that synchronizes before calling it
+    through `super()`: that caller orders what the warm-up reads (silent)."""
+
+    def forward(self, *inputs):
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            out = self.module(*inputs)
+        torch.cuda.current_stream().wait_stream(side)
+        return out
+
+
+class SyncedWarmup(SubclassedWarmup):
+    def forward(self, *inputs):
+        torch.cuda.synchronize()
+        return super().forward(*inputs)

@@ -249,3 +249,27 @@ def repin_after_copy_synchronized(host_bufs, dev):
         host_bufs[index].copy_(dev[index], non_blocking=True)
         torch.cuda.current_stream().synchronize()
         host_bufs[index] = host_bufs[index].pin_memory()
+
+
+class StaticBatchLoader:
+    """Stages a caller's batch into device buffers on its own stream. A clone
+    sent straight to the device (`batch.clone().detach().cuda()`) copies what
+    its author takes for host data, as `batch.to(device)` does: no device
+    write of the caller's to wait for. A clone that stays where it is reads
+    the caller's device tensor on the side stream, which never waited for
+    the current stream."""
+
+    def __init__(self):
+        self.stream = torch.cuda.Stream()
+
+    def stage_host_batch(self, batch):
+        with torch.cuda.stream(self.stream):
+            staged = batch.clone().detach().cuda()
+        torch.cuda.current_stream().wait_stream(self.stream)
+        return staged
+
+    def stage_device_batch(self, batch):
+        with torch.cuda.stream(self.stream):
+            staged = batch.clone().detach()  # CHECK: [[@LINE]]:22: warning: 'batch' is used on stream 'self.stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
+        torch.cuda.current_stream().wait_stream(self.stream)
+        return staged
