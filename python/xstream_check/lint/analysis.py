@@ -3433,6 +3433,13 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             made = self.alloc(node, self.ctx)
             if meth not in ("new_empty", "new_empty_strided"):
                 self.produced(made, node)  # the copy (or fill) writes it
+            if meth == "to" and self.targets_host(node):
+                # Into host memory (pinned, when the copy does not block); a
+                # blocking one synchronized its stream before returning.
+                self.host_sites.add(next(iter(made))[1])
+                ctx = self.ctx
+                if not may_be_async(node) and ctx is not None:
+                    self.host_sync(lambda u: u.ordered_on(ctx))
             return made
         if meth in CONTAINER_ADD:
             # Kept by something that is not a local container: never freed here.
@@ -3566,12 +3573,21 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             if ctx is not None:
                 self.host_sync(lambda u: u.ordered_on(ctx))
             return EMPTY
+        if meth == "to" and self.targets_host(node) and not may_be_async(node):
+            # A blocking copy to the host (`.to("cpu")`, `non_blocking=False`)
+            # synchronizes the stream it runs on before it returns: what that
+            # stream did before it, an earlier copy that did not block
+            # included, is done (the host then reads both copies).
+            ctx = self.ctx
+            if ctx is not None:
+                self.host_sync(lambda u: u.ordered_on(ctx))
         # `batch.to(device, non_blocking=True, data_copy_stream=s)` (a
         # Pipelineable's own to()): allocated here, copied on s.
         copy_stream = self.stream_keyword(node) if meth == "to" else None
         if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
             return mine | self.produced(self.alloc(node, self.ctx), node, copy_stream)
-        if (meth in HOST_COPY_METHODS or (meth == "to" and self.targets_host(node))) and "non_blocking" not in kwargs:
+        if (meth in HOST_COPY_METHODS and "non_blocking" not in kwargs) or \
+                (meth == "to" and self.targets_host(node) and not may_be_async(node)):
             made = self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
             self.host_sites.add(next(iter(made))[1])
             return made

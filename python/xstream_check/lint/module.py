@@ -239,6 +239,20 @@ def accepts(func, method):
     return fits
 
 
+def host_copy_without_blocking(node):
+    """`t.to("cpu", non_blocking=True)` (or `device="cpu"`): PyTorch makes
+    the result pinned host memory and returns before the copy lands."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"):
+        return False
+    blocking = next((k.value for k in node.keywords if k.arg == "non_blocking"), None)
+    if blocking is None or (isinstance(blocking, ast.Constant) and not blocking.value):
+        return False
+    targets = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device"]
+    return any(isinstance(t, ast.Constant) and isinstance(t.value, str) and t.value.startswith("cpu") or
+               isinstance(t, ast.Call) and dotted(t.func) in ("torch.device", "device") and t.args and
+               isinstance(t.args[0], ast.Constant) and t.args[0].value == "cpu" for t in targets)
+
+
 def to_device_call(node):
     """`x.to("cuda")`, `x.to(device)`, `x.to(device=..., non_blocking=...)`:
     a `.to()` that names a device (as FunctionAnalysis.moves_to_device)."""
@@ -807,8 +821,11 @@ class Module:
         self._stream_cache[key] = False  # recursion
         idents, _, calls = self.subtree(func)
         # A stream, or a pinned buffer or event that the host waits on (a
-        # copy on the current stream the host reads back).
-        result = any("stream" in name.lower() for name in idents) or bool(idents & HOST_ORDER_WORDS)
+        # copy on the current stream the host reads back), or a copy to the
+        # host that does not block (`t.to("cpu", non_blocking=True)` fills
+        # pinned memory the host may read before the copy lands).
+        result = any("stream" in name.lower() for name in idents) or bool(idents & HOST_ORDER_WORDS) or \
+            any(host_copy_without_blocking(n) for n in calls)
         if not result and depth < MAX_INLINE_DEPTH:
             for n in calls:
                 found = self.resolve_callee(n.func, class_name)
@@ -1366,7 +1383,8 @@ class Module:
         cached = self._stream_cache.get("module")
         if cached is None:
             cached = "stream" in self.source_text or "Stream" in self.source_text or \
-                "pin_memory" in self.source_text or "Event(" in self.source_text
+                "pin_memory" in self.source_text or "Event(" in self.source_text or \
+                "non_blocking" in self.source_text
             if not cached and self.program is not None:
                 cached = any(self.program.module_names_stream(t) for t in self.aliases.values())
             self._stream_cache["module"] = cached

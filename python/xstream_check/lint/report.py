@@ -365,8 +365,10 @@ def check_tree(tree, path, source, stats=None, module=None):
     part of a Program (its imports from the run are followed)."""
     if module is None:
         if "stream" not in source and "Stream" not in source and "pin_memory" not in source and \
-                "Event(" not in source:
-            return []  # a use on another stream needs a stream; a host read, a pinned buffer or an event
+                "Event(" not in source and "non_blocking" not in source:
+            # a use on another stream needs a stream; a host read, a pinned
+            # buffer, an event or a copy that does not block
+            return []
         module = Module(tree, path, source.splitlines())
     elif not module.streamy():
         return []
