@@ -3175,11 +3175,15 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.write(out, node)
             return self.materialize(out)
         if short in TENSOR_FACTORIES or short in LIKE_FACTORIES:
-            if not cupy and self.on_host(node):
-                if any(k.arg == "pin_memory" and isinstance(k.value, ast.Constant) and k.value.value is True
-                       for k in node.keywords):
-                    # A pinned host buffer: filled and read by the host,
-                    # and by copies on streams.
+            # `pin_memory=True` asks for a pinned host buffer, on the host
+            # whether or not `device=` says so (`torch.empty(n,
+            # pin_memory=True)`): filled and read by the host, and by copies
+            # on streams that do not block it. A flag (`pin_memory=pin`)
+            # may leave it pageable, where copies block: not followed.
+            pinned = not cupy and any(k.arg == "pin_memory" and isinstance(k.value, ast.Constant) and
+                                      k.value.value is True for k in node.keywords)
+            if not cupy and (self.on_host(node) or (pinned and "device" not in kwargs)):
+                if pinned:
                     made = self.alloc(node, None)
                     self.host_sites.add(next(iter(made))[1])
                     return made

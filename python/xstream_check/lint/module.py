@@ -239,6 +239,13 @@ def accepts(func, method):
     return fits
 
 
+def asks_for_pinned_memory(node):
+    """A call given `pin_memory=True` (`torch.empty(n, pin_memory=True)`)."""
+    return isinstance(node, ast.Call) and any(
+        k.arg == "pin_memory" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in node.keywords)
+
+
 def host_copy_without_blocking(node):
     """`t.to("cpu", non_blocking=True)` (or `device="cpu"`): PyTorch makes
     the result pinned host memory and returns before the copy lands."""
@@ -821,11 +828,12 @@ class Module:
         self._stream_cache[key] = False  # recursion
         idents, _, calls = self.subtree(func)
         # A stream, or a pinned buffer or event that the host waits on (a
-        # copy on the current stream the host reads back), or a copy to the
-        # host that does not block (`t.to("cpu", non_blocking=True)` fills
-        # pinned memory the host may read before the copy lands).
+        # copy on the current stream the host reads back; a factory's
+        # `pin_memory=True`), or a copy to the host that does not block
+        # (`t.to("cpu", non_blocking=True)` fills pinned memory the host may
+        # read before the copy lands).
         result = any("stream" in name.lower() for name in idents) or bool(idents & HOST_ORDER_WORDS) or \
-            any(host_copy_without_blocking(n) for n in calls)
+            any(host_copy_without_blocking(n) or asks_for_pinned_memory(n) for n in calls)
         if not result and depth < MAX_INLINE_DEPTH:
             for n in calls:
                 found = self.resolve_callee(n.func, class_name)

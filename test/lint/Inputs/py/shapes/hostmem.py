@@ -273,3 +273,20 @@ class StaticBatchLoader:
             staged = batch.clone().detach()  # CHECK: [[@LINE]]:22: warning: 'batch' is used on stream 'self.stream' before its write on the current stream is ordered before this use{{.*}}[xstream-use-before-ready]
         torch.cuda.current_stream().wait_stream(self.stream)
         return staged
+
+
+def pinned_sum_unsynced(dev: torch.Tensor):
+    # `pin_memory=True` without `device=`: a pinned host buffer all the same.
+    host = torch.empty(dev.shape, pin_memory=True)
+    host.copy_(dev, non_blocking=True)
+    total = host.sum()  # CHECK: [[@LINE]]:13: warning: 'host' is read by the host before its write on the current stream is finished{{.*}}[xstream-use-before-ready]
+    torch.cuda.synchronize()
+    return total
+
+
+def pinned_sum_synced(dev: torch.Tensor):
+    host = torch.empty(dev.shape, pin_memory=True)
+    host.copy_(dev, non_blocking=True)
+    torch.cuda.synchronize()
+    return host.sum()
+
