@@ -2457,7 +2457,12 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 # allocation stream is not known.
                 atom = ("t", "p:" + a[1], 0)
                 if atom not in buffers:
-                    buffers[atom] = Buffer(alloc=frozenset((ANY_STREAM,)), foreign=FOREIGN_TENSOR)
+                    # Whichever it is, the call's work wrote it on the
+                    # stream current for the call (`with stream(s): y =
+                    # model(x)`): readers on other streams must wait.
+                    made = self.made_write(a[1])
+                    buffers[atom] = Buffer(alloc=frozenset((ANY_STREAM,)), foreign=FOREIGN_TENSOR,
+                                           writes={made[0]: made[1]} if made is not None else None)
                 out.add(atom)
             elif a[0] == "p" and not self.not_a_tensor(a[1], evidence) and not self.opaque(a[1]):
                 atom = ("t", "p:" + a[1], 0)
