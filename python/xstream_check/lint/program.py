@@ -130,9 +130,10 @@ class Program:
         which calls' arities can be of the function meant; `itself`: (module,
         (name, line) of the calls the function makes of its own name, which
         are not its callers); `cls`: the method's class in `own`, whose
-        method `super().name(...)` calls only from a subclass of it. The run's functions that order are
-        collected once; a module whose text was replaced since (the mutation
-        harness's recheck) answers for itself."""
+        method `super().name(...)` calls only from a subclass of it. The
+        run's functions that order are collected once; a module whose text
+        was replaced since (the mutation harness's recheck) answers for
+        itself."""
         from .module import ordered_after_a_call
         if self._orderers is None:
             # Only modules that name an ordering call can define a function
