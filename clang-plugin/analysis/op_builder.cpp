@@ -1620,13 +1620,14 @@ class Builder {
         KeyId stream = stream_arg(call);
         if (stream == kNoKey) return;
         SiteId at = site(loc);
-        const bool copy = writes_first_argument(fd) || cublas_async_copy(fd);
+        const bool writes_first = writes_first_argument(fd);
+        const bool copy = writes_first || cublas_async_copy(fd);
         // kNoKey is DenseSet's empty key: never inserted.
         llvm::DenseSet<KeyId> written;
         auto write = [&](const Expr* arg) {
           if (KeyId k = buffer_key(arg); k != kNoKey) written.insert(k);
         };
-        if (writes_first_argument(fd) && call->getNumArgs() > 0) write(call->getArg(0));
+        if (writes_first && call->getNumArgs() > 0) write(call->getArg(0));
         // cublasLtMatmul(..., D, ..., workspace, size, stream) and
         // ncclAllReduce(send, recv, ..., comm, stream): their outputs.
         if (writes_declared_outputs(fd))

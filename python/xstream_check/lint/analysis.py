@@ -38,7 +38,8 @@ from .vocabulary import (
     TENSOR_FACTORIES, TENSOR_FIELDS, TENSOR_METADATA, TENSOR_NAMESPACES, TENSOR_ONLY_METHODS,
     TORCH_NON_TENSOR, VIEW_ATTRIBUTES, VIEW_METHODS, WIDEN_AFTER_ROUNDS, as_cuda, is_in_place,
     says_host_memory)
-from .module import dotted, flag_text, guarded_entry_wait, is_ordering_statement, none_test, to_device_call
+from .module import dotted, flag_text, guarded_entry_wait, is_ordering_statement, none_test, targets_host, \
+    to_device_call
 from .legacy import LegacyStreams, cupy_blocking_stream, cupy_null_stream
 from .ordering import CURRENT_WAITED, Ordering
 from .rules import Rules
@@ -1848,6 +1849,11 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
         if not device:
             return
         self.use(frozenset(device), node)
+        self.host_waits_for_current()
+
+    def host_waits_for_current(self):
+        """The host waits for the stream current here (`.item()`, a
+        blocking copy to the host): what it did before is done."""
         ctx = self.ctx
         if ctx is not None:
             self.host_sync(lambda u: u.ordered_on(ctx))
@@ -3272,7 +3278,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             self.host_sites.add(next(iter(made))[1])
             return made
         # A parameter annotated as a tensor is one whatever its method.
-        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and self.moves_to_device(node)) or
+        if (meth in TENSOR_ONLY_METHODS or is_in_place(meth) or (meth == "to" and to_device_call(node)) or
                 self.typed_parameters(recv, objects=False)) and has_kind(recv, "p") and \
                 not has_kind(recv, "s") and \
                 not has_kind(recv, "c"):
@@ -3437,7 +3443,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             # pinning a flag decides): only tensors have copy_, and the copy
             # still reads its source on the current stream.
             return self.tensor_method(recv, meth, node, args, kwargs)
-        if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and self.moves_to_device(node)):
+        if meth in NEW_TENSOR_METHODS or meth in ("cuda",) or (meth == "to" and to_device_call(node)):
             self.use(frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY, node)
             made = self.alloc(node, self.ctx)
             if meth not in ("new_empty", "new_empty_strided"):
@@ -3446,9 +3452,8 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
                 # Into host memory (pinned, when the copy does not block); a
                 # blocking one synchronized its stream before returning.
                 self.host_sites.add(next(iter(made))[1])
-                ctx = self.ctx
-                if not may_be_async(node) and ctx is not None:
-                    self.host_sync(lambda u: u.ordered_on(ctx))
+                if not may_be_async(node):
+                    self.host_waits_for_current()
             return made
         if meth in CONTAINER_ADD:
             # Kept by something that is not a local container: never freed here.
@@ -3508,9 +3513,6 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             return True
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
         return isinstance(first, ast.Constant) and first.value == "cpu"
-
-    def moves_to_device(self, node):
-        return to_device_call(node)
 
     def tensor_method(self, recv, meth, node, args, kwargs):
         others = frozenset().union(*args, *kwargs.values()) if args or kwargs else EMPTY
@@ -3578,25 +3580,21 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
             return EMPTY
         self.use(mine | others, node)
         if meth in HOST_SYNC_METHODS or (meth == "cpu" and "non_blocking" not in kwargs):
-            ctx = self.ctx
-            if ctx is not None:
-                self.host_sync(lambda u: u.ordered_on(ctx))
+            self.host_waits_for_current()
             return EMPTY
-        if meth == "to" and self.targets_host(node) and not may_be_async(node):
+        blocking_to_host = meth == "to" and self.targets_host(node) and not may_be_async(node)
+        if blocking_to_host:
             # A blocking copy to the host (`.to("cpu")`, `non_blocking=False`)
             # synchronizes the stream it runs on before it returns: what that
             # stream did before it, an earlier copy that did not block
             # included, is done (the host then reads both copies).
-            ctx = self.ctx
-            if ctx is not None:
-                self.host_sync(lambda u: u.ordered_on(ctx))
+            self.host_waits_for_current()
         # `batch.to(device, non_blocking=True, data_copy_stream=s)` (a
         # Pipelineable's own to()): allocated here, copied on s.
         copy_stream = self.stream_keyword(node) if meth == "to" else None
         if meth in MAYBE_SELF_METHODS and not self.to_host(meth, node):
             return mine | self.produced(self.alloc(node, self.ctx), node, copy_stream)
-        if (meth in HOST_COPY_METHODS and "non_blocking" not in kwargs) or \
-                (meth == "to" and self.targets_host(node) and not may_be_async(node)):
+        if (meth in HOST_COPY_METHODS and "non_blocking" not in kwargs) or blocking_to_host:
             made = self.alloc(node, self.ctx)  # a host tensor the call has filled when it returns
             self.host_sites.add(next(iter(made))[1])
             return made
@@ -3665,12 +3663,7 @@ class FunctionAnalysis(Rules, Ordering, LegacyStreams):
 
     def targets_host(self, node):
         """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`."""
-        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
-        if isinstance(first, ast.Call) and self.m.canonical(dotted(first.func) or "") == "torch.device" \
-                and first.args:
-            first = first.args[0]
-        return isinstance(first, ast.Constant) and isinstance(first.value, str) and \
-            first.value.partition(":")[0] == "cpu"
+        return targets_host(node, self.m.canonical)
 
     def foreign_container_method(self, recv, meth, node):
         """pop / clear on a container not made here (`self.stash.pop(k)`):

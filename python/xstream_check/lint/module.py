@@ -246,23 +246,30 @@ def asks_for_pinned_memory(node):
         for k in node.keywords)
 
 
-def host_copy_without_blocking(node):
-    """`t.to("cpu", non_blocking=True)` (or `device="cpu"`): PyTorch makes
-    the result pinned host memory and returns before the copy lands."""
+def targets_host(node, canonical=lambda name: name):
+    """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(device="cpu")`;
+    `canonical` resolves the module's import aliases (Module.canonical)."""
+    first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+    if isinstance(first, ast.Call) and canonical(dotted(first.func) or "") == "torch.device" and first.args:
+        first = first.args[0]
+    return isinstance(first, ast.Constant) and isinstance(first.value, str) and \
+        first.value.partition(":")[0] == "cpu"
+
+
+def host_copy_without_blocking(node, canonical):
+    """`t.to("cpu", non_blocking=True)`: PyTorch makes the result pinned
+    host memory and returns before the copy lands."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"):
         return False
     blocking = next((k.value for k in node.keywords if k.arg == "non_blocking"), None)
     if blocking is None or (isinstance(blocking, ast.Constant) and not blocking.value):
         return False
-    targets = list(node.args[:1]) + [k.value for k in node.keywords if k.arg == "device"]
-    return any(isinstance(t, ast.Constant) and isinstance(t.value, str) and t.value.startswith("cpu") or
-               isinstance(t, ast.Call) and dotted(t.func) in ("torch.device", "device") and t.args and
-               isinstance(t.args[0], ast.Constant) and t.args[0].value == "cpu" for t in targets)
+    return targets_host(node, canonical)
 
 
 def to_device_call(node):
     """`x.to("cuda")`, `x.to(device)`, `x.to(device=..., non_blocking=...)`:
-    a `.to()` that names a device (as FunctionAnalysis.moves_to_device)."""
+    a `.to()` that names a device."""
     for a in list(node.args) + [k.value for k in node.keywords]:
         if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("cuda"):
             return True
@@ -833,7 +840,7 @@ class Module:
         # (`t.to("cpu", non_blocking=True)` fills pinned memory the host may
         # read before the copy lands).
         result = any("stream" in name.lower() for name in idents) or bool(idents & HOST_ORDER_WORDS) or \
-            any(host_copy_without_blocking(n) or asks_for_pinned_memory(n) for n in calls)
+            any(host_copy_without_blocking(n, self.canonical) or asks_for_pinned_memory(n) for n in calls)
         if not result and depth < MAX_INLINE_DEPTH:
             for n in calls:
                 found = self.resolve_callee(n.func, class_name)
